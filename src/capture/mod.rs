@@ -1,0 +1,177 @@
+//! Capture files to frames: pcap (µs and ns, either byte order) and pcapng
+//! (several sections and interfaces), memory-mapped, timestamps as u64
+//! nanoseconds. Knows no protocol beyond the link type number.
+
+mod reader;
+
+pub use reader::{Frame, FrameReader};
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Largest record accepted. tcpdump's maximum snaplen is 262 144; anything
+/// much larger is a corrupt length field, not a frame.
+pub const MAX_RECORD_LEN: u32 = 16 * 1024 * 1024;
+
+/// Link-layer header types this tool decodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LinkType {
+    /// DLT_EN10MB (1).
+    Ethernet,
+    /// Linux cooked capture v1 (113).
+    LinuxSll,
+    /// Linux cooked capture v2 (276).
+    LinuxSll2,
+    /// Raw IPv4 or IPv6 (101, or 12 on some systems).
+    RawIp,
+    /// Raw IPv4 (228).
+    Ipv4,
+    /// Raw IPv6 (229).
+    Ipv6,
+}
+
+impl LinkType {
+    pub fn from_number(n: u32) -> Option<LinkType> {
+        Some(match n {
+            1 => LinkType::Ethernet,
+            113 => LinkType::LinuxSll,
+            276 => LinkType::LinuxSll2,
+            101 | 12 | 14 => LinkType::RawIp,
+            228 => LinkType::Ipv4,
+            229 => LinkType::Ipv6,
+            _ => return None,
+        })
+    }
+
+    pub fn number(self) -> u32 {
+        match self {
+            LinkType::Ethernet => 1,
+            LinkType::LinuxSll => 113,
+            LinkType::LinuxSll2 => 276,
+            LinkType::RawIp => 101,
+            LinkType::Ipv4 => 228,
+            LinkType::Ipv6 => 229,
+        }
+    }
+}
+
+/// Names of common link types, for error messages.
+pub fn link_type_name(n: u32) -> &'static str {
+    match n {
+        0 => "BSD loopback",
+        1 => "Ethernet",
+        105 => "IEEE 802.11",
+        113 => "Linux cooked v1",
+        127 => "802.11 radiotap",
+        147..=162 => "user-defined",
+        197 => "Endace ERF",
+        220 => "USB Linux mmapped",
+        247 => "InfiniBand",
+        276 => "Linux cooked v2",
+        _ => "unknown",
+    }
+}
+
+/// The container format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Pcap { nanos: bool, big_endian: bool },
+    PcapNg,
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Format::Pcap { nanos: false, .. } => f.write_str("pcap"),
+            Format::Pcap { nanos: true, .. } => f.write_str("pcap (ns)"),
+            Format::PcapNg => f.write_str("pcapng"),
+        }
+    }
+}
+
+/// Why a capture cannot be read. All of these end the run with exit code 2.
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    #[error("{source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("empty file: not a capture")]
+    Empty,
+    #[error("file too short for a capture header ({0} bytes)")]
+    TooShort(usize),
+    #[error("compressed capture (gzip): decompress it first")]
+    Gzip,
+    #[error("not a pcap or pcapng file (magic {0:#010x})")]
+    BadMagic(u32),
+    #[error("unsupported link type {number} ({name}): roce-dissect reads Ethernet (1), Linux cooked SLL (113) and SLL2 (276), raw IP (101, 228, 229)")]
+    UnsupportedLinkType { number: u32, name: &'static str },
+    #[error("record {frame} at byte {offset} claims {len} bytes (limit {MAX_RECORD_LEN}): corrupt capture")]
+    AbsurdLength { frame: u64, offset: usize, len: u64 },
+    #[error("corrupt {what} at byte {offset}: {reason}")]
+    Corrupt {
+        what: &'static str,
+        offset: usize,
+        reason: String,
+    },
+}
+
+enum Bytes {
+    Mapped(filebuffer::FileBuffer),
+    Owned(Vec<u8>),
+}
+
+/// An opened capture file: the whole file as one byte slice (mapped, not
+/// read), from which [`FrameReader`]s borrow frames without copying.
+pub struct CaptureFile {
+    bytes: Bytes,
+    path: PathBuf,
+}
+
+impl CaptureFile {
+    /// Maps `path` (or reads standard input when `path` is `-`).
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, CaptureError> {
+        let path = path.as_ref().to_path_buf();
+        let io = |source| CaptureError::Io {
+            path: path.clone(),
+            source,
+        };
+        let bytes = if path.as_os_str() == "-" {
+            let mut v = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut v).map_err(io)?;
+            Bytes::Owned(v)
+        } else {
+            let meta = std::fs::metadata(&path).map_err(io)?;
+            if meta.is_dir() {
+                return Err(io(std::io::Error::other("is a directory")));
+            }
+            Bytes::Mapped(filebuffer::FileBuffer::open(&path).map_err(io)?)
+        };
+        Ok(CaptureFile { bytes, path })
+    }
+
+    /// A capture held in memory (tests, fuzzing, the generator).
+    pub fn from_bytes(bytes: Vec<u8>) -> Self {
+        CaptureFile {
+            bytes: Bytes::Owned(bytes),
+            path: PathBuf::from("<memory>"),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        match &self.bytes {
+            Bytes::Mapped(m) => m,
+            Bytes::Owned(v) => v,
+        }
+    }
+
+    /// Starts reading frames; fails on a bad header.
+    pub fn frames(&self) -> Result<FrameReader<'_>, CaptureError> {
+        FrameReader::new(self.bytes())
+    }
+}

@@ -1,0 +1,245 @@
+//! Command-line parsing and the commands. `main.rs` only calls [`main`].
+
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::capture::{CaptureError, CaptureFile, Format};
+use crate::dissect::{DissectOptions, dissect};
+use crate::output::{packets, tree};
+
+const AFTER_HELP: &str = "\
+Examples:
+  roce-dissect capture.pcap                 analysis report (flows, retransmits, NAKs, CNPs, pauses)
+  roce-dissect capture.pcap --json          the same report as JSON
+  roce-dissect packets capture.pcap         one line per frame, like tshark
+  roce-dissect packets -V -x capture.pcap   full header tree and hex dump
+  roce-dissect packets --json capture.pcap  JSON Lines, one object per frame
+
+Exit status: 0 on success, 2 when the capture cannot be read, 1 on other errors.";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "roce-dissect",
+    version,
+    about = "Decode and analyse RoCE (RDMA over Converged Ethernet) captures",
+    long_about = "Decode and analyse RoCE v1/v2 captures (pcap, pcapng): per-QP PSN tracking, \
+                  retransmissions, out-of-order and missing packets, NAKs, ECN/CNP, PFC pauses.",
+    after_help = AFTER_HELP,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// Capture file (pcap or pcapng; `-` reads standard input)
+    #[arg(value_name = "CAPTURE", required = true)]
+    pub capture: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub decode: DecodeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// One line per frame like tshark; -V for the header tree, --json for JSON Lines
+    Packets(PacketsArgs),
+}
+
+/// Options shared by every command that reads a capture.
+#[derive(Debug, Clone, Args)]
+pub struct DecodeArgs {
+    /// UDP destination port that marks RoCE v2
+    #[arg(long, value_name = "PORT", default_value_t = crate::dissect::ROCE_V2_PORT, global = true)]
+    pub roce_port: u16,
+
+    /// Link speed for PFC/PAUSE quanta: 10G, 25G, 40G, 50G, 100G, 200G, 400G, 800G or bits/s
+    #[arg(long, value_name = "SPEED", default_value = "100G", value_parser = parse_link_speed, global = true)]
+    pub link_speed: u64,
+
+    /// Do not verify ICRCs (faster; `icrc.valid` becomes null)
+    #[arg(long, global = true)]
+    pub no_icrc: bool,
+}
+
+impl DecodeArgs {
+    pub fn dissect_options(&self) -> DissectOptions {
+        DissectOptions {
+            roce_port: self.roce_port,
+            check_icrc: !self.no_icrc,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct PacketsArgs {
+    /// Capture file (pcap or pcapng; `-` reads standard input)
+    #[arg(value_name = "CAPTURE")]
+    pub capture: PathBuf,
+
+    /// Print the full header tree of every frame
+    #[arg(short = 'V', long)]
+    pub verbose: bool,
+
+    /// Add a hex dump of every frame
+    #[arg(short = 'x', long)]
+    pub hex: bool,
+
+    /// JSON Lines: one object per frame, every frame, in capture order
+    #[arg(long, conflicts_with_all = ["verbose", "hex"])]
+    pub json: bool,
+
+    /// Stop after this many frames
+    #[arg(short = 'c', long, value_name = "N")]
+    pub count: Option<u64>,
+
+    /// Show only RoCE frames (and PFC/PAUSE frames)
+    #[arg(long)]
+    pub roce_only: bool,
+}
+
+/// Parses `100G`, `25g`, `400Gb`, `10000000000`.
+pub fn parse_link_speed(s: &str) -> Result<u64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let t = t.trim_end_matches("bps").trim_end_matches("b/s").trim_end_matches('b');
+    let (num, mult) = if let Some(n) = t.strip_suffix('g') {
+        (n, 1_000_000_000u64)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 1_000_000)
+    } else if let Some(n) = t.strip_suffix('t') {
+        (n, 1_000_000_000_000)
+    } else {
+        (t, 1)
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a link speed (try 100G, 25G or bits/s)"))?;
+    let bps = v * mult as f64;
+    if !(bps >= 1.0 && bps <= 1e15) {
+        return Err(format!("'{s}' is out of range for a link speed"));
+    }
+    Ok(bps as u64)
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Some(Command::Packets(args)) => run_packets(args, &cli.decode),
+        None => Err(RunError::Usage("missing command".into())),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(RunError::BrokenPipe) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("roce-dissect: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+/// Why a command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{path}: {err}", path = .0.display(), err = .1)]
+    Capture(PathBuf, CaptureError),
+    #[error("{0}")]
+    Io(io::Error),
+    #[error("{0}")]
+    Usage(String),
+    #[error("output closed")]
+    BrokenPipe,
+}
+
+impl From<io::Error> for RunError {
+    fn from(e: io::Error) -> Self {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            RunError::BrokenPipe
+        } else {
+            RunError::Io(e)
+        }
+    }
+}
+
+impl RunError {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            RunError::Capture(..) => 2,
+            RunError::BrokenPipe => 0,
+            _ => 1,
+        }
+    }
+}
+
+fn print_warnings(reader: &crate::capture::FrameReader<'_>) {
+    for w in reader.warnings() {
+        eprintln!("roce-dissect: warning: {w}");
+    }
+    let more = reader
+        .warning_count()
+        .saturating_sub(reader.warnings().len() as u64);
+    if more > 0 {
+        eprintln!("roce-dissect: warning: {more} more warnings not shown");
+    }
+}
+
+fn run_packets(args: &PacketsArgs, decode: &DecodeArgs) -> Result<(), RunError> {
+    let file = CaptureFile::open(&args.capture).map_err(|e| with_path(e, &args.capture))?;
+    let reader = file.frames().map_err(|e| with_path(e, &args.capture))?;
+    let opts = decode.dissect_options();
+    let stdout = io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let ts_digits = match reader.format() {
+        Format::Pcap { nanos: false, .. } => 6,
+        _ => 9,
+    };
+    let mut reader = reader;
+    let mut first_ts: Option<u64> = None;
+    let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
+    let mut shown = 0u64;
+    let result: Result<(), RunError> = (|| {
+        for frame in reader.by_ref() {
+            let frame = frame.map_err(|e| with_path(e, &args.capture))?;
+            let pkt = dissect(&frame, &opts);
+            let first = *first_ts.get_or_insert(pkt.ts_ns);
+            if args.roce_only && pkt.roce.is_none() && pkt.pause.is_none() {
+                continue;
+            }
+            if args.json {
+                packets::write_json_line(&mut buf, &pkt);
+                if buf.len() >= 1 << 15 {
+                    out.write_all(&buf)?;
+                    buf.clear();
+                }
+            } else {
+                writeln!(out, "{}", packets::summary_line(&pkt, first, ts_digits, decode.link_speed))?;
+                if args.verbose {
+                    let nodes = tree::header_tree(&pkt, decode.link_speed);
+                    write!(out, "{}", tree::render_tree(&nodes))?;
+                }
+                if args.hex {
+                    write!(out, "{}", tree::hex_dump(pkt.data))?;
+                }
+                if args.verbose || args.hex {
+                    writeln!(out)?;
+                }
+            }
+            shown += 1;
+            if args.count.is_some_and(|c| shown >= c) {
+                break;
+            }
+        }
+        Ok(())
+    })();
+    out.write_all(&buf)?;
+    out.flush()?;
+    print_warnings(&reader);
+    result
+}
+
+fn with_path(e: CaptureError, path: &std::path::Path) -> RunError {
+    RunError::Capture(path.to_path_buf(), e)
+}

@@ -1,0 +1,269 @@
+//! Link, network and UDP layers, through etherparse's lax slicing.
+
+use etherparse::{EtherType, LaxLinkExtSlice, LaxNetSlice, LaxSlicedPacket, LinkSlice, TransportSlice};
+
+use super::roce::{self, Net};
+use super::{
+    DecodeError, DissectOptions, ETHERTYPE_ROCE_V1, Eth, Ip, OtherL4, Packet, Sll, Udp, VlanTag,
+    offset_in, to_u16,
+};
+use crate::capture::LinkType;
+use crate::wire::{PauseRepr, pause};
+
+const SLL_LEN: usize = 16;
+const SLL2_LEN: usize = 20;
+
+pub(super) fn dissect_link(pkt: &mut Packet<'_>, opts: &DissectOptions) {
+    let data = pkt.data;
+    let sliced = match pkt.link {
+        LinkType::Ethernet => match LaxSlicedPacket::from_ethernet(data) {
+            Ok(s) => s,
+            Err(e) => {
+                pkt.error = Some(DecodeError::Truncated {
+                    layer: "Ethernet",
+                    offset: 0,
+                    needed: e.required_len,
+                    got: e.len,
+                });
+                return;
+            }
+        },
+        LinkType::LinuxSll | LinkType::LinuxSll2 => {
+            let Some((sll, hdr_len)) = cooked(data, pkt.link) else {
+                pkt.error = Some(DecodeError::Truncated {
+                    layer: "Linux cooked header",
+                    offset: 0,
+                    needed: if pkt.link == LinkType::LinuxSll {
+                        SLL_LEN
+                    } else {
+                        SLL2_LEN
+                    },
+                    got: data.len(),
+                });
+                return;
+            };
+            pkt.sll = Some(sll);
+            let rest = data.get(hdr_len..).unwrap_or_default();
+            LaxSlicedPacket::from_ether_type(EtherType(sll.protocol), rest)
+        }
+        LinkType::RawIp | LinkType::Ipv4 | LinkType::Ipv6 => {
+            match LaxSlicedPacket::from_ip(data) {
+                Ok(s) => s,
+                Err(_) => {
+                    pkt.error = Some(DecodeError::Truncated {
+                        layer: "IP",
+                        offset: 0,
+                        needed: 20,
+                        got: data.len(),
+                    });
+                    return;
+                }
+            }
+        }
+    };
+
+    if let Some(LinkSlice::Ethernet2(e)) = &sliced.link {
+        pkt.eth = Some(Eth {
+            src: e.source(),
+            dst: e.destination(),
+            ethertype: e.ether_type().0,
+        });
+    }
+    let mut tags = 0usize;
+    for ext in &sliced.link_exts {
+        if let LaxLinkExtSlice::Vlan(v) = ext
+            && let Some(slot) = pkt.vlans.get_mut(tags)
+        {
+            *slot = Some(VlanTag {
+                tpid: 0,
+                id: v.vlan_identifier().value(),
+                pcp: v.priority_code_point().value(),
+                dei: v.drop_eligible_indicator(),
+            });
+            tags = tags.saturating_add(1);
+        }
+    }
+    fill_tpids(pkt);
+
+    let ether_payload = sliced.ether_payload();
+    if let Some(ep) = &ether_payload {
+        pkt.ethertype = Some(ep.ether_type.0);
+    }
+    if pkt.link == LinkType::RawIp || pkt.link == LinkType::Ipv4 || pkt.link == LinkType::Ipv6 {
+        pkt.ethertype = None;
+    }
+
+    match ether_payload.as_ref().map(|p| p.ether_type.0) {
+        Some(ETHERTYPE_ROCE_V1) => {
+            if let Some(ep) = ether_payload {
+                let off = offset_in(data, ep.payload);
+                let complete = !ep.incomplete;
+                roce::dissect_v1(pkt, ep.payload, off, complete, opts);
+            }
+            return;
+        }
+        Some(pause::ETHERTYPE) => {
+            if let Some(ep) = ether_payload {
+                let off = offset_in(data, ep.payload);
+                match PauseRepr::parse(ep.payload) {
+                    Ok(p) => pkt.pause = Some(p),
+                    Err(t) => {
+                        pkt.error = Some(DecodeError::Truncated {
+                            layer: t.layer,
+                            offset: off,
+                            needed: t.needed,
+                            got: t.got,
+                        })
+                    }
+                }
+            }
+            return;
+        }
+        _ => {}
+    }
+
+    let Some(net) = &sliced.net else {
+        return;
+    };
+    let (ip_hdr, ip_payload) = match net {
+        LaxNetSlice::Ipv4(v4) => {
+            let h = v4.header();
+            let hs = h.slice();
+            pkt.ip = Some(Ip {
+                version: 4,
+                src: h.source_addr().into(),
+                dst: h.destination_addr().into(),
+                dscp: h.dcp().value(),
+                ecn: h.ecn().value(),
+                ttl: h.ttl(),
+                protocol: h.protocol().0,
+                total_len: u32::from(h.total_len()),
+                header_len: to_u16(hs.len()),
+                offset: to_u16(offset_in(data, hs)),
+            });
+            (hs, v4.payload())
+        }
+        LaxNetSlice::Ipv6(v6) => {
+            let h = v6.header();
+            let hs = h.slice();
+            let tc = h.traffic_class();
+            pkt.ip = Some(Ip {
+                version: 6,
+                src: h.source_addr().into(),
+                dst: h.destination_addr().into(),
+                dscp: tc >> 2,
+                ecn: tc & 0x3,
+                ttl: h.hop_limit(),
+                protocol: v6.payload().ip_number.0,
+                total_len: u32::from(h.payload_length()).saturating_add(40),
+                header_len: to_u16(hs.len()),
+                offset: to_u16(offset_in(data, hs)),
+            });
+            (hs, v6.payload())
+        }
+        LaxNetSlice::Arp(_) => return,
+    };
+
+    match &sliced.transport {
+        Some(TransportSlice::Udp(u)) => {
+            let hdr = u.header_slice();
+            let udp = Udp {
+                sport: u.source_port(),
+                dport: u.destination_port(),
+                length: u.length(),
+                checksum: u.checksum(),
+                offset: to_u16(offset_in(data, hdr)),
+            };
+            pkt.udp = Some(udp);
+            if udp.dport == opts.roce_port {
+                let payload = u.payload();
+                let claimed = usize::from(udp.length).saturating_sub(8);
+                let complete = !ip_payload.incomplete && payload.len() >= claimed && claimed > 0;
+                let net = match pkt.ip.map(|i| i.version) {
+                    Some(4) => Net::Ipv4 { ip: ip_hdr, udp: hdr },
+                    _ => Net::Ipv6 { ip: ip_hdr, udp: hdr },
+                };
+                let off = offset_in(data, payload);
+                roce::dissect_v2(pkt, payload, claimed, off, complete, net, opts);
+            }
+        }
+        Some(TransportSlice::Tcp(t)) => {
+            pkt.other_l4 = Some(OtherL4::Tcp {
+                sport: t.source_port(),
+                dport: t.destination_port(),
+            })
+        }
+        Some(TransportSlice::Icmpv4(_)) => pkt.other_l4 = Some(OtherL4::Icmp),
+        Some(TransportSlice::Icmpv6(_)) => pkt.other_l4 = Some(OtherL4::Icmpv6),
+        Some(_) => {}
+        None => {
+            let proto = ip_payload.ip_number.0;
+            pkt.other_l4 = Some(OtherL4::Other(proto));
+            // A UDP header cut short on a frame that may be RoCE: say so.
+            if proto == 17 && ip_payload.payload.len() < 8 {
+                pkt.error = Some(DecodeError::Truncated {
+                    layer: "UDP",
+                    offset: offset_in(data, ip_payload.payload),
+                    needed: 8,
+                    got: ip_payload.payload.len(),
+                });
+            }
+        }
+    }
+}
+
+/// The TPID of each tag: the EtherType field that announced it.
+fn fill_tpids(pkt: &mut Packet<'_>) {
+    let Some(eth) = pkt.eth else {
+        return;
+    };
+    let mut tpid = eth.ethertype;
+    let mut at = 12usize;
+    for slot in pkt.vlans.iter_mut().flatten() {
+        slot.tpid = tpid;
+        at = at.saturating_add(4);
+        let next = pkt
+            .data
+            .get(at..at.saturating_add(2))
+            .and_then(|b| b.first_chunk::<2>())
+            .map(|b| u16::from_be_bytes(*b))
+            .unwrap_or(0);
+        tpid = next;
+    }
+}
+
+fn cooked(data: &[u8], link: LinkType) -> Option<(Sll, usize)> {
+    let be16 = |at: usize| -> Option<u16> {
+        let b = data.get(at..at.checked_add(2)?)?;
+        Some(u16::from_be_bytes(b.try_into().ok()?))
+    };
+    let addr_at = |at: usize| -> Option<[u8; 8]> {
+        let b = data.get(at..at.checked_add(8)?)?;
+        b.try_into().ok()
+    };
+    if link == LinkType::LinuxSll {
+        // pkttype(2) hatype(2) halen(2) addr(8) protocol(2)
+        let addr = addr_at(6)?;
+        Some((
+            Sll {
+                packet_type: be16(0)?,
+                addr_len: u8::try_from(be16(4)?.min(8)).unwrap_or(8),
+                addr,
+                protocol: be16(14)?,
+            },
+            SLL_LEN,
+        ))
+    } else {
+        // protocol(2) resv(2) ifindex(4) hatype(2) pkttype(1) halen(1) addr(8)
+        let addr = addr_at(12)?;
+        Some((
+            Sll {
+                packet_type: u16::from(*data.get(10)?),
+                addr_len: (*data.get(11)?).min(8),
+                addr,
+                protocol: be16(0)?,
+            },
+            SLL2_LEN,
+        ))
+    }
+}

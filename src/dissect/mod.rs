@@ -1,0 +1,377 @@
+//! A frame to a [`Packet`]: L2-L4 through etherparse (lax slicing), RoCE
+//! through `wire`. Pure functions; a truncated or inconsistent frame decodes
+//! as far as its bytes go and carries a [`DecodeError`].
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::arithmetic_side_effects
+)]
+
+mod link;
+mod roce;
+
+use std::fmt;
+use std::net::IpAddr;
+
+use crate::capture::{Frame, LinkType};
+use crate::wire::{
+    AethRepr, AtomicAckEthRepr, AtomicEthRepr, BthRepr, DethRepr, GrhRepr, IethRepr, ImmDtRepr,
+    PauseRepr, RdethRepr, RethRepr, XrcethRepr, mad,
+};
+
+/// The UDP destination port that marks RoCE v2.
+pub const ROCE_V2_PORT: u16 = 4791;
+pub const ETHERTYPE_ROCE_V1: u16 = 0x8915;
+
+/// Settings that change how frames are recognised.
+#[derive(Debug, Clone, Copy)]
+pub struct DissectOptions {
+    /// UDP destination port for RoCE v2 (`--roce-port`).
+    pub roce_port: u16,
+    /// Verify the ICRC (costs a CRC over every RoCE frame).
+    pub check_icrc: bool,
+}
+
+impl Default for DissectOptions {
+    fn default() -> Self {
+        DissectOptions {
+            roce_port: ROCE_V2_PORT,
+            check_icrc: true,
+        }
+    }
+}
+
+/// What went wrong while decoding, and where.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecodeError {
+    /// A header needed more bytes than were captured.
+    Truncated {
+        layer: &'static str,
+        offset: usize,
+        needed: usize,
+        got: usize,
+    },
+    /// The opcode has no known header layout.
+    UnknownOpcode { opcode: u8, offset: usize },
+    /// Length fields disagree (e.g. headers + pad + ICRC longer than the packet).
+    BadLength {
+        layer: &'static str,
+        offset: usize,
+        claimed: usize,
+        needed: usize,
+    },
+    /// The GRH does not announce a BTH.
+    NotBth { next_header: u8, offset: usize },
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            DecodeError::Truncated {
+                layer,
+                offset,
+                needed,
+                got,
+            } => write!(
+                f,
+                "{layer} truncated at offset {offset}: needs {needed} bytes, {got} captured"
+            ),
+            DecodeError::UnknownOpcode { opcode, offset } => write!(
+                f,
+                "unknown opcode {opcode:#04x} at offset {offset}: headers after BTH not decoded"
+            ),
+            DecodeError::BadLength {
+                layer,
+                offset,
+                claimed,
+                needed,
+            } => write!(
+                f,
+                "bad length at offset {offset}: {layer} length {claimed} is shorter than the {needed} bytes its headers, pad and ICRC need"
+            ),
+            DecodeError::NotBth {
+                next_header,
+                offset,
+            } => write!(
+                f,
+                "GRH at offset {offset} has next header {next_header:#04x}, not BTH (0x1b)"
+            ),
+        }
+    }
+}
+
+impl DecodeError {
+    /// True when the only problem is that the capture stopped early.
+    pub fn is_truncation(&self) -> bool {
+        matches!(self, DecodeError::Truncated { .. })
+    }
+}
+
+/// Ethernet II header fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Eth {
+    pub src: [u8; 6],
+    pub dst: [u8; 6],
+    /// The EtherType field of the Ethernet header itself (0x8100 when tagged).
+    pub ethertype: u16,
+}
+
+/// Linux cooked capture (SLL/SLL2) pseudo-header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sll {
+    pub packet_type: u16,
+    pub addr: [u8; 8],
+    pub addr_len: u8,
+    pub protocol: u16,
+}
+
+impl Sll {
+    /// The sender's MAC when the address is an Ethernet one.
+    pub fn src_mac(&self) -> Option<[u8; 6]> {
+        if self.addr_len == 6 {
+            let a = self.addr;
+            Some([a[0], a[1], a[2], a[3], a[4], a[5]])
+        } else {
+            None
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VlanTag {
+    pub tpid: u16,
+    pub id: u16,
+    pub pcp: u8,
+    pub dei: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ip {
+    pub version: u8,
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub dscp: u8,
+    pub ecn: u8,
+    /// TTL or hop limit.
+    pub ttl: u8,
+    /// IP protocol / next header of the payload.
+    pub protocol: u8,
+    /// Total length (IPv4) or payload length + 40 (IPv6) as claimed.
+    pub total_len: u32,
+    pub header_len: u16,
+    pub offset: u16,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Udp {
+    pub sport: u16,
+    pub dport: u16,
+    pub length: u16,
+    pub checksum: u16,
+    pub offset: u16,
+}
+
+/// Other transport protocols, named in the summary line only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OtherL4 {
+    Tcp { sport: u16, dport: u16 },
+    Icmp,
+    Icmpv6,
+    Other(u8),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoceVersion {
+    V1,
+    V2,
+}
+
+impl RoceVersion {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoceVersion::V1 => "v1",
+            RoceVersion::V2 => "v2",
+        }
+    }
+}
+
+/// The ICRC trailer and its verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Icrc {
+    /// The four trailer bytes read big-endian, as Wireshark shows them
+    /// (`0x82fd002a` for bytes `82 fd 00 2a`); `None` when not captured.
+    pub value: Option<u32>,
+    /// The trailer that a correct ICRC would have, same byte order as `value`.
+    pub expected: Option<u32>,
+    /// `None` when the frame was truncated or the check was not run.
+    pub valid: Option<bool>,
+}
+
+/// Where each RoCE header starts in the frame (for the header tree and the
+/// TUI's byte highlighting).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RoceOffsets {
+    pub grh: Option<u16>,
+    pub bth: u16,
+    pub rdeth: Option<u16>,
+    pub deth: Option<u16>,
+    pub xrceth: Option<u16>,
+    pub reth: Option<u16>,
+    pub atomiceth: Option<u16>,
+    pub aeth: Option<u16>,
+    pub atomicacketh: Option<u16>,
+    pub immdt: Option<u16>,
+    pub ieth: Option<u16>,
+    pub cnp_reserved: Option<u16>,
+    pub payload: Option<u16>,
+    pub pad: Option<u16>,
+    pub icrc: Option<u16>,
+}
+
+/// Everything decoded from one frame. Plain values, no allocation.
+#[derive(Debug, Clone, Copy)]
+pub struct Packet<'a> {
+    pub number: u64,
+    pub ts_ns: u64,
+    pub len: u32,
+    pub caplen: u32,
+    pub link: LinkType,
+    pub data: &'a [u8],
+
+    pub eth: Option<Eth>,
+    pub sll: Option<Sll>,
+    pub vlans: [Option<VlanTag>; 3],
+    /// The EtherType of what follows the link layer and VLAN tags.
+    pub ethertype: Option<u16>,
+    pub ip: Option<Ip>,
+    pub udp: Option<Udp>,
+    pub other_l4: Option<OtherL4>,
+
+    pub roce: Option<RoceVersion>,
+    pub grh: Option<GrhRepr>,
+    pub bth: Option<BthRepr>,
+    pub rdeth: Option<RdethRepr>,
+    pub deth: Option<DethRepr>,
+    pub xrceth: Option<XrcethRepr>,
+    pub reth: Option<RethRepr>,
+    pub atomiceth: Option<AtomicEthRepr>,
+    pub aeth: Option<AethRepr>,
+    pub atomicacketh: Option<AtomicAckEthRepr>,
+    pub immdt: Option<ImmDtRepr>,
+    pub ieth: Option<IethRepr>,
+    pub mad: Option<mad::MadHeader>,
+    pub cm: Option<mad::CmMessage>,
+    /// RDMA payload bytes (pad excluded), from the length fields; present
+    /// for every RoCE frame whose headers were decoded.
+    pub payload_len: Option<u32>,
+    pub icrc: Option<Icrc>,
+    pub offsets: RoceOffsets,
+
+    pub pause: Option<PauseRepr>,
+    pub error: Option<DecodeError>,
+}
+
+impl<'a> Packet<'a> {
+    fn empty(frame: &Frame<'a>) -> Self {
+        Packet {
+            number: frame.number,
+            ts_ns: frame.ts_ns,
+            len: frame.len,
+            caplen: frame.caplen,
+            link: frame.link,
+            data: frame.data,
+            eth: None,
+            sll: None,
+            vlans: [None; 3],
+            ethertype: None,
+            ip: None,
+            udp: None,
+            other_l4: None,
+            roce: None,
+            grh: None,
+            bth: None,
+            rdeth: None,
+            deth: None,
+            xrceth: None,
+            reth: None,
+            atomiceth: None,
+            aeth: None,
+            atomicacketh: None,
+            immdt: None,
+            ieth: None,
+            mad: None,
+            cm: None,
+            payload_len: None,
+            icrc: None,
+            offsets: RoceOffsets::default(),
+            pause: None,
+            error: None,
+        }
+    }
+
+    /// The VLAN tags present, outermost first.
+    pub fn vlan_tags(&self) -> impl Iterator<Item = &VlanTag> {
+        self.vlans.iter().flatten()
+    }
+
+    /// Priority of the frame from its outermost 802.1Q tag.
+    pub fn pcp(&self) -> Option<u8> {
+        self.vlan_tags().next().map(|t| t.pcp)
+    }
+
+    /// Source MAC from Ethernet or a cooked header.
+    pub fn src_mac(&self) -> Option<[u8; 6]> {
+        self.eth
+            .map(|e| e.src)
+            .or_else(|| self.sll.and_then(|s| s.src_mac()))
+    }
+
+    /// Network source and destination: IPs for v2, GIDs for v1.
+    pub fn endpoints(&self) -> Option<(IpAddr, IpAddr)> {
+        if let Some(g) = &self.grh {
+            return Some((IpAddr::V6(g.sgid_addr()), IpAddr::V6(g.dgid_addr())));
+        }
+        self.ip.map(|ip| (ip.src, ip.dst))
+    }
+
+    /// The ECN field, from IP or (v1) the low two bits of the GRH class.
+    pub fn ecn(&self) -> Option<u8> {
+        if let Some(ip) = &self.ip {
+            return Some(ip.ecn);
+        }
+        self.grh.map(|g| g.tclass & 0x3)
+    }
+
+    /// The DSCP, from IP or (v1) the GRH traffic class.
+    pub fn dscp(&self) -> Option<u8> {
+        if let Some(ip) = &self.ip {
+            return Some(ip.dscp);
+        }
+        self.grh.map(|g| g.tclass >> 2)
+    }
+
+    pub fn is_cnp(&self) -> bool {
+        self.bth.is_some_and(|b| b.opcode == crate::wire::Opcode::CNP)
+    }
+
+    /// Captured fewer bytes than were on the wire.
+    pub fn is_truncated(&self) -> bool {
+        self.caplen < self.len
+    }
+}
+
+/// Decodes one frame.
+pub fn dissect<'a>(frame: &Frame<'a>, opts: &DissectOptions) -> Packet<'a> {
+    let mut pkt = Packet::empty(frame);
+    link::dissect_link(&mut pkt, opts);
+    pkt
+}
+
+/// Offset of `part` inside `whole` (both borrowed from the same frame).
+fn offset_in(whole: &[u8], part: &[u8]) -> usize {
+    (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize)
+}
+
+fn to_u16(v: usize) -> u16 {
+    u16::try_from(v).unwrap_or(u16::MAX)
+}

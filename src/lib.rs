@@ -1,0 +1,13 @@
+//! roce-dissect: decode and analyse RoCE (RDMA over Converged Ethernet)
+//! captures.
+//!
+//! Data flows one way: [`capture`] turns a file into frames, [`dissect`]
+//! turns a frame into a [`dissect::Packet`] using the header views in
+//! [`wire`], and [`output`] renders packets.
+#![forbid(unsafe_code)]
+
+pub mod capture;
+pub mod cli;
+pub mod dissect;
+pub mod output;
+pub mod wire;

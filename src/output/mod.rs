@@ -1,0 +1,5 @@
+//! Packets and reports to text, JSON and JSON Lines. No analysis logic here.
+
+pub mod json;
+pub mod packets;
+pub mod tree;

@@ -1,0 +1,497 @@
+//! Per-packet views: the tshark-style summary line and JSON Lines.
+
+use std::fmt::Write as _;
+
+use super::json::{JsonWriter, mac_string};
+use crate::dissect::{OtherL4, Packet, RoceVersion};
+use crate::wire::aeth::{AckKind, nak, rnr_timer_us};
+use crate::wire::mad::CmMessage;
+use crate::wire::pause::{PauseRepr, quanta_to_ns};
+
+/// The protocol column.
+pub fn protocol(p: &Packet<'_>) -> &'static str {
+    if let Some(v) = p.roce {
+        if p.is_cnp() {
+            return "CNP";
+        }
+        return match v {
+            RoceVersion::V1 => "RoCEv1",
+            RoceVersion::V2 => "RoCEv2",
+        };
+    }
+    if let Some(pause) = &p.pause {
+        return match pause {
+            PauseRepr::Pfc(_) => "PFC",
+            PauseRepr::Pause { .. } => "PAUSE",
+            PauseRepr::Other { .. } => "MAC Control",
+        };
+    }
+    if p.udp.is_some() {
+        return "UDP";
+    }
+    match p.other_l4 {
+        Some(OtherL4::Tcp { .. }) => return "TCP",
+        Some(OtherL4::Icmp) => return "ICMP",
+        Some(OtherL4::Icmpv6) => return "ICMPv6",
+        _ => {}
+    }
+    if let Some(ip) = &p.ip {
+        return if ip.version == 4 { "IPv4" } else { "IPv6" };
+    }
+    match p.ethertype {
+        Some(0x0806) => "ARP",
+        Some(0x88cc) => "LLDP",
+        Some(0x8809) => "Slow Protocols",
+        Some(0x888e) => "EAPOL",
+        _ => "Ethernet",
+    }
+}
+
+/// Source and destination columns: IPs, GIDs, else MACs.
+pub fn addresses(p: &Packet<'_>) -> (String, String) {
+    if let Some((s, d)) = p.endpoints() {
+        return (s.to_string(), d.to_string());
+    }
+    if let Some(e) = &p.eth {
+        return (mac_string(&e.src), mac_string(&e.dst));
+    }
+    if let Some(m) = p.sll.and_then(|s| s.src_mac()) {
+        return (mac_string(&m), String::new());
+    }
+    (String::new(), String::new())
+}
+
+/// Formats nanoseconds for people: `335.5 µs`, `1.92 ms`.
+pub fn human_ns(ns: u64) -> String {
+    let f = ns as f64;
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{:.1} µs", f / 1e3)
+    } else if ns < 1_000_000_000 {
+        format!("{:.2} ms", f / 1e6)
+    } else {
+        format!("{:.3} s", f / 1e9)
+    }
+}
+
+/// The info column.
+pub fn info(p: &Packet<'_>, link_bps: u64) -> String {
+    let mut s = String::with_capacity(96);
+    if let Some(b) = &p.bth {
+        if p.is_cnp() {
+            let _ = write!(s, "CNP QP=0x{:06x}", b.dest_qp);
+            if b.becn {
+                s.push_str(" BECN");
+            }
+            if b.fecn {
+                s.push_str(" FECN");
+            }
+        } else {
+            let _ = write!(
+                s,
+                "{} QP=0x{:06x} PSN={}",
+                b.opcode.name(),
+                b.dest_qp,
+                b.psn
+            );
+            if b.opcode.operation().is_none() {
+                let _ = write!(s, " (opcode 0x{:02x})", b.opcode.0);
+            }
+        }
+        if let Some(a) = &p.aeth {
+            match a.kind() {
+                AckKind::Ack => {
+                    let _ = write!(s, " ACK MSN={}", a.msn);
+                }
+                AckKind::RnrNak => {
+                    let _ = write!(
+                        s,
+                        " RNR NAK timer={} ({}) MSN={}",
+                        a.value(),
+                        human_ns((rnr_timer_us(a.value()) * 1000.0) as u64),
+                        a.msn
+                    );
+                }
+                AckKind::Nak => {
+                    let _ = write!(s, " NAK: {} MSN={}", nak::name(a.value()), a.msn);
+                }
+                AckKind::Reserved => {
+                    let _ = write!(s, " reserved syndrome 0x{:02x}", a.syndrome);
+                }
+            }
+        }
+        if let Some(r) = &p.reth {
+            let _ = write!(
+                s,
+                " VA=0x{:x} R_Key=0x{:08x} DMALen={}",
+                r.va, r.r_key, r.dma_len
+            );
+        }
+        if let Some(a) = &p.atomiceth {
+            let _ = write!(s, " VA=0x{:x} R_Key=0x{:08x}", a.va, a.r_key);
+        }
+        if let Some(d) = &p.deth {
+            let _ = write!(s, " SrcQP=0x{:06x}", d.src_qp);
+        }
+        if let Some(i) = &p.immdt {
+            let _ = write!(s, " Imm=0x{:08x}", i.value);
+        }
+        if let Some(i) = &p.ieth {
+            let _ = write!(s, " Inv R_Key=0x{:08x}", i.r_key);
+        }
+        if let Some(cm) = &p.cm {
+            let _ = write!(s, " CM {}", cm.name());
+            match cm {
+                CmMessage::Req {
+                    local_qpn,
+                    starting_psn,
+                    ..
+                }
+                | CmMessage::Rep {
+                    local_qpn,
+                    starting_psn,
+                    ..
+                } => {
+                    let _ = write!(s, " QPN=0x{local_qpn:06x} StartPSN={starting_psn}");
+                }
+                CmMessage::Rej { reason, .. } => {
+                    let _ = write!(s, " reason={reason}");
+                }
+                _ => {}
+            }
+        }
+        if let Some(n) = p.payload_len
+            && n > 0
+        {
+            let _ = write!(s, " len={n}");
+        }
+        if p.ecn() == Some(3) {
+            s.push_str(" [CE]");
+        }
+        if let Some(i) = &p.icrc
+            && i.valid == Some(false)
+        {
+            s.push_str(" [bad ICRC]");
+        }
+    } else if let Some(pause) = &p.pause {
+        match pause {
+            PauseRepr::Pfc(pfc) => {
+                let _ = write!(s, "PFC enable=0x{:02x}", pfc.class_enable);
+                for (prio, q) in pfc.times.iter().enumerate() {
+                    if pfc.class_enable & (1 << prio) == 0 {
+                        continue;
+                    }
+                    if *q == 0 {
+                        let _ = write!(s, " P{prio}=XON");
+                    } else {
+                        let _ = write!(
+                            s,
+                            " P{prio}={q} ({})",
+                            human_ns(quanta_to_ns(*q, link_bps))
+                        );
+                    }
+                }
+            }
+            PauseRepr::Pause { time } => {
+                if *time == 0 {
+                    s.push_str("PAUSE 0 quanta (XON)");
+                } else {
+                    let _ = write!(
+                        s,
+                        "PAUSE {time} quanta ({})",
+                        human_ns(quanta_to_ns(*time, link_bps))
+                    );
+                }
+            }
+            PauseRepr::Other { opcode } => {
+                let _ = write!(s, "MAC Control opcode 0x{opcode:04x}");
+            }
+        }
+    } else if let Some(u) = &p.udp {
+        let _ = write!(s, "{} → {} Len={}", u.sport, u.dport, u.length.saturating_sub(8));
+    } else if let Some(OtherL4::Tcp { sport, dport }) = p.other_l4 {
+        let _ = write!(s, "{sport} → {dport}");
+    } else if let Some(t) = p.ethertype {
+        let _ = write!(s, "EtherType 0x{t:04x}");
+    }
+    if let Some(e) = &p.error {
+        let _ = write!(s, " [Malformed: {e}]");
+    }
+    s
+}
+
+/// One summary line, tshark style: number, relative time, source →
+/// destination, protocol, length, info.
+pub fn summary_line(p: &Packet<'_>, first_ts_ns: u64, ts_digits: usize, link_bps: u64) -> String {
+    let rel = p.ts_ns.saturating_sub(first_ts_ns);
+    let secs = rel / 1_000_000_000;
+    let frac = rel % 1_000_000_000;
+    let frac = match ts_digits {
+        6 => format!("{:06}", frac / 1000),
+        _ => format!("{frac:09}"),
+    };
+    let (src, dst) = addresses(p);
+    format!(
+        "{:>6} {:>4}.{} {} → {} {} {} {}",
+        p.number,
+        secs,
+        frac,
+        src,
+        dst,
+        protocol(p),
+        p.len,
+        info(p, link_bps)
+    )
+}
+
+/// Appends one JSON Lines object (with the trailing newline) to `out`.
+pub fn write_json_line(out: &mut Vec<u8>, p: &Packet<'_>) {
+    let mut w = JsonWriter::new(out);
+    w.begin();
+    w.u64("frame", p.number);
+    w.u64("ts_ns", p.ts_ns);
+    w.u64("len", u64::from(p.len));
+    w.u64("caplen", u64::from(p.caplen));
+    if let Some(e) = &p.eth {
+        w.object("eth");
+        w.mac("src", &e.src);
+        w.mac("dst", &e.dst);
+        w.u64("type", u64::from(e.ethertype));
+        w.end();
+    }
+    if let Some(sll) = &p.sll {
+        w.object("sll");
+        w.u64("pkttype", u64::from(sll.packet_type));
+        if let Some(m) = sll.src_mac() {
+            w.mac("src", &m);
+        }
+        w.u64("protocol", u64::from(sll.protocol));
+        w.end();
+    }
+    if p.vlans[0].is_some() {
+        w.array("vlan");
+        for t in p.vlan_tags() {
+            w.element_object();
+            w.u64("id", u64::from(t.id));
+            w.u64("pcp", u64::from(t.pcp));
+            w.bool("dei", t.dei);
+            w.u64("tpid", u64::from(t.tpid));
+            w.end();
+        }
+        w.end_array();
+    }
+    if let Some(ip) = &p.ip {
+        w.object("ip");
+        w.u64("version", u64::from(ip.version));
+        w.ip("src", &ip.src);
+        w.ip("dst", &ip.dst);
+        w.u64("dscp", u64::from(ip.dscp));
+        w.u64("ecn", u64::from(ip.ecn));
+        w.u64("ttl", u64::from(ip.ttl));
+        w.u64("proto", u64::from(ip.protocol));
+        w.end();
+    }
+    if let Some(u) = &p.udp {
+        w.object("udp");
+        w.u64("sport", u64::from(u.sport));
+        w.u64("dport", u64::from(u.dport));
+        w.u64("length", u64::from(u.length));
+        w.end();
+    }
+    if let Some(v) = p.roce {
+        w.str("roce", v.as_str());
+    }
+    if let Some(g) = &p.grh {
+        w.object("grh");
+        w.u64("ipver", u64::from(g.ip_ver));
+        w.u64("tclass", u64::from(g.tclass));
+        w.u64("flowlabel", u64::from(g.flow_label));
+        w.u64("paylen", u64::from(g.pay_len));
+        w.u64("nxthdr", u64::from(g.nxt_hdr));
+        w.u64("hoplmt", u64::from(g.hop_lmt));
+        w.ip("sgid", &g.sgid_addr().into());
+        w.ip("dgid", &g.dgid_addr().into());
+        w.end();
+    }
+    if let Some(b) = &p.bth {
+        w.object("bth");
+        w.u64("opcode", u64::from(b.opcode.0));
+        w.str("opcode_name", b.opcode.name());
+        w.str("transport", b.opcode.transport().as_str());
+        w.bool("se", b.se);
+        w.bool("m", b.m);
+        w.u64("padcnt", u64::from(b.padcnt));
+        w.u64("tver", u64::from(b.tver));
+        w.u64("p_key", u64::from(b.p_key));
+        w.bool("fecn", b.fecn);
+        w.bool("becn", b.becn);
+        w.u64("destqp", u64::from(b.dest_qp));
+        w.bool("a", b.ack_req);
+        w.u64("psn", u64::from(b.psn));
+        w.end();
+    }
+    if let Some(r) = &p.rdeth {
+        w.object("rdeth");
+        w.u64("eecnxt", u64::from(r.ee_context));
+        w.end();
+    }
+    if let Some(d) = &p.deth {
+        w.object("deth");
+        w.u64("q_key", u64::from(d.q_key));
+        w.u64("srcqp", u64::from(d.src_qp));
+        w.end();
+    }
+    if let Some(x) = &p.xrceth {
+        w.object("xrceth");
+        w.u64("xrcsrq", u64::from(x.xrc_srq));
+        w.end();
+    }
+    if let Some(r) = &p.reth {
+        w.object("reth");
+        w.u64("va", r.va);
+        w.u64("r_key", u64::from(r.r_key));
+        w.u64("dmalen", u64::from(r.dma_len));
+        w.end();
+    }
+    if let Some(a) = &p.atomiceth {
+        w.object("atomiceth");
+        w.u64("va", a.va);
+        w.u64("r_key", u64::from(a.r_key));
+        w.u64("swapdt", a.swap_add);
+        w.u64("cmpdt", a.compare);
+        w.end();
+    }
+    if let Some(a) = &p.aeth {
+        w.object("aeth");
+        w.u64("syndrome", u64::from(a.syndrome));
+        w.u64("msn", u64::from(a.msn));
+        w.str("kind", a.kind().as_str());
+        w.u64("value", u64::from(a.value()));
+        w.end();
+    }
+    if let Some(a) = &p.atomicacketh {
+        w.object("atomicacketh");
+        w.u64("origremdt", a.orig_rem_dt);
+        w.end();
+    }
+    if let Some(i) = &p.immdt {
+        w.object("immdt");
+        w.u64("value", u64::from(i.value));
+        w.end();
+    }
+    if let Some(i) = &p.ieth {
+        w.object("ieth");
+        w.u64("r_key", u64::from(i.r_key));
+        w.end();
+    }
+    if let Some(m) = &p.mad {
+        w.object("mad");
+        w.u64("mgmt_class", u64::from(m.mgmt_class));
+        w.u64("method", u64::from(m.method));
+        w.u64("attribute_id", u64::from(m.attribute_id));
+        w.u64("transaction_id", m.transaction_id);
+        w.end();
+    }
+    if let Some(cm) = &p.cm {
+        w.object("cm");
+        w.str("msg", cm.short_name());
+        match *cm {
+            CmMessage::Req {
+                local_comm_id,
+                service_id,
+                local_qpn,
+                starting_psn,
+                mtu,
+            } => {
+                w.u64("local_comm_id", u64::from(local_comm_id));
+                w.u64("service_id", service_id);
+                w.u64("local_qpn", u64::from(local_qpn));
+                w.u64("starting_psn", u64::from(starting_psn));
+                w.u64("mtu", u64::from(mtu));
+            }
+            CmMessage::Rep {
+                local_comm_id,
+                remote_comm_id,
+                local_qpn,
+                starting_psn,
+            } => {
+                w.u64("local_comm_id", u64::from(local_comm_id));
+                w.u64("remote_comm_id", u64::from(remote_comm_id));
+                w.u64("local_qpn", u64::from(local_qpn));
+                w.u64("starting_psn", u64::from(starting_psn));
+            }
+            CmMessage::Rtu {
+                local_comm_id,
+                remote_comm_id,
+            }
+            | CmMessage::Drep {
+                local_comm_id,
+                remote_comm_id,
+            } => {
+                w.u64("local_comm_id", u64::from(local_comm_id));
+                w.u64("remote_comm_id", u64::from(remote_comm_id));
+            }
+            CmMessage::Rej {
+                local_comm_id,
+                remote_comm_id,
+                reason,
+            } => {
+                w.u64("local_comm_id", u64::from(local_comm_id));
+                w.u64("remote_comm_id", u64::from(remote_comm_id));
+                w.u64("reason", u64::from(reason));
+            }
+            CmMessage::Dreq {
+                local_comm_id,
+                remote_comm_id,
+                remote_qpn,
+            } => {
+                w.u64("local_comm_id", u64::from(local_comm_id));
+                w.u64("remote_comm_id", u64::from(remote_comm_id));
+                w.u64("remote_qpn", u64::from(remote_qpn));
+            }
+            CmMessage::Other { attribute_id } => {
+                w.u64("attribute_id", u64::from(attribute_id));
+            }
+        }
+        w.end();
+    }
+    if let Some(n) = p.payload_len {
+        w.u64("payload_len", u64::from(n));
+    }
+    if let Some(i) = &p.icrc {
+        w.object("icrc");
+        w.opt_u64("value", i.value.map(u64::from));
+        w.opt_bool("valid", i.valid);
+        if let Some(e) = i.expected {
+            w.u64("expected", u64::from(e));
+        }
+        w.end();
+    }
+    if let Some(PauseRepr::Other { opcode }) = &p.pause {
+        w.object("mac_control");
+        w.u64("opcode", u64::from(*opcode));
+        w.end();
+    } else if let Some(pause) = &p.pause {
+        w.object("pause");
+        w.u64("opcode", u64::from(pause.opcode()));
+        match pause {
+            PauseRepr::Pfc(pfc) => {
+                w.u64("enbv", u64::from(pfc.class_enable));
+                w.array("pause_time");
+                for t in pfc.times {
+                    w.element_u64(u64::from(t));
+                }
+                w.end_array();
+            }
+            PauseRepr::Pause { time } => w.u64("pause_time", u64::from(*time)),
+            PauseRepr::Other { .. } => {}
+        }
+        w.end();
+    }
+    if let Some(e) = &p.error {
+        w.escaped("error", &e.to_string());
+    }
+    w.end();
+    out.push(b'\n');
+}

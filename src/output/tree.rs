@@ -1,0 +1,413 @@
+//! The `-V` header tree (Wireshark-like field names, each node with the
+//! bytes it covers) and the `-x` hex dump.
+
+use std::fmt::Write as _;
+use std::ops::Range;
+
+use super::json::mac_string;
+use super::packets::human_ns;
+use crate::dissect::{Packet, RoceVersion};
+use crate::wire::aeth::{AckKind, nak, rnr_timer_us};
+use crate::wire::mad::CmMessage;
+use crate::wire::pause::{PauseRepr, quanta_to_ns};
+use crate::wire::{bth, grh};
+
+/// One line of the header tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeNode {
+    pub depth: u8,
+    pub text: String,
+    /// Bytes of the frame this node describes.
+    pub bytes: Option<Range<usize>>,
+}
+
+struct Tree {
+    nodes: Vec<TreeNode>,
+}
+
+impl Tree {
+    fn add(&mut self, depth: u8, at: usize, len: usize, text: String) {
+        self.nodes.push(TreeNode {
+            depth,
+            text,
+            bytes: Some(at..at.saturating_add(len)),
+        });
+    }
+    fn text(&mut self, depth: u8, text: String) {
+        self.nodes.push(TreeNode {
+            depth,
+            text,
+            bytes: None,
+        });
+    }
+}
+
+fn yes(b: bool) -> &'static str {
+    if b { "True" } else { "False" }
+}
+
+fn ecn_name(ecn: u8) -> &'static str {
+    match ecn {
+        0 => "Not-ECT",
+        1 => "ECT(1)",
+        2 => "ECT(0)",
+        _ => "CE",
+    }
+}
+
+/// Builds the header tree of a packet.
+pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
+    let mut t = Tree { nodes: Vec::new() };
+    t.add(
+        0,
+        0,
+        p.caplen as usize,
+        format!(
+            "Frame {}: {} bytes on wire, {} bytes captured",
+            p.number, p.len, p.caplen
+        ),
+    );
+    t.text(1, format!("Epoch Time: {}.{:09} seconds", p.ts_ns / 1_000_000_000, p.ts_ns % 1_000_000_000));
+    let mut l2_end = 0usize;
+    if let Some(e) = &p.eth {
+        t.add(
+            0,
+            0,
+            14,
+            format!(
+                "Ethernet II, Src: {}, Dst: {}",
+                mac_string(&e.src),
+                mac_string(&e.dst)
+            ),
+        );
+        t.add(1, 0, 6, format!("Destination: {}", mac_string(&e.dst)));
+        t.add(1, 6, 6, format!("Source: {}", mac_string(&e.src)));
+        t.add(1, 12, 2, format!("Type: 0x{:04x}", e.ethertype));
+        l2_end = 14;
+    }
+    if let Some(s) = &p.sll {
+        let n = if p.link == crate::capture::LinkType::LinuxSll { 16 } else { 20 };
+        t.add(0, 0, n, "Linux cooked capture".into());
+        t.text(1, format!("Packet type: {}", s.packet_type));
+        if let Some(m) = s.src_mac() {
+            t.text(1, format!("Source: {}", mac_string(&m)));
+        }
+        t.text(1, format!("Protocol: 0x{:04x}", s.protocol));
+        l2_end = n;
+    }
+    for tag in p.vlan_tags() {
+        t.add(
+            0,
+            l2_end,
+            4,
+            format!(
+                "802.1Q Virtual LAN, PRI: {}, DEI: {}, ID: {}",
+                tag.pcp,
+                u8::from(tag.dei),
+                tag.id
+            ),
+        );
+        t.add(1, l2_end, 1, format!("Priority: {}", tag.pcp));
+        t.add(1, l2_end, 1, format!("DEI: {}", u8::from(tag.dei)));
+        t.add(1, l2_end, 2, format!("ID: {}", tag.id));
+        t.add(1, l2_end + 2, 2, format!("Type: 0x{:04x}", p.ethertype.unwrap_or(0)));
+        l2_end += 4;
+    }
+    if let Some(ip) = &p.ip {
+        let at = usize::from(ip.offset);
+        let hl = usize::from(ip.header_len);
+        if ip.version == 4 {
+            t.add(
+                0,
+                at,
+                hl,
+                format!("Internet Protocol Version 4, Src: {}, Dst: {}", ip.src, ip.dst),
+            );
+            t.add(
+                1,
+                at + 1,
+                1,
+                format!(
+                    "Differentiated Services Field: DSCP {} ({}), ECN {} ({})",
+                    ip.dscp,
+                    dscp_name(ip.dscp),
+                    ip.ecn,
+                    ecn_name(ip.ecn)
+                ),
+            );
+            t.add(1, at + 2, 2, format!("Total Length: {}", ip.total_len));
+            t.add(1, at + 8, 1, format!("Time to Live: {}", ip.ttl));
+            t.add(1, at + 9, 1, format!("Protocol: {}", ip.protocol));
+            t.add(1, at + 12, 4, format!("Source Address: {}", ip.src));
+            t.add(1, at + 16, 4, format!("Destination Address: {}", ip.dst));
+        } else {
+            t.add(
+                0,
+                at,
+                hl,
+                format!("Internet Protocol Version 6, Src: {}, Dst: {}", ip.src, ip.dst),
+            );
+            t.add(
+                1,
+                at,
+                2,
+                format!(
+                    "Traffic Class: DSCP {} ({}), ECN {} ({})",
+                    ip.dscp,
+                    dscp_name(ip.dscp),
+                    ip.ecn,
+                    ecn_name(ip.ecn)
+                ),
+            );
+            t.add(1, at + 4, 2, format!("Payload Length: {}", ip.total_len.saturating_sub(40)));
+            t.add(1, at + 6, 1, format!("Next Header: {}", ip.protocol));
+            t.add(1, at + 7, 1, format!("Hop Limit: {}", ip.ttl));
+            t.add(1, at + 8, 16, format!("Source Address: {}", ip.src));
+            t.add(1, at + 24, 16, format!("Destination Address: {}", ip.dst));
+        }
+    }
+    if let Some(u) = &p.udp {
+        let at = usize::from(u.offset);
+        t.add(
+            0,
+            at,
+            8,
+            format!("User Datagram Protocol, Src Port: {}, Dst Port: {}", u.sport, u.dport),
+        );
+        t.add(1, at, 2, format!("Source Port: {}", u.sport));
+        t.add(1, at + 2, 2, format!("Destination Port: {}", u.dport));
+        t.add(1, at + 4, 2, format!("Length: {}", u.length));
+        t.add(1, at + 6, 2, format!("Checksum: 0x{:04x}", u.checksum));
+    }
+    if let Some(g) = &p.grh {
+        let at = usize::from(p.offsets.grh.unwrap_or(0));
+        t.add(0, at, grh::LEN, "InfiniBand Global Route Header (RoCE v1)".into());
+        t.add(1, at, 1, format!("IP Version: {}", g.ip_ver));
+        t.add(1, at, 2, format!("Traffic Class: 0x{:02x}", g.tclass));
+        t.add(1, at + 1, 3, format!("Flow Label: 0x{:05x}", g.flow_label));
+        t.add(1, at + 4, 2, format!("Payload Length: {}", g.pay_len));
+        t.add(1, at + 6, 1, format!("Next Header: 0x{:02x}", g.nxt_hdr));
+        t.add(1, at + 7, 1, format!("Hop Limit: {}", g.hop_lmt));
+        t.add(1, at + 8, 16, format!("Source GID: {}", g.sgid_addr()));
+        t.add(1, at + 24, 16, format!("Destination GID: {}", g.dgid_addr()));
+    }
+    if let Some(b) = &p.bth {
+        let at = usize::from(p.offsets.bth);
+        let title = match p.roce {
+            Some(RoceVersion::V1) => "InfiniBand (RoCE v1)",
+            _ => "InfiniBand (RoCE v2)",
+        };
+        t.text(0, title.into());
+        t.add(1, at, bth::LEN, "Base Transport Header".into());
+        t.add(2, at, 1, format!("Opcode: {} ({})", b.opcode.name(), b.opcode.0));
+        t.add(2, at + 1, 1, format!("Solicited Event: {}", yes(b.se)));
+        t.add(2, at + 1, 1, format!("MigReq: {}", yes(b.m)));
+        t.add(2, at + 1, 1, format!("Pad Count: {}", b.padcnt));
+        t.add(2, at + 1, 1, format!("Header Version: {}", b.tver));
+        t.add(2, at + 2, 2, format!("Partition Key: 0x{:04x}", b.p_key));
+        t.add(2, at + 4, 1, format!("FECN: {}", yes(b.fecn)));
+        t.add(2, at + 4, 1, format!("BECN: {}", yes(b.becn)));
+        t.add(2, at + 5, 3, format!("Destination Queue Pair: 0x{:06x}", b.dest_qp));
+        t.add(2, at + 8, 1, format!("Acknowledge Request: {}", yes(b.ack_req)));
+        t.add(2, at + 9, 3, format!("Packet Sequence Number: {}", b.psn));
+        let o = &p.offsets;
+        if let (Some(r), Some(x)) = (&p.rdeth, o.rdeth) {
+            let x = usize::from(x);
+            t.add(1, x, 4, "Reliable Datagram Extended Transport Header".into());
+            t.add(2, x + 1, 3, format!("EE Context: 0x{:06x}", r.ee_context));
+        }
+        if let (Some(d), Some(x)) = (&p.deth, o.deth) {
+            let x = usize::from(x);
+            t.add(1, x, 8, "Datagram Extended Transport Header".into());
+            t.add(2, x, 4, format!("Queue Key: 0x{:08x}", d.q_key));
+            t.add(2, x + 5, 3, format!("Source Queue Pair: 0x{:06x}", d.src_qp));
+        }
+        if let (Some(r), Some(x)) = (&p.xrceth, o.xrceth) {
+            let x = usize::from(x);
+            t.add(1, x, 4, "XRC Extended Transport Header".into());
+            t.add(2, x + 1, 3, format!("XRC SRQ: 0x{:06x}", r.xrc_srq));
+        }
+        if let (Some(r), Some(x)) = (&p.reth, o.reth) {
+            let x = usize::from(x);
+            t.add(1, x, 16, "RDMA Extended Transport Header".into());
+            t.add(2, x, 8, format!("Virtual Address: 0x{:016x}", r.va));
+            t.add(2, x + 8, 4, format!("Remote Key: 0x{:08x}", r.r_key));
+            t.add(2, x + 12, 4, format!("DMA Length: {}", r.dma_len));
+        }
+        if let (Some(a), Some(x)) = (&p.atomiceth, o.atomiceth) {
+            let x = usize::from(x);
+            t.add(1, x, 28, "Atomic Extended Transport Header".into());
+            t.add(2, x, 8, format!("Virtual Address: 0x{:016x}", a.va));
+            t.add(2, x + 8, 4, format!("Remote Key: 0x{:08x}", a.r_key));
+            t.add(2, x + 12, 8, format!("Swap (Or Add) Data: 0x{:016x}", a.swap_add));
+            t.add(2, x + 20, 8, format!("Compare Data: 0x{:016x}", a.compare));
+        }
+        if let (Some(a), Some(x)) = (&p.aeth, o.aeth) {
+            let x = usize::from(x);
+            t.add(1, x, 4, "ACK Extended Transport Header".into());
+            let meaning = match a.kind() {
+                AckKind::Ack => format!("ACK, credits {}", a.value()),
+                AckKind::RnrNak => format!(
+                    "RNR NAK, timer {} ({})",
+                    a.value(),
+                    human_ns((rnr_timer_us(a.value()) * 1000.0) as u64)
+                ),
+                AckKind::Nak => format!("NAK, {} ({})", nak::name(a.value()), a.value()),
+                AckKind::Reserved => "reserved".into(),
+            };
+            t.add(2, x, 1, format!("Syndrome: 0x{:02x} ({meaning})", a.syndrome));
+            t.add(2, x + 1, 3, format!("Message Sequence Number: {}", a.msn));
+        }
+        if let (Some(a), Some(x)) = (&p.atomicacketh, o.atomicacketh) {
+            t.add(1, usize::from(x), 8, "Atomic ACK Extended Transport Header".into());
+            t.add(2, usize::from(x), 8, format!("Original Remote Data: 0x{:016x}", a.orig_rem_dt));
+        }
+        if let (Some(i), Some(x)) = (&p.immdt, o.immdt) {
+            t.add(1, usize::from(x), 4, format!("Immediate Data: 0x{:08x}", i.value));
+        }
+        if let (Some(i), Some(x)) = (&p.ieth, o.ieth) {
+            t.add(1, usize::from(x), 4, format!("Invalidate Extended Transport Header: R_Key 0x{:08x}", i.r_key));
+        }
+        if let Some(x) = o.cnp_reserved {
+            t.add(1, usize::from(x), 16, "CNP Reserved (16 bytes)".into());
+        }
+        if let (Some(n), Some(x)) = (p.payload_len, o.payload) {
+            let x = usize::from(x);
+            if let Some(cm) = &p.cm {
+                t.add(1, x, n as usize, format!("MAD: Communication Management, {}", cm.name()));
+                match cm {
+                    CmMessage::Req { local_comm_id, service_id, local_qpn, starting_psn, mtu } => {
+                        t.text(2, format!("Local Communication ID: 0x{local_comm_id:08x}"));
+                        t.text(2, format!("Service ID: 0x{service_id:016x}"));
+                        t.add(2, x + 24 + 32, 3, format!("Local QPN: 0x{local_qpn:06x}"));
+                        t.add(2, x + 24 + 44, 3, format!("Starting PSN: {starting_psn}"));
+                        t.text(2, format!("Path MTU: {}", 128u32 << mtu));
+                    }
+                    CmMessage::Rep { local_comm_id, remote_comm_id, local_qpn, starting_psn } => {
+                        t.text(2, format!("Local Communication ID: 0x{local_comm_id:08x}"));
+                        t.text(2, format!("Remote Communication ID: 0x{remote_comm_id:08x}"));
+                        t.add(2, x + 24 + 12, 3, format!("Local QPN: 0x{local_qpn:06x}"));
+                        t.add(2, x + 24 + 20, 3, format!("Starting PSN: {starting_psn}"));
+                    }
+                    CmMessage::Rej { reason, .. } => t.text(2, format!("Reason: {reason}")),
+                    CmMessage::Dreq { remote_qpn, .. } => {
+                        t.text(2, format!("Remote QPN: 0x{remote_qpn:06x}"))
+                    }
+                    _ => {}
+                }
+            } else {
+                t.add(1, x, n as usize, format!("Payload: {n} bytes"));
+            }
+        }
+        if let Some(x) = o.pad {
+            t.add(1, usize::from(x), usize::from(b.padcnt), format!("Pad: {} bytes", b.padcnt));
+        }
+        if let (Some(i), Some(x)) = (&p.icrc, o.icrc) {
+            let verdict = match (i.valid, i.expected) {
+                (Some(true), _) => "[correct]".to_string(),
+                (Some(false), Some(e)) => format!("[incorrect, should be 0x{e:08x}]"),
+                _ => "[not checked: frame truncated]".to_string(),
+            };
+            match i.value {
+                Some(v) => t.add(1, usize::from(x), 4, format!("Invariant CRC: 0x{v:08x} {verdict}")),
+                None => t.text(1, format!("Invariant CRC: not captured {verdict}")),
+            }
+        }
+    }
+    if let Some(pause) = &p.pause {
+        let at = l2_end;
+        match pause {
+            PauseRepr::Pfc(pfc) => {
+                t.add(0, at, 20, "MAC Control: Priority-based Flow Control (802.1Qbb)".into());
+                t.add(1, at, 2, "Opcode: Class Based Flow Control (0x0101)".into());
+                t.add(1, at + 2, 2, format!("Class Enable Vector: 0x{:04x}", pfc.class_enable));
+                for (i, q) in pfc.times.iter().enumerate() {
+                    let on = if pfc.enabled(i as u8) { "" } else { " (disabled)" };
+                    t.add(
+                        1,
+                        at + 4 + 2 * i,
+                        2,
+                        format!(
+                            "C{i} Pause Time: {q} quanta ({}){on}",
+                            human_ns(quanta_to_ns(*q, link_bps))
+                        ),
+                    );
+                }
+            }
+            PauseRepr::Pause { time } => {
+                t.add(0, at, 4, "MAC Control: Pause (802.3x)".into());
+                t.add(1, at, 2, "Opcode: Pause (0x0001)".into());
+                t.add(
+                    1,
+                    at + 2,
+                    2,
+                    format!("Pause Time: {time} quanta ({})", human_ns(quanta_to_ns(*time, link_bps))),
+                );
+            }
+            PauseRepr::Other { opcode } => {
+                t.add(0, at, 2, format!("MAC Control: opcode 0x{opcode:04x}"));
+            }
+        }
+    }
+    if let Some(e) = &p.error {
+        t.text(0, format!("[Malformed Packet: {e}]"));
+    }
+    t.nodes
+}
+
+fn dscp_name(d: u8) -> &'static str {
+    match d {
+        0 => "CS0",
+        8 => "CS1",
+        10 => "AF11",
+        16 => "CS2",
+        18 => "AF21",
+        24 => "CS3",
+        26 => "AF31",
+        32 => "CS4",
+        34 => "AF41",
+        40 => "CS5",
+        46 => "EF",
+        48 => "CS6",
+        56 => "CS7",
+        _ => "-",
+    }
+}
+
+/// Renders the tree as indented text.
+pub fn render_tree(nodes: &[TreeNode]) -> String {
+    let mut s = String::new();
+    for n in nodes {
+        for _ in 0..n.depth {
+            s.push_str("    ");
+        }
+        s.push_str(&n.text);
+        s.push('\n');
+    }
+    s
+}
+
+/// tshark-style hex dump: offset, 16 bytes in hex, ASCII.
+pub fn hex_dump(data: &[u8]) -> String {
+    let mut s = String::new();
+    for (i, chunk) in data.chunks(16).enumerate() {
+        let _ = write!(s, "{:04x}  ", i * 16);
+        for j in 0..16 {
+            match chunk.get(j) {
+                Some(b) => {
+                    let _ = write!(s, "{b:02x} ");
+                }
+                None => s.push_str("   "),
+            }
+            if j == 7 {
+                s.push(' ');
+            }
+        }
+        s.push_str("  ");
+        for b in chunk {
+            s.push(if b.is_ascii_graphic() || *b == b' ' { *b as char } else { '.' });
+        }
+        s.push('\n');
+    }
+    s
+}

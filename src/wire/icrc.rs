@@ -1,0 +1,163 @@
+//! Invariant CRC: CRC-32 over the fields that do not change hop by hop.
+//!
+//! Covered, in order: eight 0xFF bytes (standing in for the InfiniBand LRH),
+//! the network header with its variant fields set to ones, the UDP header
+//! with its checksum set to ones (v2), the BTH with byte 4 set to ones, then
+//! extended headers, payload and pad. The CRC is stored little-endian in the
+//! last four bytes.
+
+use super::bth;
+
+/// Length of the ICRC trailer.
+pub const LEN: usize = 4;
+
+/// The network header that precedes the BTH.
+#[derive(Debug, Clone, Copy)]
+pub enum NetHeader<'a> {
+    /// RoCE v2 over IPv4: the IPv4 header (with options) and the UDP header.
+    Ipv4 { ip: &'a [u8], udp: &'a [u8] },
+    /// RoCE v2 over IPv6: the fixed IPv6 header and the UDP header.
+    Ipv6 { ip: &'a [u8], udp: &'a [u8] },
+    /// RoCE v1: the GRH.
+    Grh(&'a [u8]),
+}
+
+/// Computes the ICRC of a packet: `net` is the network (and UDP) header,
+/// `transport` runs from the BTH to the byte before the ICRC.
+pub fn compute(net: NetHeader<'_>, transport: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&[0xff; 8]);
+    match net {
+        NetHeader::Ipv4 { ip, udp } => {
+            let mut b = [0u8; 60];
+            let n = ip.len().min(b.len());
+            copy_masked(&mut b, ip, &[1, 8, 10, 11]);
+            h.update(b.get(..n).unwrap_or_default());
+            update_udp(&mut h, udp);
+        }
+        NetHeader::Ipv6 { ip, udp } => {
+            update_ipv6_layout(&mut h, ip);
+            update_udp(&mut h, udp);
+        }
+        NetHeader::Grh(grh) => update_ipv6_layout(&mut h, grh),
+    }
+    let mut b = [0u8; bth::LEN];
+    let n = transport.len().min(bth::LEN);
+    copy_masked(&mut b, transport, &[bth::VARIANT_BYTE]);
+    h.update(b.get(..n).unwrap_or_default());
+    h.update(transport.get(bth::LEN..).unwrap_or_default());
+    h.finalize()
+}
+
+/// The ICRC as stored in its four trailer bytes.
+pub fn stored(trailer: [u8; LEN]) -> u32 {
+    u32::from_le_bytes(trailer)
+}
+
+/// The trailer bytes for a computed ICRC.
+pub fn to_trailer(crc: u32) -> [u8; LEN] {
+    crc.to_le_bytes()
+}
+
+fn update_udp(h: &mut crc32fast::Hasher, udp: &[u8]) {
+    let mut b = [0u8; 8];
+    let n = udp.len().min(8);
+    copy_masked(&mut b, udp, &[6, 7]);
+    h.update(b.get(..n).unwrap_or_default());
+}
+
+/// IPv6 header or GRH: traffic class, flow label and hop limit are variant.
+fn update_ipv6_layout(h: &mut crc32fast::Hasher, hdr: &[u8]) {
+    let mut b = [0u8; 40];
+    let n = hdr.len().min(40);
+    copy_masked(&mut b, hdr, &[1, 2, 3, 7]);
+    b[0] |= 0x0f;
+    h.update(b.get(..n).unwrap_or_default());
+}
+
+fn copy_masked<const N: usize>(dst: &mut [u8; N], src: &[u8], ones: &[usize]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = *s;
+    }
+    for &i in ones {
+        if let Some(d) = dst.get_mut(i) {
+            *d = 0xff;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    // Golden frames from ../shared/spec/roce-facts.md (captured on real NICs).
+    const CNP: &str = "e41d2dab2bc27cfe90643b32080045c2003c718c4000401191610a0011010a001201000012b7002800008100ffff40000118000000000000000000000000000000000000000082fd002a";
+    const V1_WRITE: &str = "7cfe90753cd87cfe90753cd889156020000000281b4000000000000000000000ffff0f00000200000000000000000000ffff0f0000020a70ffff0000010a80a788bc000055d4c0726000000047b3000000050000000001000000e3d856bb";
+    const V1_ACK: &str = "7cfe90753cd87cfe90753cd889156020000000141b4000000000000000000000ffff0f00000200000000000000000000ffff0f0000021140ffff0000010900a788c00000000525f0c038";
+
+    #[test]
+    fn connectx4lx_cnp_golden() {
+        let f = hex(CNP);
+        let crc = compute(
+            NetHeader::Ipv4 {
+                ip: &f[14..34],
+                udp: &f[34..42],
+            },
+            &f[42..f.len() - 4],
+        );
+        assert_eq!(to_trailer(crc), [0x82, 0xfd, 0x00, 0x2a]);
+        assert_eq!(stored([0x82, 0xfd, 0x00, 0x2a]), crc);
+    }
+
+    #[test]
+    fn connectx_v1_golden() {
+        for (frame, trailer) in [
+            (V1_WRITE, [0xe3, 0xd8, 0x56, 0xbb]),
+            (V1_ACK, [0x25, 0xf0, 0xc0, 0x38]),
+        ] {
+            let f = hex(frame);
+            let crc = compute(NetHeader::Grh(&f[14..54]), &f[54..f.len() - 4]);
+            assert_eq!(to_trailer(crc), trailer);
+        }
+    }
+
+    #[test]
+    fn variant_fields_do_not_matter_but_others_do() {
+        let f = hex(CNP);
+        let base = compute(
+            NetHeader::Ipv4 {
+                ip: &f[14..34],
+                udp: &f[34..42],
+            },
+            &f[42..f.len() - 4],
+        );
+        let mut g = f.clone();
+        g[15] ^= 0x03; // ECN bits: variant
+        g[22] = 1; // TTL: variant
+        g[46] |= 0x80; // FECN: variant
+        let same = compute(
+            NetHeader::Ipv4 {
+                ip: &g[14..34],
+                udp: &g[34..42],
+            },
+            &g[42..g.len() - 4],
+        );
+        assert_eq!(base, same);
+        g[50] ^= 1; // PSN: invariant
+        let other = compute(
+            NetHeader::Ipv4 {
+                ip: &g[14..34],
+                udp: &g[34..42],
+            },
+            &g[42..g.len() - 4],
+        );
+        assert_ne!(base, other);
+    }
+}

@@ -1,0 +1,119 @@
+//! Typed views over protocol headers: parse and emit, no allocation, no I/O.
+//!
+//! Every header follows one pattern (after smoltcp's `wire`): a view type
+//! (`Bth<'a>`) that checks its length once and then has infallible getters, and
+//! a representation (`BthRepr`) with `parse`, `emit` and `LEN`. Field offsets
+//! are named constants in each file.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::arithmetic_side_effects
+)]
+
+pub mod aeth;
+pub mod atomic;
+pub mod bth;
+pub mod deth;
+pub mod grh;
+pub mod icrc;
+pub mod mad;
+pub mod opcode;
+pub mod pause;
+pub mod reth;
+pub mod small;
+
+pub use aeth::{AckKind, Aeth, AethRepr};
+pub use atomic::{AtomicAckEthRepr, AtomicEthRepr};
+pub use bth::{Bth, BthRepr};
+pub use deth::DethRepr;
+pub use grh::GrhRepr;
+pub use opcode::{Headers, Opcode, Operation, Transport};
+pub use pause::{PauseRepr, PfcRepr};
+pub use reth::RethRepr;
+pub use small::{IethRepr, ImmDtRepr, RdethRepr, XrcethRepr};
+
+/// A header needed more bytes than the frame had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{layer} truncated: needs {needed} bytes, {got} captured")]
+pub struct Truncated {
+    /// The header that did not fit (`"BTH"`, `"RETH"`, ...).
+    pub layer: &'static str,
+    /// Bytes the header needs.
+    pub needed: usize,
+    /// Bytes that were left in the frame.
+    pub got: usize,
+}
+
+/// Borrows the first `N` bytes of `buf` as an array, or says how short it is.
+#[inline]
+pub(crate) fn fixed<'a, const N: usize>(
+    layer: &'static str,
+    buf: &'a [u8],
+) -> Result<&'a [u8; N], Truncated> {
+    buf.first_chunk::<N>().ok_or(Truncated {
+        layer,
+        needed: N,
+        got: buf.len(),
+    })
+}
+
+/// Mutable counterpart of [`fixed`] for the emit side.
+#[inline]
+pub(crate) fn fixed_mut<'a, const N: usize>(
+    layer: &'static str,
+    buf: &'a mut [u8],
+) -> Result<&'a mut [u8; N], Truncated> {
+    let got = buf.len();
+    buf.first_chunk_mut::<N>().ok_or(Truncated {
+        layer,
+        needed: N,
+        got,
+    })
+}
+
+#[inline]
+pub(crate) fn be16(b: [u8; 2]) -> u16 {
+    u16::from_be_bytes(b)
+}
+
+#[inline]
+pub(crate) fn be24(b: [u8; 3]) -> u32 {
+    u32::from_be_bytes([0, b[0], b[1], b[2]])
+}
+
+#[inline]
+pub(crate) fn be32(b: [u8; 4]) -> u32 {
+    u32::from_be_bytes(b)
+}
+
+#[inline]
+pub(crate) fn be64(b: [u8; 8]) -> u64 {
+    u64::from_be_bytes(b)
+}
+
+/// The low 24 bits of `v` as three big-endian bytes.
+#[inline]
+pub(crate) fn to_be24(v: u32) -> [u8; 3] {
+    let [_, a, b, c] = v.to_be_bytes();
+    [a, b, c]
+}
+
+/// Copies `N` bytes starting at the constant offset `AT` out of a fixed array.
+#[inline]
+pub(crate) fn take<const LEN: usize, const N: usize>(buf: &[u8; LEN], at: usize) -> [u8; N] {
+    let mut out = [0u8; N];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = buf.get(at.wrapping_add(i)).copied().unwrap_or(0);
+    }
+    out
+}
+
+/// Writes `src` into `buf` at `at` (bounded by `buf`).
+#[inline]
+pub(crate) fn put<const LEN: usize>(buf: &mut [u8; LEN], at: usize, src: &[u8]) {
+    for (i, s) in src.iter().enumerate() {
+        if let Some(d) = buf.get_mut(at.wrapping_add(i)) {
+            *d = *s;
+        }
+    }
+}
