@@ -10,4 +10,5 @@ pub mod capture;
 pub mod cli;
 pub mod dissect;
 pub mod output;
+pub mod synth;
 pub mod wire;

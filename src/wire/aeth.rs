@@ -148,7 +148,9 @@ mod tests {
         let nak = AethRepr { syndrome: 0x62, msn: 0 };
         assert_eq!((nak.kind(), nak.value()), (AckKind::Nak, nak::REMOTE_ACCESS_ERROR));
         assert_eq!(AethRepr::syndrome_for(AckKind::Nak, 0), 0x60);
-        assert_eq!(rnr_timer_us(14), 960.0);
+        assert_eq!(rnr_timer_us(13), 960.0);
+        assert_eq!(rnr_timer_us(14), 1_280.0);
+        assert_eq!(rnr_timer_us(31), 491_520.0);
         assert_eq!(rnr_timer_us(0), 655_360.0);
     }
 

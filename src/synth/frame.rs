@@ -1,0 +1,510 @@
+//! Frame builders: the emit side of `wire`. Any BTH opcode with its extended
+//! headers over RoCE v1 or v2 (IPv4/IPv6, optional VLAN), a correct or
+//! deliberately bad ICRC; CNPs, PFC and 802.3x PAUSE, RDMA CM MADs.
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use crate::wire::icrc::{self, NetHeader};
+use crate::wire::mad::{self, CmMessage};
+use crate::wire::{
+    AethRepr, AtomicAckEthRepr, AtomicEthRepr, BthRepr, DethRepr, GrhRepr, IethRepr, ImmDtRepr,
+    Opcode, PauseRepr, RdethRepr, RethRepr, XrcethRepr, bth, grh, pause,
+};
+
+/// The network layer of a RoCE frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetSpec {
+    V2Ipv4 {
+        src: Ipv4Addr,
+        dst: Ipv4Addr,
+        dscp: u8,
+        ecn: u8,
+        ttl: u8,
+        sport: u16,
+    },
+    V2Ipv6 {
+        src: Ipv6Addr,
+        dst: Ipv6Addr,
+        dscp: u8,
+        ecn: u8,
+        hop_limit: u8,
+        flow_label: u32,
+        sport: u16,
+    },
+    V1 {
+        sgid: Ipv6Addr,
+        dgid: Ipv6Addr,
+        tclass: u8,
+        hop_limit: u8,
+        flow_label: u32,
+    },
+}
+
+impl NetSpec {
+    /// Sets the ECN bits (v1: the low bits of the GRH traffic class).
+    pub fn with_ecn(self, e: u8) -> Self {
+        match self {
+            NetSpec::V2Ipv4 {
+                src,
+                dst,
+                dscp,
+                ttl,
+                sport,
+                ..
+            } => NetSpec::V2Ipv4 {
+                src,
+                dst,
+                dscp,
+                ecn: e & 3,
+                ttl,
+                sport,
+            },
+            NetSpec::V2Ipv6 {
+                src,
+                dst,
+                dscp,
+                hop_limit,
+                flow_label,
+                sport,
+                ..
+            } => NetSpec::V2Ipv6 {
+                src,
+                dst,
+                dscp,
+                ecn: e & 3,
+                hop_limit,
+                flow_label,
+                sport,
+            },
+            NetSpec::V1 {
+                sgid,
+                dgid,
+                tclass,
+                hop_limit,
+                flow_label,
+            } => NetSpec::V1 {
+                sgid,
+                dgid,
+                tclass: (tclass & !3) | (e & 3),
+                hop_limit,
+                flow_label,
+            },
+        }
+    }
+
+    /// The same path in the other direction.
+    pub fn reversed(self) -> Self {
+        match self {
+            NetSpec::V2Ipv4 {
+                src,
+                dst,
+                dscp,
+                ecn,
+                ttl,
+                sport,
+            } => NetSpec::V2Ipv4 {
+                src: dst,
+                dst: src,
+                dscp,
+                ecn,
+                ttl,
+                sport,
+            },
+            NetSpec::V2Ipv6 {
+                src,
+                dst,
+                dscp,
+                ecn,
+                hop_limit,
+                flow_label,
+                sport,
+            } => NetSpec::V2Ipv6 {
+                src: dst,
+                dst: src,
+                dscp,
+                ecn,
+                hop_limit,
+                flow_label,
+                sport,
+            },
+            NetSpec::V1 {
+                sgid,
+                dgid,
+                tclass,
+                hop_limit,
+                flow_label,
+            } => NetSpec::V1 {
+                sgid: dgid,
+                dgid: sgid,
+                tclass,
+                hop_limit,
+                flow_label,
+            },
+        }
+    }
+
+    /// Sets the DSCP (v1: the top six bits of the traffic class).
+    pub fn with_dscp(self, d: u8) -> Self {
+        match self {
+            NetSpec::V2Ipv4 {
+                src,
+                dst,
+                ecn,
+                ttl,
+                sport,
+                ..
+            } => NetSpec::V2Ipv4 {
+                src,
+                dst,
+                dscp: d & 0x3f,
+                ecn,
+                ttl,
+                sport,
+            },
+            NetSpec::V2Ipv6 {
+                src,
+                dst,
+                ecn,
+                hop_limit,
+                flow_label,
+                sport,
+                ..
+            } => NetSpec::V2Ipv6 {
+                src,
+                dst,
+                dscp: d & 0x3f,
+                ecn,
+                hop_limit,
+                flow_label,
+                sport,
+            },
+            NetSpec::V1 {
+                sgid,
+                dgid,
+                tclass,
+                hop_limit,
+                flow_label,
+            } => NetSpec::V1 {
+                sgid,
+                dgid,
+                tclass: (d << 2) | (tclass & 3),
+                hop_limit,
+                flow_label,
+            },
+        }
+    }
+}
+
+/// Extended header values; those the opcode needs and that are `None` get
+/// defaults.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExtHeaders {
+    pub rdeth: Option<RdethRepr>,
+    pub deth: Option<DethRepr>,
+    pub xrceth: Option<XrcethRepr>,
+    pub reth: Option<RethRepr>,
+    pub atomiceth: Option<AtomicEthRepr>,
+    pub aeth: Option<AethRepr>,
+    pub atomicacketh: Option<AtomicAckEthRepr>,
+    pub immdt: Option<ImmDtRepr>,
+    pub ieth: Option<IethRepr>,
+}
+
+/// Everything that describes one RoCE frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoceFrame<'a> {
+    pub src_mac: [u8; 6],
+    pub dst_mac: [u8; 6],
+    /// 802.1Q tag: (VLAN id, PCP).
+    pub vlan: Option<(u16, u8)>,
+    pub net: NetSpec,
+    /// PadCnt is computed from the payload length.
+    pub bth: BthRepr,
+    pub ext: ExtHeaders,
+    pub payload: Payload<'a>,
+    /// Store a wrong ICRC (the correct one with its low bit flipped).
+    pub bad_icrc: bool,
+}
+
+/// The payload: given bytes, or `len` bytes of a repeating pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Payload<'a> {
+    Bytes(&'a [u8]),
+    Pattern(usize),
+}
+
+impl Payload<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            Payload::Bytes(b) => b.len(),
+            Payload::Pattern(n) => *n,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+const IPV4_LEN: usize = 20;
+const IPV6_LEN: usize = 40;
+const UDP_LEN: usize = 8;
+
+fn push_eth(out: &mut Vec<u8>, src: [u8; 6], dst: [u8; 6], vlan: Option<(u16, u8)>, ethertype: u16) {
+    out.extend_from_slice(&dst);
+    out.extend_from_slice(&src);
+    if let Some((id, pcp)) = vlan {
+        out.extend_from_slice(&0x8100u16.to_be_bytes());
+        let tci = (u16::from(pcp & 7) << 13) | (id & 0x0fff);
+        out.extend_from_slice(&tci.to_be_bytes());
+    }
+    out.extend_from_slice(&ethertype.to_be_bytes());
+}
+
+fn ipv4_checksum(h: &[u8]) -> u16 {
+    let mut sum = 0u32;
+    for c in h.chunks(2) {
+        let w = u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]);
+        sum += u32::from(w);
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// Appends the frame to `out` and returns its length.
+pub fn build_roce(f: &RoceFrame<'_>, out: &mut Vec<u8>) -> usize {
+    let start = out.len();
+    let opcode = f.bth.opcode;
+    let layout = opcode.headers().unwrap_or_default();
+    let payload_len = if layout.payload || opcode.headers().is_none() {
+        f.payload.len()
+    } else {
+        0
+    };
+    let pad = (4 - payload_len % 4) % 4;
+    let transport_len = bth::LEN + layout.len() + payload_len + pad + icrc::LEN;
+
+    let (ethertype, net_len) = match f.net {
+        NetSpec::V2Ipv4 { .. } => (0x0800, IPV4_LEN + UDP_LEN),
+        NetSpec::V2Ipv6 { .. } => (0x86dd, IPV6_LEN + UDP_LEN),
+        NetSpec::V1 { .. } => (crate::dissect::ETHERTYPE_ROCE_V1, grh::LEN),
+    };
+    push_eth(out, f.src_mac, f.dst_mac, f.vlan, ethertype);
+    let net_start = out.len();
+    out.resize(net_start + net_len, 0);
+    match f.net {
+        NetSpec::V2Ipv4 {
+            src,
+            dst,
+            dscp,
+            ecn,
+            ttl,
+            sport,
+        } => {
+            let total = (IPV4_LEN + UDP_LEN + transport_len) as u16;
+            let h = &mut out[net_start..net_start + IPV4_LEN];
+            h[0] = 0x45;
+            h[1] = (dscp << 2) | (ecn & 3);
+            h[2..4].copy_from_slice(&total.to_be_bytes());
+            h[4..6].copy_from_slice(&0u16.to_be_bytes());
+            h[6] = 0x40; // don't fragment
+            h[8] = ttl;
+            h[9] = 17;
+            h[12..16].copy_from_slice(&src.octets());
+            h[16..20].copy_from_slice(&dst.octets());
+            let c = ipv4_checksum(h);
+            h[10..12].copy_from_slice(&c.to_be_bytes());
+            let u = &mut out[net_start + IPV4_LEN..net_start + IPV4_LEN + UDP_LEN];
+            u[0..2].copy_from_slice(&sport.to_be_bytes());
+            u[2..4].copy_from_slice(&crate::dissect::ROCE_V2_PORT.to_be_bytes());
+            u[4..6].copy_from_slice(&((UDP_LEN + transport_len) as u16).to_be_bytes());
+        }
+        NetSpec::V2Ipv6 {
+            src,
+            dst,
+            dscp,
+            ecn,
+            hop_limit,
+            flow_label,
+            sport,
+        } => {
+            let tc = (dscp << 2) | (ecn & 3);
+            let w0 = (6u32 << 28) | (u32::from(tc) << 20) | (flow_label & 0xfffff);
+            let h = &mut out[net_start..net_start + IPV6_LEN];
+            h[0..4].copy_from_slice(&w0.to_be_bytes());
+            h[4..6].copy_from_slice(&((UDP_LEN + transport_len) as u16).to_be_bytes());
+            h[6] = 17;
+            h[7] = hop_limit;
+            h[8..24].copy_from_slice(&src.octets());
+            h[24..40].copy_from_slice(&dst.octets());
+            let u = &mut out[net_start + IPV6_LEN..net_start + IPV6_LEN + UDP_LEN];
+            u[0..2].copy_from_slice(&sport.to_be_bytes());
+            u[2..4].copy_from_slice(&crate::dissect::ROCE_V2_PORT.to_be_bytes());
+            u[4..6].copy_from_slice(&((UDP_LEN + transport_len) as u16).to_be_bytes());
+        }
+        NetSpec::V1 {
+            sgid,
+            dgid,
+            tclass,
+            hop_limit,
+            flow_label,
+        } => {
+            let g = GrhRepr {
+                ip_ver: 6,
+                tclass,
+                flow_label,
+                pay_len: transport_len as u16,
+                nxt_hdr: grh::NEXT_HEADER_BTH,
+                hop_lmt: hop_limit,
+                sgid: sgid.octets(),
+                dgid: dgid.octets(),
+            };
+            let _ = g.emit(&mut out[net_start..]);
+        }
+    }
+
+    let t = out.len();
+    out.resize(t + transport_len, 0);
+    let mut b = f.bth;
+    b.padcnt = pad as u8;
+    let _ = b.emit(&mut out[t..]);
+    let mut at = t + bth::LEN;
+    let e = &f.ext;
+    macro_rules! put {
+        ($present:expr, $val:expr, $ty:ty) => {
+            if $present {
+                let _ = $val.unwrap_or_default().emit(&mut out[at..]);
+                at += <$ty>::LEN;
+            }
+        };
+    }
+    put!(layout.rdeth, e.rdeth, RdethRepr);
+    put!(layout.deth, e.deth, DethRepr);
+    put!(layout.xrceth, e.xrceth, XrcethRepr);
+    put!(layout.reth, e.reth, RethRepr);
+    put!(layout.atomiceth, e.atomiceth, AtomicEthRepr);
+    put!(layout.aeth, e.aeth, AethRepr);
+    put!(layout.atomicacketh, e.atomicacketh, AtomicAckEthRepr);
+    put!(layout.immdt, e.immdt, ImmDtRepr);
+    put!(layout.ieth, e.ieth, IethRepr);
+    if layout.cnp_reserved {
+        at += 16;
+    }
+    match f.payload {
+        Payload::Bytes(p) => out[at..at + payload_len].copy_from_slice(&p[..payload_len]),
+        Payload::Pattern(_) => {
+            for (i, byte) in out[at..at + payload_len].iter_mut().enumerate() {
+                *byte = (i as u8).wrapping_mul(31).wrapping_add(7);
+            }
+        }
+    }
+    let body_end = out.len() - icrc::LEN;
+    let net_hdr = &out[net_start..t];
+    let net = match f.net {
+        NetSpec::V2Ipv4 { .. } => NetHeader::Ipv4 {
+            ip: &net_hdr[..IPV4_LEN],
+            udp: &net_hdr[IPV4_LEN..],
+        },
+        NetSpec::V2Ipv6 { .. } => NetHeader::Ipv6 {
+            ip: &net_hdr[..IPV6_LEN],
+            udp: &net_hdr[IPV6_LEN..],
+        },
+        NetSpec::V1 { .. } => NetHeader::Grh(net_hdr),
+    };
+    let mut crc = icrc::compute(net, &out[t..body_end]);
+    if f.bad_icrc {
+        crc ^= 1;
+    }
+    out[body_end..].copy_from_slice(&icrc::to_trailer(crc));
+    out.len() - start
+}
+
+/// Appends a PFC frame (padded to 60 bytes) and returns its length.
+pub fn build_pfc(src_mac: [u8; 6], class_enable: u16, times: [u16; 8], out: &mut Vec<u8>) -> usize {
+    build_mac_control(
+        src_mac,
+        &PauseRepr::Pfc(crate::wire::PfcRepr {
+            class_enable,
+            times,
+        }),
+        out,
+    )
+}
+
+/// Appends an 802.3x PAUSE frame (padded to 60 bytes).
+pub fn build_pause(src_mac: [u8; 6], time: u16, out: &mut Vec<u8>) -> usize {
+    build_mac_control(src_mac, &PauseRepr::Pause { time }, out)
+}
+
+fn build_mac_control(src_mac: [u8; 6], p: &PauseRepr, out: &mut Vec<u8>) -> usize {
+    let start = out.len();
+    push_eth(out, src_mac, pause::DST_MAC, None, pause::ETHERTYPE);
+    let at = out.len();
+    out.resize(at + p.buffer_len(), 0);
+    let _ = p.emit(&mut out[at..]);
+    if out.len() - start < 60 {
+        out.resize(start + 60, 0);
+    }
+    out.len() - start
+}
+
+/// A CNP for `dest_qp` (the data sender's QP), as a ConnectX sends it.
+pub fn cnp(src_mac: [u8; 6], dst_mac: [u8; 6], net: NetSpec, dest_qp: u32) -> RoceFrame<'static> {
+    RoceFrame {
+        src_mac,
+        dst_mac,
+        vlan: None,
+        net,
+        bth: BthRepr {
+            opcode: Opcode::CNP,
+            p_key: 0xffff,
+            becn: true,
+            dest_qp,
+            ..BthRepr::default()
+        },
+        ext: ExtHeaders::default(),
+        payload: Payload::Pattern(0),
+        bad_icrc: false,
+    }
+}
+
+/// The 256-byte MAD of an RDMA CM message.
+pub fn cm_mad(transaction_id: u64, msg: &CmMessage) -> [u8; mad::MAD_LEN] {
+    let mut b = [0u8; mad::MAD_LEN];
+    let _ = mad::emit_cm(transaction_id, msg, &mut b);
+    b
+}
+
+/// A UD SEND Only to QP1 carrying `mad_bytes` (RDMA CM).
+pub fn cm_frame<'a>(
+    src_mac: [u8; 6],
+    dst_mac: [u8; 6],
+    net: NetSpec,
+    psn: u32,
+    mad_bytes: &'a [u8],
+) -> RoceFrame<'a> {
+    RoceFrame {
+        src_mac,
+        dst_mac,
+        vlan: None,
+        net,
+        bth: BthRepr {
+            opcode: Opcode(0x64),
+            p_key: 0xffff,
+            dest_qp: 1,
+            psn,
+            ..BthRepr::default()
+        },
+        ext: ExtHeaders {
+            deth: Some(DethRepr {
+                q_key: 0x8001_0000,
+                src_qp: 1,
+            }),
+            ..ExtHeaders::default()
+        },
+        payload: Payload::Bytes(mad_bytes),
+        bad_icrc: false,
+    }
+}

@@ -1,0 +1,9 @@
+//! Synthesis: frame builders (the emit side of `wire`), capture writers and
+//! scenarios with known ground truth.
+
+pub mod frame;
+pub mod pcap;
+pub mod samples;
+
+pub use frame::{ExtHeaders, NetSpec, Payload, RoceFrame, build_pause, build_pfc, build_roce};
+pub use pcap::{CaptureWriter, OutFormat};

@@ -1,0 +1,102 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use roce_dissect::capture::CaptureFile;
+use roce_dissect::dissect::{DissectOptions, dissect};
+use roce_dissect::output::packets::write_json_line;
+
+/// `../shared/captures-external`, when this checkout has it.
+pub fn external_dir() -> Option<PathBuf> {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/captures-external");
+    if d.is_dir() {
+        Some(d)
+    } else {
+        eprintln!("skipping: ../shared/captures-external is absent");
+        None
+    }
+}
+
+/// Every capture file in the external folder, sorted.
+pub fn external_captures() -> Vec<PathBuf> {
+    let Some(d) = external_dir() else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.to_string_lossy();
+            n.ends_with(".pcap") || n.ends_with(".pcapng")
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Whether tshark can be run; prints why a test is skipped when not.
+pub fn have_tshark() -> bool {
+    let ok = Command::new("tshark")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !ok {
+        eprintln!("skipping: tshark is not installed (apt-get install tshark)");
+    }
+    ok
+}
+
+/// `../shared/tools/contract-check`, when present.
+pub fn contract_check(kind: &str, file: &Path) -> Option<String> {
+    let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/tools/contract-check");
+    if !tool.exists() {
+        eprintln!("skipping contract-check: ../shared/tools/contract-check is absent");
+        return None;
+    }
+    let out = Command::new("python3")
+        .arg(&tool)
+        .arg(kind)
+        .arg(file)
+        .output()
+        .expect("run contract-check");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "contract-check {kind} failed:\n{text}");
+    Some(text)
+}
+
+/// Decodes a capture into the JSON objects of `packets --json`.
+pub fn json_packets(path: &Path) -> Vec<serde_json::Value> {
+    let file = CaptureFile::open(path).unwrap();
+    let opts = DissectOptions::default();
+    let mut out = Vec::new();
+    for f in file.frames().unwrap() {
+        let f = f.unwrap();
+        let mut line = Vec::new();
+        write_json_line(&mut line, &dissect(&f, &opts));
+        out.push(serde_json::from_slice(&line).expect("valid JSON line"));
+    }
+    out
+}
+
+pub fn bin() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("roce-dissect").unwrap()
+}
+
+/// Writes frames to a pcap (µs) in a temp dir and returns its path.
+pub fn write_pcap(dir: &Path, name: &str, frames: &[Vec<u8>]) -> PathBuf {
+    use roce_dissect::synth::{CaptureWriter, OutFormat};
+    let p = dir.join(name);
+    let mut w = CaptureWriter::new(
+        std::fs::File::create(&p).unwrap(),
+        OutFormat::from_path(&p),
+    )
+    .unwrap();
+    for (i, f) in frames.iter().enumerate() {
+        w.write(1_700_000_000_000_000_000 + i as u64 * 1000, f).unwrap();
+    }
+    w.flush().unwrap();
+    p
+}
