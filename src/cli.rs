@@ -1,13 +1,15 @@
 //! Command-line parsing and the commands. `main.rs` only calls [`main`].
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::analysis::{AnalysisOptions, Analyzer, parse_dscp_map};
 use crate::capture::{CaptureError, CaptureFile, Format};
 use crate::dissect::{DissectOptions, dissect};
+use crate::output::report::{Style, TextOptions};
 use crate::output::{packets, tree};
 
 const AFTER_HELP: &str = "\
@@ -41,6 +43,45 @@ pub struct Cli {
 
     #[command(flatten)]
     pub decode: DecodeArgs,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+/// Options of the analysis report (the default command).
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// Print the report as one JSON document
+    #[arg(long)]
+    pub json: bool,
+
+    /// List every flow's events (gaps, retransmits, NAKs, CE, CNPs) in the text report
+    #[arg(long)]
+    pub events: bool,
+
+    /// Path MTU for READ requests when it cannot be inferred (256-4096)
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(64..=65536))]
+    pub pmtu: Option<u32>,
+
+    /// Identical frames of a flow closer than this are capture duplicates
+    #[arg(long, value_name = "DURATION", default_value = "2us", value_parser = parse_duration)]
+    pub dup_window: u64,
+
+    /// A pause longer than this is reported as a storm
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = parse_duration)]
+    pub storm_threshold: u64,
+
+    /// DSCP to priority for untagged frames, e.g. 24-31:3,48-55:6
+    #[arg(long, value_name = "MAP", default_value = "24-31:3,48-55:6")]
+    pub dscp_map: String,
+
+    /// Events kept per flow (the rest are counted)
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub max_events: usize,
+
+    /// Never colour the text report (NO_COLOR is honoured too)
+    #[arg(long)]
+    pub no_color: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -99,6 +140,30 @@ pub struct PacketsArgs {
     /// Show only RoCE frames (and PFC/PAUSE frames)
     #[arg(long)]
     pub roce_only: bool,
+
+    /// Show only the frames of one flow: SRC,DST,QP as the report names it
+    #[arg(long, value_name = "SRC,DST,QP", value_parser = crate::pipeline::parse_flow)]
+    pub flow: Option<crate::analysis::FlowKey>,
+}
+
+/// Parses `2us`, `100ms`, `1.5s`, `500ns`, `0`.
+pub fn parse_duration(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration (try 2us, 100ms, 1s)"))?;
+    let mult = match unit.trim() {
+        "" | "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        other => return Err(format!("unknown unit '{other}' in '{s}' (ns, us, ms, s)")),
+    };
+    Ok((v * mult).round() as u64)
 }
 
 /// Parses `100G`, `25g`, `400Gb`, `10000000000`.
@@ -118,7 +183,7 @@ pub fn parse_link_speed(s: &str) -> Result<u64, String> {
         .parse()
         .map_err(|_| format!("'{s}' is not a link speed (try 100G, 25G or bits/s)"))?;
     let bps = v * mult as f64;
-    if !(bps >= 1.0 && bps <= 1e15) {
+    if !(1.0..=1e15).contains(&bps) {
         return Err(format!("'{s}' is out of range for a link speed"));
     }
     Ok(bps as u64)
@@ -129,7 +194,10 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Some(Command::Packets(args)) => run_packets(args, &cli.decode),
-        None => Err(RunError::Usage("missing command".into())),
+        None => match &cli.capture {
+            Some(path) => run_report(path, &cli.decode, &cli.report),
+            None => Err(RunError::Usage("no capture given (see --help)".into())),
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -208,6 +276,11 @@ fn run_packets(args: &PacketsArgs, decode: &DecodeArgs) -> Result<(), RunError> 
             if args.roce_only && pkt.roce.is_none() && pkt.pause.is_none() {
                 continue;
             }
+            if let Some(want) = &args.flow
+                && Analyzer::flow_key(&pkt).as_ref() != Some(want)
+            {
+                continue;
+            }
             if args.json {
                 packets::write_json_line(&mut buf, &pkt);
                 if buf.len() >= 1 << 15 {
@@ -242,4 +315,59 @@ fn run_packets(args: &PacketsArgs, decode: &DecodeArgs) -> Result<(), RunError> 
 
 fn with_path(e: CaptureError, path: &std::path::Path) -> RunError {
     RunError::Capture(path.to_path_buf(), e)
+}
+
+fn run_report(path: &PathBuf, decode: &DecodeArgs, args: &ReportArgs) -> Result<(), RunError> {
+    let dscp_map = parse_dscp_map(&args.dscp_map).map_err(RunError::Usage)?;
+    let opts = AnalysisOptions {
+        link_speed_bps: decode.link_speed,
+        pmtu: args.pmtu,
+        dup_window_ns: args.dup_window,
+        storm_threshold_ns: args.storm_threshold,
+        dscp_map,
+        max_events: args.max_events,
+    };
+    let file = CaptureFile::open(path).map_err(|e| with_path(e, path))?;
+    let started = std::time::Instant::now();
+    let show = io::stderr().is_terminal();
+    let mut shown = false;
+    let mut progress = |done: usize, total: usize, frames: u64| {
+        if show && started.elapsed().as_secs_f64() > 1.0 {
+            shown = true;
+            let pct = if total > 0 { done * 100 / total } else { 0 };
+            let bar = "#".repeat(pct / 4);
+            eprint!(
+                "\r[{bar:<25}] {pct:>3}%  {} frames",
+                crate::output::report::grouped(frames)
+            );
+        }
+    };
+    let result = crate::pipeline::analyze(&file, &decode.dissect_options(), opts, Some(&mut progress));
+    if shown {
+        eprint!("\r{:60}\r", "");
+    }
+    let report = result.map_err(|e| with_path(e, path))?;
+    for w in &report.capture.warnings {
+        eprintln!("roce-dissect: warning: {w}");
+    }
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report).map_err(io::Error::other)?;
+        writeln!(out)?;
+    } else {
+        let color = !args.no_color
+            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            && io::stdout().is_terminal();
+        let text = crate::output::report::render(
+            &report,
+            &TextOptions {
+                style: Style { color },
+                events: args.events,
+            },
+        );
+        out.write_all(text.as_bytes())?;
+    }
+    out.flush()?;
+    Ok(())
 }

@@ -6,9 +6,11 @@
 //! [`wire`], and [`output`] renders packets.
 #![forbid(unsafe_code)]
 
+pub mod analysis;
 pub mod capture;
 pub mod cli;
 pub mod dissect;
 pub mod output;
+pub mod pipeline;
 pub mod synth;
 pub mod wire;

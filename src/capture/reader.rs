@@ -314,7 +314,7 @@ impl<'a> FrameReader<'a> {
                     // A block whose framing is sane can be stepped over; one
                     // whose length is garbage leaves nothing to resync on.
                     let len = self.block_len_at(at).unwrap_or(0) as usize;
-                    if len >= 12 && len % 4 == 0 && len <= rest.len() {
+                    if len >= 12 && len.is_multiple_of(4) && len <= rest.len() {
                         self.warn(format!("skipped corrupt pcapng block at byte {at}: {e}"));
                         self.pos = at.saturating_add(len);
                         continue;

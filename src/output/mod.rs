@@ -2,4 +2,5 @@
 
 pub mod json;
 pub mod packets;
+pub mod report;
 pub mod tree;

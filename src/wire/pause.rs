@@ -117,7 +117,10 @@ pub fn quanta_to_ns(quanta: u16, link_bps: u64) -> u64 {
         return 0;
     }
     let bits = u128::from(quanta).saturating_mul(512);
-    let ns = bits.saturating_mul(1_000_000_000) / u128::from(link_bps);
+    let ns = bits
+        .saturating_mul(1_000_000_000)
+        .checked_div(u128::from(link_bps))
+        .unwrap_or(0);
     u64::try_from(ns).unwrap_or(u64::MAX)
 }
 

@@ -1,0 +1,408 @@
+//! One direction of one queue pair and everything counted on it.
+
+use std::net::IpAddr;
+
+use rustc_hash::FxHashMap;
+
+use super::psn::{PsnTracker, Verdict, WINDOW, psn_add, psn_diff};
+use super::report::{DelayStats, Episode, Event, NakCounts};
+use crate::dissect::{Packet, RoceVersion};
+use crate::wire::{Operation, Transport};
+
+/// (source address, destination address, BTH DestQP). Addresses are IPs
+/// for v2 and GIDs for v1; the UDP source port is entropy, never a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FlowKey {
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub dest_qp: u32,
+}
+
+/// A NAK remembered for attributing the replay that follows it.
+#[derive(Debug, Clone, Copy)]
+pub struct RecentNak {
+    pub psn: u32,
+    pub ts_ns: u64,
+    pub frame: u64,
+    pub rnr: bool,
+    pub used: bool,
+}
+
+/// Default PMTU when nothing better is known.
+pub const DEFAULT_PMTU: u32 = 4096;
+
+#[derive(Debug, Clone, Copy)]
+struct Prev {
+    frame: u64,
+    ts_ns: u64,
+    psn: u32,
+    verdict: Verdict,
+    /// Silence before this packet on the flow.
+    silence_ns: u64,
+}
+
+#[derive(Debug, Clone)]
+struct OpenEpisode {
+    ep: Episode,
+    silence_ns: u64,
+    attributed: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DelayAcc {
+    count: u64,
+    min: u64,
+    max: u64,
+    sum: u128,
+}
+
+impl DelayAcc {
+    pub fn add(&mut self, ns: u64) {
+        if self.count == 0 || ns < self.min {
+            self.min = ns;
+        }
+        self.max = self.max.max(ns);
+        self.sum += u128::from(ns);
+        self.count += 1;
+    }
+
+    pub fn stats(&self) -> Option<DelayStats> {
+        (self.count > 0).then(|| DelayStats {
+            count: self.count,
+            min_ns: self.min,
+            mean_ns: (self.sum / u128::from(self.count)) as u64,
+            max_ns: self.max,
+        })
+    }
+}
+
+pub struct FlowState<'a> {
+    pub key: FlowKey,
+    pub version: RoceVersion,
+    pub transport: Option<Transport>,
+    pub first_frame: u64,
+    pub packets: u64,
+    pub bytes: u64,
+    pub payload_bytes: u64,
+    pub duplicates: u64,
+    pub first_ts: u64,
+    pub last_ts: u64,
+    pub retransmits: u64,
+    pub out_of_order: u64,
+    pub ecn_ce: u64,
+    pub cnps: u64,
+    pub bad_icrc: u64,
+    pub naks: NakCounts,
+    pub priority: Option<u8>,
+    pub events: Vec<Event>,
+    pub events_dropped: u64,
+    pub episodes: Vec<Episode>,
+    pub episode_count: u64,
+    pub ce_to_cnp: DelayAcc,
+    pub pending_ce: Option<u64>,
+    pub pmtu: Option<u32>,
+
+    /// Request sequence (SEND, WRITE, READ request, atomics).
+    pub req: Option<Box<PsnTracker>>,
+    /// UD: one request sequence per DETH source QP.
+    ud: FxHashMap<u32, PsnTracker>,
+    /// READ responses.
+    resp: Option<Box<PsnTracker>>,
+    /// A READ request whose PSN count waits for the PMTU: (PSN, DMA length).
+    pending_read: Option<(u32, u32)>,
+    pub req_first_psn: Option<u32>,
+    /// PSNs carried by AETH packets (ACKs, NAKs, READ responses).
+    pub ack_first_psn: Option<u32>,
+    pub ack_last_psn: Option<u32>,
+
+    prev: Option<Prev>,
+    last_seq_ts: Option<u64>,
+    open_episode: Option<OpenEpisode>,
+    last_data: &'a [u8],
+    last_data_ts: u64,
+}
+
+impl<'a> FlowState<'a> {
+    pub fn new(key: FlowKey, version: RoceVersion, pkt: &Packet<'a>) -> Self {
+        FlowState {
+            key,
+            version,
+            transport: None,
+            first_frame: pkt.number,
+            packets: 0,
+            bytes: 0,
+            payload_bytes: 0,
+            duplicates: 0,
+            first_ts: pkt.ts_ns,
+            last_ts: pkt.ts_ns,
+            retransmits: 0,
+            out_of_order: 0,
+            ecn_ce: 0,
+            cnps: 0,
+            bad_icrc: 0,
+            naks: NakCounts::default(),
+            priority: None,
+            events: Vec::new(),
+            events_dropped: 0,
+            episodes: Vec::new(),
+            episode_count: 0,
+            ce_to_cnp: DelayAcc::default(),
+            pending_ce: None,
+            pmtu: None,
+            req: None,
+            ud: FxHashMap::default(),
+            resp: None,
+            pending_read: None,
+            req_first_psn: None,
+            ack_first_psn: None,
+            ack_last_psn: None,
+            prev: None,
+            last_seq_ts: None,
+            open_episode: None,
+            last_data: &[],
+            last_data_ts: 0,
+        }
+    }
+
+    /// Byte-identical to the previous frame of the flow and close in time.
+    pub fn is_duplicate(&self, pkt: &Packet<'_>, window_ns: u64) -> bool {
+        !self.last_data.is_empty()
+            && self.last_data.len() == pkt.data.len()
+            && pkt.ts_ns >= self.last_data_ts
+            && pkt.ts_ns - self.last_data_ts <= window_ns
+            && self.last_data == pkt.data
+    }
+
+    pub fn remember(&mut self, pkt: &Packet<'a>) {
+        self.last_data = pkt.data;
+        self.last_data_ts = pkt.ts_ns;
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn event(
+        &mut self,
+        max: usize,
+        kind: &'static str,
+        pkt: &Packet<'_>,
+        psn: Option<u32>,
+        count: Option<u32>,
+        code: Option<u8>,
+        detail: Option<String>,
+    ) {
+        if self.events.len() >= max {
+            self.events_dropped += 1;
+            return;
+        }
+        self.events.push(Event {
+            kind,
+            frame: pkt.number,
+            ts_ns: pkt.ts_ns,
+            psn,
+            count,
+            code,
+            detail,
+        });
+    }
+
+    pub fn note_ack_psn(&mut self, psn: u32) {
+        if self.ack_first_psn.is_none() {
+            self.ack_first_psn = Some(psn);
+        }
+        self.ack_last_psn = Some(psn);
+    }
+
+    fn resolve_pending_read(&mut self, pmtu: Option<u32>) {
+        if let Some((psn, len)) = self.pending_read.take() {
+            let span = read_span(len, pmtu.unwrap_or(DEFAULT_PMTU));
+            if let Some(t) = self.req.as_mut() {
+                t.extend_last(psn, span);
+            }
+        }
+    }
+
+    /// A packet of the request sequence.
+    pub fn request(&mut self, pkt: &Packet<'_>, op: Operation, pmtu: Option<u32>, max: usize) {
+        let Some(bth) = pkt.bth else {
+            return;
+        };
+        if pmtu.is_some() {
+            self.pmtu = pmtu;
+        }
+        let verdict = if bth.opcode.transport() == Transport::Ud {
+            let src_qp = pkt.deth.map(|d| d.src_qp).unwrap_or(0);
+            self.ud.entry(src_qp).or_default().observe(bth.psn, 1)
+        } else {
+            self.resolve_pending_read(pmtu);
+            let mut span = 1;
+            if op == Operation::ReadRequest
+                && let Some(reth) = pkt.reth
+            {
+                match pmtu {
+                    Some(m) => span = read_span(reth.dma_len, m),
+                    None => self.pending_read = Some((bth.psn, reth.dma_len)),
+                }
+            }
+            if self.req_first_psn.is_none() {
+                self.req_first_psn = Some(bth.psn);
+            }
+            self.req.get_or_insert_with(Default::default).observe(bth.psn, span)
+        };
+        self.sequence_verdict(pkt, bth.psn, verdict, max);
+    }
+
+    /// A READ response packet.
+    pub fn read_response(&mut self, pkt: &Packet<'_>, op: Operation, max: usize) {
+        let Some(bth) = pkt.bth else {
+            return;
+        };
+        let t = self.resp.get_or_insert_with(Default::default);
+        let verdict = match op {
+            Operation::ReadResponseFirst | Operation::ReadResponseOnly => {
+                t.observe_message_start(bth.psn)
+            }
+            _ => t.observe(bth.psn, 1),
+        };
+        self.sequence_verdict(pkt, bth.psn, verdict, max);
+    }
+
+    fn sequence_verdict(&mut self, pkt: &Packet<'_>, psn: u32, verdict: Verdict, max: usize) {
+        let silence = self
+            .last_seq_ts
+            .map(|t| pkt.ts_ns.saturating_sub(t))
+            .unwrap_or(0);
+        self.last_seq_ts = Some(pkt.ts_ns);
+        match verdict {
+            Verdict::Gap { first, count } => {
+                self.event(max, "gap", pkt, Some(first), Some(count), None, None);
+            }
+            Verdict::OutOfOrder => {
+                self.out_of_order += 1;
+                self.event(max, "out_of_order", pkt, Some(psn), None, None, None);
+            }
+            Verdict::Retransmit => {
+                self.retransmits += 1;
+                self.event(max, "retransmit", pkt, Some(psn), None, None, None);
+            }
+            _ => {}
+        }
+        // Go-back-N episodes: consecutive replayed PSNs. A late packet just
+        // before the replay (receiver-side capture) is where it began.
+        if verdict == Verdict::Retransmit {
+            let extends = self
+                .open_episode
+                .as_ref()
+                .is_some_and(|o| psn == psn_add(o.ep.last_psn, 1));
+            if extends {
+                if let Some(o) = self.open_episode.as_mut() {
+                    o.ep.last_psn = psn;
+                    o.ep.packets += 1;
+                }
+            } else {
+                self.close_episode(max);
+                let start = match self.prev {
+                    Some(p)
+                        if p.verdict == Verdict::OutOfOrder
+                            && psn == psn_add(p.psn, 1) =>
+                    {
+                        (p.frame, p.ts_ns, p.psn, 2, p.silence_ns)
+                    }
+                    _ => (pkt.number, pkt.ts_ns, psn, 1, silence),
+                };
+                self.open_episode = Some(OpenEpisode {
+                    ep: Episode {
+                        frame: start.0,
+                        ts_ns: start.1,
+                        first_psn: start.2,
+                        last_psn: psn,
+                        packets: start.3,
+                        trigger: "timeout",
+                        nak_frame: None,
+                        latency_ns: start.4,
+                    },
+                    silence_ns: start.4,
+                    attributed: false,
+                });
+            }
+        } else {
+            self.close_episode(max);
+        }
+        self.prev = Some(Prev {
+            frame: pkt.number,
+            ts_ns: pkt.ts_ns,
+            psn,
+            verdict,
+            silence_ns: silence,
+        });
+    }
+
+    fn close_episode(&mut self, max: usize) {
+        if let Some(o) = self.open_episode.take() {
+            self.episode_count += 1;
+            if self.episodes.len() < max {
+                self.episodes.push(o.ep);
+            }
+        }
+    }
+
+    /// Whether an episode just opened and still needs its trigger.
+    pub fn episode_needs_trigger(&self) -> bool {
+        self.open_episode.as_ref().is_some_and(|o| !o.attributed)
+    }
+
+    /// Finds the NAK (from the other direction) that asked for the open
+    /// episode, or calls it a timeout.
+    pub fn attribute_episode(&mut self, naks: Option<&mut Vec<RecentNak>>) {
+        let Some(o) = self.open_episode.as_mut() else {
+            return;
+        };
+        o.attributed = true;
+        let best = naks.and_then(|list| {
+            list.iter_mut()
+                .filter(|n| {
+                    !n.used
+                        && n.ts_ns <= o.ep.ts_ns
+                        && (0..WINDOW as i32).contains(&psn_diff(o.ep.first_psn, n.psn))
+                })
+                .max_by_key(|n| n.ts_ns)
+        });
+        match best {
+            Some(n) => {
+                n.used = true;
+                o.ep.trigger = if n.rnr { "rnr" } else { "nak" };
+                o.ep.nak_frame = Some(n.frame);
+                o.ep.latency_ns = o.ep.ts_ns.saturating_sub(n.ts_ns);
+            }
+            None => {
+                o.ep.trigger = "timeout";
+                o.ep.latency_ns = o.silence_ns;
+            }
+        }
+    }
+
+    /// Still missing at the end of the capture.
+    pub fn missing(&self) -> u64 {
+        self.req.as_ref().map_or(0, |t| t.missing())
+            + self.resp.as_ref().map_or(0, |t| t.missing())
+            + self.ud.values().map(|t| t.missing()).sum::<u64>()
+    }
+
+    pub fn req_next(&self) -> Option<u32> {
+        self.req.as_ref().and_then(|t| t.next())
+    }
+
+    pub fn finish(&mut self, pmtu: Option<u32>) {
+        if pmtu.is_some() {
+            self.pmtu = pmtu;
+        }
+        self.resolve_pending_read(pmtu);
+        self.close_episode(usize::MAX);
+    }
+}
+
+/// PSNs a READ request of `len` bytes consumes: ceil(len / PMTU), at least 1.
+pub fn read_span(len: u32, pmtu: u32) -> u32 {
+    if pmtu == 0 {
+        return 1;
+    }
+    len.div_ceil(pmtu).clamp(1, WINDOW)
+}

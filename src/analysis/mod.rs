@@ -1,0 +1,485 @@
+//! Packets to flows, PSN state, pauses and CNP/ECN: the only stateful layer.
+//! Memory grows with the number of flows, never with the number of packets.
+
+mod flow;
+pub mod hints;
+mod pairing;
+pub mod pfc;
+pub mod psn;
+pub mod report;
+
+use std::net::IpAddr;
+
+use rustc_hash::FxHashMap;
+
+pub use flow::FlowKey;
+use flow::{FlowState, RecentNak};
+pub use report::Report;
+
+use crate::dissect::{Packet, RoceVersion};
+use crate::wire::aeth::AckKind;
+use crate::wire::mad::CmMessage;
+use crate::wire::pause::PauseRepr;
+use crate::wire::{Operation, Transport};
+use pfc::{PauseKey, PauseTimeline};
+
+/// Settings of the analysis (the report's command-line options).
+#[derive(Debug, Clone)]
+pub struct AnalysisOptions {
+    pub link_speed_bps: u64,
+    /// PMTU when none can be inferred (`--pmtu`).
+    pub pmtu: Option<u32>,
+    /// Identical frames closer than this are capture duplicates.
+    pub dup_window_ns: u64,
+    /// A pause longer than this is a storm.
+    pub storm_threshold_ns: u64,
+    /// DSCP to priority, for untagged frames.
+    pub dscp_map: [Option<u8>; 64],
+    /// Events kept per flow; later ones are counted in `events_dropped`.
+    pub max_events: usize,
+}
+
+/// The common "trust DSCP" map: 24-31 → 3 (RoCE), 48-55 → 6 (CNP).
+pub fn default_dscp_map() -> [Option<u8>; 64] {
+    let mut m = [None; 64];
+    for (d, slot) in m.iter_mut().enumerate() {
+        *slot = match d {
+            24..=31 => Some(3),
+            48..=55 => Some(6),
+            _ => None,
+        };
+    }
+    m
+}
+
+/// Parses `24-31:3,48-55:6,46:5`.
+pub fn parse_dscp_map(s: &str) -> Result<[Option<u8>; 64], String> {
+    let mut m = [None; 64];
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (range, prio) = part
+            .split_once(':')
+            .ok_or_else(|| format!("'{part}': expected DSCP[-DSCP]:PRIORITY"))?;
+        let prio: u8 = prio
+            .trim()
+            .parse()
+            .ok()
+            .filter(|p| *p < 8)
+            .ok_or_else(|| format!("'{part}': priority must be 0-7"))?;
+        let (lo, hi) = match range.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (range.trim(), range.trim()),
+        };
+        let lo: usize = lo.parse().map_err(|_| format!("'{part}': bad DSCP"))?;
+        let hi: usize = hi.parse().map_err(|_| format!("'{part}': bad DSCP"))?;
+        if lo > hi || hi > 63 {
+            return Err(format!("'{part}': DSCP must be 0-63"));
+        }
+        for slot in &mut m[lo..=hi] {
+            *slot = Some(prio);
+        }
+    }
+    Ok(m)
+}
+
+impl Default for AnalysisOptions {
+    fn default() -> Self {
+        AnalysisOptions {
+            link_speed_bps: 100_000_000_000,
+            pmtu: None,
+            dup_window_ns: 2_000,
+            storm_threshold_ns: 100_000_000,
+            dscp_map: default_dscp_map(),
+            max_events: 1000,
+        }
+    }
+}
+
+/// Facts about the capture file that the packets do not carry.
+#[derive(Debug, Clone, Default)]
+pub struct CaptureInfo {
+    pub file: String,
+    pub format: String,
+    pub ts_resolution_ns: u64,
+    pub warnings: Vec<String>,
+}
+
+/// Unordered pair of hosts: PMTU is a property of the path.
+fn host_pair(a: IpAddr, b: IpAddr) -> (IpAddr, IpAddr) {
+    if a <= b { (a, b) } else { (b, a) }
+}
+
+/// Capture-wide counters.
+#[derive(Debug, Default, Clone)]
+struct Totals {
+    frames: u64,
+    roce_frames: u64,
+    first_ts: Option<u64>,
+    last_ts: u64,
+    truncated: u64,
+    malformed: u64,
+    icrc_errors: u64,
+    duplicates: u64,
+    cm_messages: u64,
+}
+
+/// Consumes packets in capture order and builds the [`Report`].
+pub struct Analyzer<'a> {
+    opts: AnalysisOptions,
+    totals: Totals,
+    flows: Vec<FlowState<'a>>,
+    index: FxHashMap<FlowKey, u32>,
+    /// PMTU per host pair, from FIRST/MIDDLE payloads and CM REQs.
+    pmtu: FxHashMap<(IpAddr, IpAddr), u32>,
+    /// Recent NAKs per (NAK sender, NAK receiver).
+    naks: FxHashMap<(IpAddr, IpAddr), Vec<RecentNak>>,
+    /// CM REQs by local communication ID: (src, dst, local QPN).
+    cm_reqs: FxHashMap<u32, (IpAddr, IpAddr, u32)>,
+    /// Flow pairs learnt from CM, both ways.
+    cm_peer: FxHashMap<FlowKey, FlowKey>,
+    /// Flows with a CE mark still waiting for its CNP, per (src, dst).
+    pending_ce: FxHashMap<(IpAddr, IpAddr), Vec<u32>>,
+    pauses: PauseTimeline,
+}
+
+const RECENT_NAKS: usize = 32;
+
+impl<'a> Analyzer<'a> {
+    pub fn new(opts: AnalysisOptions) -> Self {
+        Analyzer {
+            opts,
+            totals: Totals::default(),
+            flows: Vec::new(),
+            index: FxHashMap::default(),
+            pmtu: FxHashMap::default(),
+            naks: FxHashMap::default(),
+            cm_reqs: FxHashMap::default(),
+            cm_peer: FxHashMap::default(),
+            pending_ce: FxHashMap::default(),
+            pauses: PauseTimeline::default(),
+        }
+    }
+
+    pub fn options(&self) -> &AnalysisOptions {
+        &self.opts
+    }
+
+    /// The flow a packet belongs to (for `packets --flow`).
+    pub fn flow_key(pkt: &Packet<'_>) -> Option<FlowKey> {
+        let bth = pkt.bth?;
+        let (src, dst) = pkt.endpoints()?;
+        Some(FlowKey {
+            src,
+            dst,
+            dest_qp: bth.dest_qp,
+        })
+    }
+
+    /// Feeds one packet.
+    pub fn packet(&mut self, pkt: &Packet<'a>) {
+        let t = &mut self.totals;
+        t.frames += 1;
+        if t.first_ts.is_none() {
+            t.first_ts = Some(pkt.ts_ns);
+        }
+        t.last_ts = t.last_ts.max(pkt.ts_ns);
+        if pkt.is_truncated() {
+            t.truncated += 1;
+        }
+        if let Some(e) = &pkt.error
+            && !(pkt.is_truncated() && e.is_truncation())
+        {
+            t.malformed += 1;
+        }
+        if pkt.icrc.is_some_and(|i| i.valid == Some(false)) {
+            t.icrc_errors += 1;
+        }
+        if let Some(p) = &pkt.pause {
+            self.pause_frame(pkt, p);
+            return;
+        }
+        if pkt.roce.is_some() {
+            self.totals.roce_frames += 1;
+        }
+        let Some(key) = Self::flow_key(pkt) else {
+            return;
+        };
+        self.roce_packet(pkt, key);
+    }
+
+    fn pause_frame(&mut self, pkt: &Packet<'_>, p: &PauseRepr) {
+        let Some(mac) = pkt.src_mac() else {
+            return;
+        };
+        let bps = self.opts.link_speed_bps;
+        match p {
+            PauseRepr::Pfc(pfc) => {
+                self.pauses.pfc_frames += 1;
+                for prio in 0..8u8 {
+                    if pfc.enabled(prio) {
+                        let key = PauseKey {
+                            mac,
+                            priority: Some(prio),
+                        };
+                        self.pauses
+                            .apply(key, pfc.times[usize::from(prio)], pkt.ts_ns, pkt.number, bps);
+                    }
+                }
+            }
+            PauseRepr::Pause { time } => {
+                self.pauses.pause_frames += 1;
+                let key = PauseKey {
+                    mac,
+                    priority: None,
+                };
+                self.pauses.apply(key, *time, pkt.ts_ns, pkt.number, bps);
+            }
+            PauseRepr::Other { .. } => {}
+        }
+    }
+
+    fn flow_id(&mut self, key: FlowKey, pkt: &Packet<'a>) -> u32 {
+        if let Some(&id) = self.index.get(&key) {
+            return id;
+        }
+        let id = self.flows.len() as u32;
+        let version = pkt.roce.unwrap_or(RoceVersion::V2);
+        self.flows.push(FlowState::new(key, version, pkt));
+        self.index.insert(key, id);
+        id
+    }
+
+    fn pmtu_for(&self, key: &FlowKey) -> Option<u32> {
+        self.pmtu
+            .get(&host_pair(key.src, key.dst))
+            .copied()
+            .or(self.opts.pmtu)
+    }
+
+    fn roce_packet(&mut self, pkt: &Packet<'a>, key: FlowKey) {
+        let Some(bth) = pkt.bth else {
+            return;
+        };
+        let id = self.flow_id(key, pkt);
+        let dup_window = self.opts.dup_window_ns;
+        let max_events = self.opts.max_events;
+
+        // Capture duplicates count in packets/bytes/duplicates only.
+        {
+            let f = &mut self.flows[id as usize];
+            f.packets += 1;
+            f.bytes += u64::from(pkt.len);
+            if f.is_duplicate(pkt, dup_window) {
+                f.duplicates += 1;
+                self.totals.duplicates += 1;
+                return;
+            }
+            f.remember(pkt);
+        }
+
+        let op = bth.opcode.operation();
+        // PMTU from FIRST/MIDDLE payloads, which are exactly one PMTU.
+        if let (Some(o), Some(n)) = (op, pkt.payload_len)
+            && o.is_first_or_middle()
+            && n > 0
+        {
+            self.pmtu.insert(host_pair(key.src, key.dst), n);
+        }
+        if let Some(cm) = &pkt.cm {
+            self.cm_message(&key, cm);
+        }
+
+        let pmtu = self.pmtu_for(&key);
+        let priority = pkt
+            .pcp()
+            .or_else(|| pkt.dscp().and_then(|d| self.opts.dscp_map[usize::from(d & 63)]));
+        let f = &mut self.flows[id as usize];
+        f.payload_bytes += u64::from(pkt.payload_len.unwrap_or(0));
+        f.last_ts = f.last_ts.max(pkt.ts_ns);
+        if priority.is_some() {
+            f.priority = priority;
+        }
+        if pkt.icrc.is_some_and(|i| i.valid == Some(false)) {
+            f.bad_icrc += 1;
+            f.event(max_events, "bad_icrc", pkt, Some(bth.psn), None, None, None);
+        }
+        if f.transport.is_none() && bth.opcode.transport() != Transport::Cnp {
+            f.transport = Some(bth.opcode.transport());
+        }
+
+        // ECN CE marks.
+        if pkt.ecn() == Some(3) {
+            f.ecn_ce += 1;
+            f.event(max_events, "ecn_ce", pkt, Some(bth.psn), None, None, None);
+            if f.pending_ce.is_none() {
+                f.pending_ce = Some(pkt.ts_ns);
+                self.pending_ce
+                    .entry((key.src, key.dst))
+                    .or_default()
+                    .push(id);
+            }
+        }
+
+        let f = &mut self.flows[id as usize];
+        match op {
+            Some(Operation::Cnp) => {
+                f.cnps += 1;
+                f.event(max_events, "cnp", pkt, Some(bth.psn), None, None, None);
+                self.cnp_arrived(&key, pkt.ts_ns);
+            }
+            Some(o) if o.is_request() => {
+                f.request(pkt, o, pmtu, max_events);
+            }
+            Some(o) if o.is_read_response() => {
+                f.read_response(pkt, o, max_events);
+            }
+            _ => {}
+        }
+
+        // ACK/NAK syndromes.
+        if let Some(a) = &pkt.aeth {
+            let f = &mut self.flows[id as usize];
+            f.note_ack_psn(bth.psn);
+            let kind = a.kind();
+            match kind {
+                AckKind::RnrNak => {
+                    f.naks.rnr += 1;
+                    f.event(max_events, "rnr_nak", pkt, Some(bth.psn), None, Some(a.value()), None);
+                }
+                AckKind::Nak => {
+                    let code = a.value();
+                    match code {
+                        0 => f.naks.psn_seq_err += 1,
+                        1 => f.naks.invalid_request += 1,
+                        2 => f.naks.remote_access += 1,
+                        3 => f.naks.remote_op += 1,
+                        4 => f.naks.invalid_rd += 1,
+                        _ => {}
+                    }
+                    f.event(
+                        max_events,
+                        "nak",
+                        pkt,
+                        Some(bth.psn),
+                        None,
+                        Some(code),
+                        Some(crate::wire::aeth::nak::name(code).to_string()),
+                    );
+                }
+                _ => {}
+            }
+            if matches!(kind, AckKind::RnrNak | AckKind::Nak) {
+                let list = self.naks.entry((key.src, key.dst)).or_default();
+                if list.len() >= RECENT_NAKS {
+                    list.remove(0);
+                }
+                list.push(RecentNak {
+                    psn: bth.psn,
+                    ts_ns: pkt.ts_ns,
+                    frame: pkt.number,
+                    rnr: kind == AckKind::RnrNak,
+                    used: false,
+                });
+            }
+        }
+
+        // A replay that just started: find the NAK that asked for it.
+        let f = &mut self.flows[id as usize];
+        if f.episode_needs_trigger() {
+            let naks = self.naks.get_mut(&(key.dst, key.src));
+            f.attribute_episode(naks);
+        }
+
+        // Frames sent on a priority that the receiving port paused.
+        if let (Some(prio), Some(eth)) = (priority, pkt.eth) {
+            self.pauses.sent(eth.dst, prio, pkt.ts_ns, id);
+        }
+    }
+
+    fn cm_message(&mut self, key: &FlowKey, cm: &CmMessage) {
+        self.totals.cm_messages += 1;
+        match *cm {
+            CmMessage::Req {
+                local_comm_id,
+                local_qpn,
+                mtu,
+                ..
+            } => {
+                self.cm_reqs
+                    .insert(local_comm_id, (key.src, key.dst, local_qpn));
+                if (1..=5).contains(&mtu) {
+                    self.pmtu
+                        .entry(host_pair(key.src, key.dst))
+                        .or_insert(128u32 << mtu);
+                }
+            }
+            CmMessage::Rep {
+                remote_comm_id,
+                local_qpn,
+                ..
+            } => {
+                // REP travels B → A; the REQ went A → B from QP qa.
+                if let Some(&(a, b, qa)) = self.cm_reqs.get(&remote_comm_id)
+                    && a == key.dst
+                    && b == key.src
+                {
+                    let data = FlowKey {
+                        src: a,
+                        dst: b,
+                        dest_qp: local_qpn,
+                    };
+                    let back = FlowKey {
+                        src: b,
+                        dst: a,
+                        dest_qp: qa,
+                    };
+                    self.cm_peer.insert(data, back);
+                    self.cm_peer.insert(back, data);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A CNP on (B → A, qa) answers CE marks on A → B.
+    fn cnp_arrived(&mut self, cnp: &FlowKey, ts: u64) {
+        let data_id = self
+            .cm_peer
+            .get(cnp)
+            .and_then(|k| self.index.get(k).copied())
+            .filter(|&id| self.flows[id as usize].pending_ce.is_some())
+            .or_else(|| {
+                let list = self.pending_ce.get_mut(&(cnp.dst, cnp.src))?;
+                while let Some(&id) = list.first() {
+                    if self.flows[id as usize].pending_ce.is_some() {
+                        return Some(id);
+                    }
+                    list.remove(0);
+                }
+                None
+            });
+        if let Some(id) = data_id {
+            let f = &mut self.flows[id as usize];
+            if let Some(ce) = f.pending_ce.take() {
+                f.ce_to_cnp.add(ts.saturating_sub(ce));
+            }
+            if let Some(list) = self.pending_ce.get_mut(&(cnp.dst, cnp.src)) {
+                list.retain(|&x| x != id);
+            }
+        }
+    }
+
+    /// Ends the analysis and builds the report.
+    pub fn finish(mut self, info: CaptureInfo) -> Report {
+        for f in &mut self.flows {
+            let key = f.key;
+            let pmtu = self
+                .pmtu
+                .get(&host_pair(key.src, key.dst))
+                .copied()
+                .or(self.opts.pmtu);
+            f.finish(pmtu);
+        }
+        self.pauses.finish();
+        pairing::build_report(self, info)
+    }
+}

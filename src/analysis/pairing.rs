@@ -1,0 +1,246 @@
+//! Pairing the two directions of each connection, and assembling the report.
+
+use std::net::IpAddr;
+
+use rustc_hash::FxHashMap;
+
+use super::flow::FlowState;
+use super::hints;
+use super::psn::{WINDOW, psn_diff};
+use super::report::{
+    CaptureSummary, Connection, FlowReport, IntervalReport, PauseSummary, PeerRef, PfcReport,
+    Report, SCHEMA,
+};
+use super::{Analyzer, CaptureInfo};
+use crate::output::json::mac_string;
+use crate::wire::Transport;
+
+/// Peer of each flow (by id) and how it was found.
+fn pair_flows(a: &Analyzer<'_>) -> Vec<Option<(u32, &'static str)>> {
+    let mut peer: Vec<Option<(u32, &'static str)>> = vec![None; a.flows.len()];
+    // 1. RDMA CM REQ/REP.
+    for (k, other) in &a.cm_peer {
+        if let (Some(&x), Some(&y)) = (a.index.get(k), a.index.get(other))
+            && peer[x as usize].is_none()
+            && peer[y as usize].is_none()
+        {
+            peer[x as usize] = Some((y, "cm"));
+            peer[y as usize] = Some((x, "cm"));
+        }
+    }
+    // 2. Traffic: ACK/NAK/READ response PSNs fall inside a data flow's
+    // request PSNs between the same two hosts.
+    let mut by_hosts: FxHashMap<(IpAddr, IpAddr), Vec<u32>> = FxHashMap::default();
+    for (i, f) in a.flows.iter().enumerate() {
+        by_hosts
+            .entry((f.key.src, f.key.dst))
+            .or_default()
+            .push(i as u32);
+    }
+    let mut responders: Vec<u32> = (0..a.flows.len() as u32)
+        .filter(|&i| a.flows[i as usize].ack_last_psn.is_some())
+        .collect();
+    responders.sort_by_key(|&i| a.flows[i as usize].first_frame);
+    for r in responders {
+        if peer[r as usize].is_some() {
+            continue;
+        }
+        let f = &a.flows[r as usize];
+        let Some(ack) = f.ack_last_psn else { continue };
+        let Some(cands) = by_hosts.get(&(f.key.dst, f.key.src)) else {
+            continue;
+        };
+        let best = cands
+            .iter()
+            .copied()
+            .filter(|&c| peer[c as usize].is_none() && c != r)
+            .filter_map(|c| {
+                let g = &a.flows[c as usize];
+                let next = g.req_next()?;
+                let first = g.req_first_psn?;
+                let ahead = psn_diff(next, ack);
+                let behind = psn_diff(ack, first);
+                ((0..=WINDOW as i32).contains(&ahead) && behind >= -1).then_some((ahead, c))
+            })
+            .min();
+        if let Some((_, c)) = best {
+            peer[r as usize] = Some((c, "traffic"));
+            peer[c as usize] = Some((r, "traffic"));
+        }
+    }
+    peer
+}
+
+fn flow_report(f: &FlowState<'_>) -> FlowReport {
+    FlowReport {
+        src: f.key.src.to_string(),
+        dst: f.key.dst.to_string(),
+        destqp: f.key.dest_qp,
+        version: f.version.as_str(),
+        transport: f.transport.map_or("CNP", Transport::as_str),
+        packets: f.packets,
+        bytes: f.bytes,
+        payload_bytes: f.payload_bytes,
+        duplicates: f.duplicates,
+        first_frame: f.first_frame,
+        first_ts_ns: f.first_ts,
+        last_ts_ns: f.last_ts,
+        retransmits: f.retransmits,
+        out_of_order: f.out_of_order,
+        missing: f.missing(),
+        ecn_ce: f.ecn_ce,
+        cnps: f.cnps,
+        naks: f.naks,
+        retransmit_episodes: f.episode_count,
+        episodes: f.episodes.clone(),
+        ce_to_cnp: f.ce_to_cnp.stats(),
+        pmtu: f.pmtu,
+        priority: f.priority,
+        peer: None,
+        one_way: false,
+        bad_icrc: f.bad_icrc,
+        events: f.events.clone(),
+        events_dropped: f.events_dropped,
+    }
+}
+
+pub(super) fn build_report(a: Analyzer<'_>, info: CaptureInfo) -> Report {
+    let peers = pair_flows(&a);
+    let mut flows: Vec<FlowReport> = a.flows.iter().map(flow_report).collect();
+    // Sort by trouble; `order[new] = old`, `pos[old] = new`.
+    let mut order: Vec<usize> = (0..flows.len()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(flows[i].trouble()), flows[i].first_frame));
+    let mut pos = vec![0usize; flows.len()];
+    for (new, &old) in order.iter().enumerate() {
+        pos[old] = new;
+    }
+    let mut connections = Vec::new();
+    for (old, p) in peers.iter().enumerate() {
+        match p {
+            Some((other, by)) => {
+                let o = &a.flows[*other as usize].key;
+                flows[old].peer = Some(PeerRef {
+                    src: o.src.to_string(),
+                    dst: o.dst.to_string(),
+                    destqp: o.dest_qp,
+                    paired_by: by,
+                });
+                let (x, y) = (pos[old], pos[*other as usize]);
+                if x < y {
+                    connections.push(Connection {
+                        flows: [x, y],
+                        paired_by: by,
+                    });
+                }
+            }
+            None => {
+                let connected = matches!(
+                    a.flows[old].transport,
+                    Some(Transport::Rc | Transport::Xrc | Transport::Rd)
+                );
+                flows[old].one_way = connected;
+            }
+        }
+    }
+    connections.sort_by_key(|c| c.flows);
+    let mut sorted: Vec<Option<FlowReport>> = flows.into_iter().map(Some).collect();
+    let flows: Vec<FlowReport> = order.iter().filter_map(|&i| sorted[i].take()).collect();
+
+    let t = &a.totals;
+    let first = t.first_ts.unwrap_or(0);
+    let duration = t.last_ts.saturating_sub(first);
+    let threshold = a.opts.storm_threshold_ns;
+    let intervals: Vec<IntervalReport> = a
+        .pauses
+        .closed
+        .iter()
+        .map(|i| {
+            let d = i.end_ns - i.start_ns;
+            IntervalReport {
+                src_mac: mac_string(&i.key.mac),
+                priority: i.key.priority,
+                start_ns: i.start_ns,
+                end_ns: i.end_ns,
+                ended_by: i.ended_by.as_str(),
+                duration_ns: d,
+                start_frame: i.start_frame,
+                frames: i.frames,
+                flows: i.flows.iter().map(|&f| pos[f as usize]).collect(),
+                flows_total: i.flows_total,
+                storm: d > threshold,
+            }
+        })
+        .collect();
+    let mut summary: Vec<PauseSummary> = Vec::new();
+    for i in &intervals {
+        let s = match summary
+            .iter_mut()
+            .find(|s| s.src_mac == i.src_mac && s.priority == i.priority)
+        {
+            Some(s) => s,
+            None => {
+                summary.push(PauseSummary {
+                    src_mac: i.src_mac.clone(),
+                    priority: i.priority,
+                    intervals: 0,
+                    paused_ns: 0,
+                    fraction: 0.0,
+                    longest_ns: 0,
+                    storm: false,
+                });
+                summary.last_mut().expect("just pushed")
+            }
+        };
+        s.intervals += 1;
+        s.paused_ns += i.duration_ns;
+        s.longest_ns = s.longest_ns.max(i.duration_ns);
+        s.storm |= i.storm;
+    }
+    for s in &mut summary {
+        s.fraction = if duration > 0 {
+            s.paused_ns as f64 / duration as f64
+        } else {
+            0.0
+        };
+    }
+    summary.sort_by(|x, y| y.paused_ns.cmp(&x.paused_ns).then(x.src_mac.cmp(&y.src_mac)));
+    let storms = intervals.iter().filter(|i| i.storm).count() as u64;
+    let pfc = PfcReport {
+        link_speed_bps: a.opts.link_speed_bps,
+        frames: a.pauses.pfc_frames + a.pauses.pause_frames,
+        storm_threshold_ns: threshold,
+        intervals,
+        summary,
+        storms,
+    };
+    let capture = CaptureSummary {
+        file: info.file,
+        format: info.format,
+        frames: t.frames,
+        roce_frames: t.roce_frames,
+        first_ts_ns: first,
+        last_ts_ns: t.last_ts,
+        duration_ns: duration,
+        ts_resolution_ns: info.ts_resolution_ns,
+        truncated_frames: t.truncated,
+        malformed_frames: t.malformed,
+        icrc_errors: t.icrc_errors,
+        duplicate_frames: t.duplicates,
+        pfc_frames: a.pauses.pfc_frames,
+        pause_frames: a.pauses.pause_frames,
+        cm_messages: t.cm_messages,
+        flows: flows.len() as u64,
+        one_way_flows: flows.iter().filter(|f| f.one_way).count() as u64,
+        warnings: info.warnings,
+    };
+    let mut report = Report {
+        schema: SCHEMA,
+        capture,
+        flows,
+        connections,
+        pfc,
+        hints: Vec::new(),
+    };
+    report.hints = hints::hints(&report);
+    report
+}

@@ -1,0 +1,218 @@
+//! PFC and 802.3x pause intervals per (source MAC, priority), with the
+//! refresh, XON and expiry rules of the contract.
+
+use rustc_hash::FxHashMap;
+
+use crate::wire::pause::quanta_to_ns;
+
+/// Which pause: a PFC priority or 802.3x (all priorities).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PauseKey {
+    pub mac: [u8; 6],
+    /// `None` for 802.3x PAUSE.
+    pub priority: Option<u8>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndedBy {
+    Xon,
+    Expiry,
+}
+
+impl EndedBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndedBy::Xon => "xon",
+            EndedBy::Expiry => "expiry",
+        }
+    }
+}
+
+/// Most flows named per interval; the rest are only counted.
+pub const MAX_FLOWS_PER_INTERVAL: usize = 16;
+
+/// A closed pause interval.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Interval {
+    pub key: PauseKey,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub ended_by: EndedBy,
+    pub start_frame: u64,
+    /// PAUSE/PFC frames that refreshed or ended it (the first included).
+    pub frames: u64,
+    /// Flows (ids) that sent on the paused priority towards this MAC.
+    pub flows: Vec<u32>,
+    pub flows_total: u32,
+}
+
+#[derive(Debug, Clone)]
+struct Open {
+    start_ns: u64,
+    expiry_ns: u64,
+    start_frame: u64,
+    frames: u64,
+    flows: Vec<u32>,
+    flows_total: u32,
+}
+
+/// All pause state of a capture.
+#[derive(Debug, Default)]
+pub struct PauseTimeline {
+    open: FxHashMap<PauseKey, Open>,
+    pub closed: Vec<Interval>,
+    pub pfc_frames: u64,
+    pub pause_frames: u64,
+}
+
+impl PauseTimeline {
+    fn close(&mut self, key: PauseKey, end_ns: u64, by: EndedBy) {
+        if let Some(o) = self.open.remove(&key) {
+            self.closed.push(Interval {
+                key,
+                start_ns: o.start_ns,
+                end_ns: end_ns.max(o.start_ns),
+                ended_by: by,
+                start_frame: o.start_frame,
+                frames: o.frames,
+                flows: o.flows,
+                flows_total: o.flows_total,
+            });
+        }
+    }
+
+    /// One priority's (or the 802.3x) pause time from a frame at `ts`.
+    pub fn apply(&mut self, key: PauseKey, quanta: u16, ts: u64, frame: u64, link_bps: u64) {
+        if let Some(o) = self.open.get(&key)
+            && ts > o.expiry_ns
+        {
+            let e = o.expiry_ns;
+            self.close(key, e, EndedBy::Expiry);
+        }
+        let dur = quanta_to_ns(quanta, link_bps);
+        match (quanta, self.open.get_mut(&key)) {
+            (0, Some(_)) => self.close(key, ts, EndedBy::Xon),
+            (0, None) => {}
+            (_, Some(o)) => {
+                o.expiry_ns = ts.saturating_add(dur);
+                o.frames += 1;
+            }
+            (_, None) => {
+                self.open.insert(
+                    key,
+                    Open {
+                        start_ns: ts,
+                        expiry_ns: ts.saturating_add(dur),
+                        start_frame: frame,
+                        frames: 1,
+                        flows: Vec::new(),
+                        flows_total: 0,
+                    },
+                );
+            }
+        }
+    }
+
+    /// A RoCE frame of `flow` sent at `ts` with `priority` to `dst_mac`:
+    /// note it against an open pause of that MAC and priority.
+    pub fn sent(&mut self, dst_mac: [u8; 6], priority: u8, ts: u64, flow: u32) {
+        if self.open.is_empty() {
+            return;
+        }
+        for key in [
+            PauseKey {
+                mac: dst_mac,
+                priority: Some(priority),
+            },
+            PauseKey {
+                mac: dst_mac,
+                priority: None,
+            },
+        ] {
+            let expired = match self.open.get(&key) {
+                Some(o) => ts > o.expiry_ns,
+                None => continue,
+            };
+            if expired {
+                let e = self.open[&key].expiry_ns;
+                self.close(key, e, EndedBy::Expiry);
+                continue;
+            }
+            if let Some(o) = self.open.get_mut(&key)
+                && !o.flows.contains(&flow)
+            {
+                o.flows_total += 1;
+                if o.flows.len() < MAX_FLOWS_PER_INTERVAL {
+                    o.flows.push(flow);
+                }
+            }
+        }
+    }
+
+    /// Ends what is still open at its expiry and sorts the intervals.
+    pub fn finish(&mut self) {
+        let keys: Vec<PauseKey> = self.open.keys().copied().collect();
+        for k in keys {
+            let e = self.open[&k].expiry_ns;
+            self.close(k, e, EndedBy::Expiry);
+        }
+        self.closed
+            .sort_by_key(|i| (i.start_ns, i.key.mac, i.key.priority, i.start_frame));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const G100: u64 = 100_000_000_000;
+    const MAC: [u8; 6] = [2, 0, 0, 0, 0, 1];
+
+    fn key(p: u8) -> PauseKey {
+        PauseKey {
+            mac: MAC,
+            priority: Some(p),
+        }
+    }
+
+    #[test]
+    fn xoff_refresh_xon() {
+        let mut t = PauseTimeline::default();
+        t.apply(key(3), 65535, 1_000, 1, G100); // expiry 1000 + 335539
+        t.apply(key(3), 65535, 200_000, 2, G100); // refresh
+        t.apply(key(3), 0, 300_000, 3, G100); // XON
+        t.finish();
+        assert_eq!(t.closed.len(), 1);
+        let i = &t.closed[0];
+        assert_eq!((i.start_ns, i.end_ns, i.ended_by), (1_000, 300_000, EndedBy::Xon));
+        assert_eq!(i.frames, 2);
+    }
+
+    #[test]
+    fn expiry_then_new_interval() {
+        let mut t = PauseTimeline::default();
+        t.apply(key(3), 100, 0, 1, G100); // 100 quanta = 512 ns
+        t.apply(key(3), 100, 10_000, 2, G100); // after expiry: new interval
+        t.finish();
+        assert_eq!(t.closed.len(), 2);
+        assert_eq!((t.closed[0].end_ns, t.closed[0].ended_by), (512, EndedBy::Expiry));
+        assert_eq!((t.closed[1].start_ns, t.closed[1].end_ns), (10_000, 10_512));
+    }
+
+    #[test]
+    fn refresh_can_shorten() {
+        let mut t = PauseTimeline::default();
+        t.apply(key(0), 65535, 0, 1, G100);
+        t.apply(key(0), 1, 100, 2, G100); // expiry 105
+        t.finish();
+        assert_eq!(t.closed[0].end_ns, 105);
+    }
+
+    #[test]
+    fn xon_while_not_paused_does_nothing() {
+        let mut t = PauseTimeline::default();
+        t.apply(key(5), 0, 0, 1, G100);
+        t.finish();
+        assert!(t.closed.is_empty());
+    }
+}

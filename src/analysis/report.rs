@@ -1,0 +1,214 @@
+//! The report: plain data with the contract's keys, serialised by serde.
+
+use serde::Serialize;
+
+/// Schema name carried in every JSON report.
+pub const SCHEMA: &str = "roce-dissect.report/1";
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Report {
+    pub schema: &'static str,
+    pub capture: CaptureSummary,
+    pub flows: Vec<FlowReport>,
+    pub connections: Vec<Connection>,
+    pub pfc: PfcReport,
+    pub hints: Vec<Hint>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct CaptureSummary {
+    pub file: String,
+    pub format: String,
+    pub frames: u64,
+    pub roce_frames: u64,
+    pub first_ts_ns: u64,
+    pub last_ts_ns: u64,
+    pub duration_ns: u64,
+    pub ts_resolution_ns: u64,
+    pub truncated_frames: u64,
+    pub malformed_frames: u64,
+    pub icrc_errors: u64,
+    pub duplicate_frames: u64,
+    pub pfc_frames: u64,
+    pub pause_frames: u64,
+    pub cm_messages: u64,
+    pub flows: u64,
+    pub one_way_flows: u64,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, Default)]
+pub struct NakCounts {
+    pub psn_seq_err: u64,
+    pub rnr: u64,
+    pub invalid_request: u64,
+    pub remote_access: u64,
+    pub remote_op: u64,
+    pub invalid_rd: u64,
+}
+
+impl NakCounts {
+    pub fn total(&self) -> u64 {
+        self.psn_seq_err
+            + self.rnr
+            + self.invalid_request
+            + self.remote_access
+            + self.remote_op
+            + self.invalid_rd
+    }
+}
+
+/// A flow's other direction.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct PeerRef {
+    pub src: String,
+    pub dst: String,
+    pub destqp: u32,
+    /// `"cm"` (RDMA CM REQ/REP) or `"traffic"` (ACK PSNs).
+    pub paired_by: &'static str,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, Default)]
+pub struct DelayStats {
+    pub count: u64,
+    pub min_ns: u64,
+    pub mean_ns: u64,
+    pub max_ns: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Episode {
+    pub frame: u64,
+    pub ts_ns: u64,
+    pub first_psn: u32,
+    pub last_psn: u32,
+    /// Packets resent in this go-back-N replay.
+    pub packets: u64,
+    /// `"nak"`, `"rnr"` or `"timeout"`.
+    pub trigger: &'static str,
+    /// The NAK that asked for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nak_frame: Option<u64>,
+    /// NAK to first resend, or the silence before the resend (timeout).
+    pub latency_ns: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Event {
+    pub kind: &'static str,
+    pub frame: u64,
+    pub ts_ns: u64,
+    pub psn: Option<u32>,
+    /// Gap: PSNs skipped from `psn` on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    /// NAK code or RNR timer code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FlowReport {
+    pub src: String,
+    pub dst: String,
+    pub destqp: u32,
+    pub version: &'static str,
+    pub transport: &'static str,
+    pub packets: u64,
+    pub bytes: u64,
+    pub payload_bytes: u64,
+    pub duplicates: u64,
+    pub first_frame: u64,
+    pub first_ts_ns: u64,
+    pub last_ts_ns: u64,
+    pub retransmits: u64,
+    pub out_of_order: u64,
+    pub missing: u64,
+    pub ecn_ce: u64,
+    pub cnps: u64,
+    pub naks: NakCounts,
+    pub retransmit_episodes: u64,
+    pub episodes: Vec<Episode>,
+    /// CE mark on this flow to the next CNP for its QP.
+    pub ce_to_cnp: Option<DelayStats>,
+    pub pmtu: Option<u32>,
+    /// 802.1p priority its frames travelled on (PCP, or DSCP via the map).
+    pub priority: Option<u8>,
+    pub peer: Option<PeerRef>,
+    /// An RC/XRC flow whose other direction was not captured.
+    pub one_way: bool,
+    pub bad_icrc: u64,
+    pub events: Vec<Event>,
+    pub events_dropped: u64,
+}
+
+impl FlowReport {
+    /// How much is wrong with the flow, for sorting.
+    pub fn trouble(&self) -> u64 {
+        self.retransmits
+            + self.out_of_order
+            + self.missing
+            + self.naks.total()
+            + self.bad_icrc
+            + self.ecn_ce.min(1)
+            + self.cnps.min(1)
+    }
+}
+
+/// Two flows of one RC connection.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Connection {
+    /// Indexes into `flows`.
+    pub flows: [usize; 2],
+    pub paired_by: &'static str,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct IntervalReport {
+    pub src_mac: String,
+    pub priority: Option<u8>,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub ended_by: &'static str,
+    pub duration_ns: u64,
+    pub start_frame: u64,
+    pub frames: u64,
+    /// Flows that sent on the paused priority towards this MAC meanwhile
+    /// (indexes into `flows`).
+    pub flows: Vec<usize>,
+    pub flows_total: u32,
+    pub storm: bool,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PauseSummary {
+    pub src_mac: String,
+    pub priority: Option<u8>,
+    pub intervals: u64,
+    pub paused_ns: u64,
+    /// Paused time over the capture duration.
+    pub fraction: f64,
+    pub longest_ns: u64,
+    pub storm: bool,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PfcReport {
+    pub link_speed_bps: u64,
+    /// PFC and 802.3x frames.
+    pub frames: u64,
+    pub storm_threshold_ns: u64,
+    pub intervals: Vec<IntervalReport>,
+    pub summary: Vec<PauseSummary>,
+    pub storms: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Hint {
+    pub kind: &'static str,
+    /// How many occurrences (NAKs, episodes, intervals...).
+    pub count: u64,
+    pub text: &'static str,
+}

@@ -1,0 +1,342 @@
+//! The analysis report as text: summary line, flows table (connections
+//! together, most trouble first), episodes, PFC, capture quality, hints.
+
+use std::fmt::Write as _;
+
+use super::packets::human_ns;
+use crate::analysis::report::{FlowReport, Report};
+
+/// ANSI styling, off when not on a terminal or when `NO_COLOR` is set.
+#[derive(Debug, Clone, Copy)]
+pub struct Style {
+    pub color: bool,
+}
+
+impl Style {
+    fn paint(&self, code: &str, s: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    fn bold(&self, s: &str) -> String {
+        self.paint("1", s)
+    }
+    fn red(&self, s: &str) -> String {
+        self.paint("31", s)
+    }
+    fn yellow(&self, s: &str) -> String {
+        self.paint("33", s)
+    }
+    fn dim(&self, s: &str) -> String {
+        self.paint("2", s)
+    }
+}
+
+/// Thousands separators: 1234567 → 1,234,567.
+pub fn grouped(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn secs(ns: u64) -> String {
+    format!("{}.{:06}", ns / 1_000_000_000, (ns % 1_000_000_000) / 1000)
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", grouped(n), if n == 1 { one } else { many })
+}
+
+/// Options for the text report.
+#[derive(Debug, Clone, Copy)]
+pub struct TextOptions {
+    pub style: Style,
+    /// List each flow's events.
+    pub events: bool,
+}
+
+pub fn render(r: &Report, o: &TextOptions) -> String {
+    let st = o.style;
+    let mut s = String::new();
+    let c = &r.capture;
+    let sum = |f: &dyn Fn(&FlowReport) -> u64| r.flows.iter().map(f).sum::<u64>();
+    let retx = sum(&|f| f.retransmits);
+    let eps = sum(&|f| f.retransmit_episodes);
+    let naks = sum(&|f| f.naks.total() - f.naks.rnr);
+    let rnr = sum(&|f| f.naks.rnr);
+    let _ = writeln!(
+        s,
+        "{} {} ({}, {} frames, {} RoCE, {} s)",
+        st.bold("roce-dissect:"),
+        c.file,
+        c.format,
+        grouped(c.frames),
+        grouped(c.roce_frames),
+        secs(c.duration_ns)
+    );
+    let summary = format!(
+        "{} in {} · {} ({}) · {} out of order · {} missing · {} · {} · {} CE · {} · {} · {} bad ICRC",
+        plural(r.flows.len() as u64, "flow", "flows"),
+        plural(r.connections.len() as u64, "connection", "connections"),
+        plural(retx, "retransmit", "retransmits"),
+        plural(eps, "episode", "episodes"),
+        grouped(sum(&|f| f.out_of_order)),
+        grouped(sum(&|f| f.missing)),
+        plural(naks, "NAK", "NAKs"),
+        plural(rnr, "RNR NAK", "RNR NAKs"),
+        grouped(sum(&|f| f.ecn_ce)),
+        plural(sum(&|f| f.cnps), "CNP", "CNPs"),
+        plural(r.pfc.intervals.len() as u64, "pause interval", "pause intervals"),
+        grouped(c.icrc_errors),
+    );
+    let _ = writeln!(s, "{summary}");
+    for w in &c.warnings {
+        let _ = writeln!(s, "{} {w}", st.yellow("warning:"));
+    }
+
+    if !r.flows.is_empty() {
+        let _ = writeln!(s, "\n{}", st.bold("Flows (most trouble first; a connection's other direction follows it)"));
+        let _ = writeln!(
+            s,
+            "{:>4}  {:<42} {:>8} {:>3} {:<3} {:>8} {:>11} {:>5} {:>5} {:>5} {:>4} {:>4} {:>5} {:>4}  {}",
+            "#", "source → destination", "DestQP", "v", "tr", "packets", "bytes", "retx", "ooo", "miss", "nak", "rnr", "CE", "CNP", "peer"
+        );
+        let mut printed = vec![false; r.flows.len()];
+        let peer_index = |f: &FlowReport| -> Option<usize> {
+            let p = f.peer.as_ref()?;
+            r.flows
+                .iter()
+                .position(|g| g.src == p.src && g.dst == p.dst && g.destqp == p.destqp)
+        };
+        for i in 0..r.flows.len() {
+            if printed[i] {
+                continue;
+            }
+            printed[i] = true;
+            flow_row(&mut s, r, i, false, st);
+            if let Some(j) = peer_index(&r.flows[i])
+                && !printed[j]
+            {
+                printed[j] = true;
+                flow_row(&mut s, r, j, true, st);
+            }
+        }
+    }
+
+    let episodes: Vec<(usize, &crate::analysis::report::Episode)> = r
+        .flows
+        .iter()
+        .enumerate()
+        .flat_map(|(i, f)| f.episodes.iter().map(move |e| (i, e)))
+        .collect();
+    if !episodes.is_empty() {
+        let _ = writeln!(s, "\n{}", st.bold("Retransmission episodes (go-back-N replays)"));
+        for (i, e) in episodes.iter().take(50) {
+            let why = match e.trigger {
+                "nak" => format!(
+                    "after the NAK in frame {} ({} later)",
+                    e.nak_frame.unwrap_or(0),
+                    human_ns(e.latency_ns)
+                ),
+                "rnr" => format!(
+                    "after the RNR NAK in frame {} ({} later)",
+                    e.nak_frame.unwrap_or(0),
+                    human_ns(e.latency_ns)
+                ),
+                _ => format!("timeout: no NAK, {} of silence before it", human_ns(e.latency_ns)),
+            };
+            let _ = writeln!(
+                s,
+                "  flow #{:<3} frame {:<8} +{} s  PSN {}..{} ({})  {}",
+                i + 1,
+                e.frame,
+                secs(e.ts_ns.saturating_sub(c.first_ts_ns)),
+                e.first_psn,
+                e.last_psn,
+                plural(e.packets, "packet", "packets"),
+                why
+            );
+        }
+        if episodes.len() > 50 {
+            let _ = writeln!(s, "  ... {} more in --json", episodes.len() - 50);
+        }
+    }
+
+    if r.pfc.frames > 0 {
+        let _ = writeln!(
+            s,
+            "\n{} ({} frames; quanta at {} Gb/s)",
+            st.bold("PFC / PAUSE"),
+            grouped(r.pfc.frames),
+            r.pfc.link_speed_bps as f64 / 1e9
+        );
+        let _ = writeln!(
+            s,
+            "  {:<17} {:>5} {:>9} {:>12} {:>8} {:>12}  storm",
+            "source MAC", "prio", "intervals", "paused", "share", "longest"
+        );
+        for p in &r.pfc.summary {
+            let prio = p.priority.map_or("all".to_string(), |p| p.to_string());
+            let storm = if p.storm { st.red("STORM") } else { "-".into() };
+            let _ = writeln!(
+                s,
+                "  {:<17} {:>5} {:>9} {:>12} {:>7.3}% {:>12}  {}",
+                p.src_mac,
+                prio,
+                p.intervals,
+                human_ns(p.paused_ns),
+                p.fraction * 100.0,
+                human_ns(p.longest_ns),
+                storm
+            );
+        }
+        for iv in r.pfc.intervals.iter().take(20) {
+            let flows = if iv.flows_total == 0 {
+                String::new()
+            } else {
+                let ids: Vec<String> = iv.flows.iter().map(|f| format!("#{}", f + 1)).collect();
+                format!("; sent meanwhile: {}", ids.join(" "))
+            };
+            let _ = writeln!(
+                s,
+                "    {} prio {}: +{} s for {} (ended by {}, frame {}){}{}",
+                iv.src_mac,
+                iv.priority.map_or("all".to_string(), |p| p.to_string()),
+                secs(iv.start_ns.saturating_sub(c.first_ts_ns)),
+                human_ns(iv.duration_ns),
+                iv.ended_by,
+                iv.start_frame,
+                flows,
+                if iv.storm { format!(" {}", st.red("storm")) } else { String::new() }
+            );
+        }
+        if r.pfc.intervals.len() > 20 {
+            let _ = writeln!(s, "    ... {} more intervals in --json", r.pfc.intervals.len() - 20);
+        }
+    }
+
+    let _ = writeln!(s, "\n{}", st.bold("Capture quality"));
+    let res = if c.ts_resolution_ns == 0 {
+        "unknown".to_string()
+    } else {
+        human_ns(c.ts_resolution_ns)
+    };
+    let _ = writeln!(
+        s,
+        "  timestamp resolution {res} · {} truncated · {} malformed · {} bad ICRC · {} capture duplicates · {} one-way flows · {} CM messages",
+        grouped(c.truncated_frames),
+        grouped(c.malformed_frames),
+        grouped(c.icrc_errors),
+        grouped(c.duplicate_frames),
+        grouped(c.one_way_flows),
+        grouped(c.cm_messages),
+    );
+
+    if o.events {
+        for (i, f) in r.flows.iter().enumerate() {
+            if f.events.is_empty() {
+                continue;
+            }
+            let _ = writeln!(
+                s,
+                "\n{} {} → {} QP 0x{:06x}",
+                st.bold(&format!("Events of flow #{}:", i + 1)),
+                f.src,
+                f.dst,
+                f.destqp
+            );
+            for e in &f.events {
+                let mut line = format!(
+                    "  frame {:<8} +{} s  {:<13}",
+                    e.frame,
+                    secs(e.ts_ns.saturating_sub(c.first_ts_ns)),
+                    e.kind
+                );
+                if let Some(p) = e.psn {
+                    let _ = write!(line, " PSN {p}");
+                }
+                if let Some(n) = e.count {
+                    let _ = write!(line, " ({} PSNs)", n);
+                }
+                if let Some(d) = &e.detail {
+                    let _ = write!(line, " {d}");
+                } else if let Some(code) = e.code {
+                    let _ = write!(line, " code {code}");
+                }
+                let _ = writeln!(s, "{line}");
+            }
+            if f.events_dropped > 0 {
+                let _ = writeln!(s, "  ... {} more events not kept (--max-events)", f.events_dropped);
+            }
+        }
+    }
+
+    if !r.hints.is_empty() {
+        let _ = writeln!(s, "\n{}", st.bold("Hints"));
+        for h in &r.hints {
+            let _ = writeln!(s, "  {} [{}×] {}", st.yellow("!"), grouped(h.count), h.text);
+        }
+    }
+    if let Some(f) = r.flows.first()
+        && f.trouble() > 0
+    {
+        let _ = writeln!(
+            s,
+            "\n{}",
+            st.dim(&format!(
+                "Packets of flow #1: roce-dissect packets {} --flow {},{},0x{:06x}   (events: --events, all figures: --json)",
+                c.file, f.src, f.dst, f.destqp
+            ))
+        );
+    }
+    s
+}
+
+fn flow_row(s: &mut String, r: &Report, i: usize, is_peer: bool, st: Style) {
+    let f = &r.flows[i];
+    let name = format!("{}{} → {}", if is_peer { "└ " } else { "" }, f.src, f.dst);
+    let peer = match &f.peer {
+        Some(p) => {
+            let idx = r
+                .flows
+                .iter()
+                .position(|g| g.src == p.src && g.dst == p.dst && g.destqp == p.destqp)
+                .map_or(String::new(), |j| format!("#{} ", j + 1));
+            format!("{idx}({})", p.paired_by)
+        }
+        None if f.one_way => "one-way".to_string(),
+        None => "-".to_string(),
+    };
+    let cell = |n: u64, w: usize| {
+        let t = format!("{:>w$}", grouped(n));
+        if n > 0 { st.red(&t) } else { t }
+    };
+    let naks = f.naks.total() - f.naks.rnr;
+    let _ = writeln!(
+        s,
+        "{:>4}  {:<42} {:>8} {:>3} {:<3} {:>8} {:>11} {} {} {} {} {} {} {}  {}",
+        i + 1,
+        name,
+        format!("0x{:06x}", f.destqp),
+        f.version,
+        f.transport,
+        grouped(f.packets),
+        grouped(f.bytes),
+        cell(f.retransmits, 5),
+        cell(f.out_of_order, 5),
+        cell(f.missing, 5),
+        cell(naks, 4),
+        cell(f.naks.rnr, 4),
+        cell(f.ecn_ce, 5),
+        cell(f.cnps, 4),
+        peer
+    );
+}
