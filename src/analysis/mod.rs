@@ -295,7 +295,9 @@ impl<'a> Analyzer<'a> {
         let f = &mut self.flows[id as usize];
         f.payload_bytes += u64::from(pkt.payload_len.unwrap_or(0));
         f.last_ts = f.last_ts.max(pkt.ts_ns);
-        if priority.is_some() {
+        // CNPs ride their own priority by design; a flow's priority is that
+        // of its other frames (or of its CNPs when it carries nothing else).
+        if priority.is_some() && (op != Some(Operation::Cnp) || f.priority.is_none()) {
             f.priority = priority;
         }
         if pkt.icrc.is_some_and(|i| i.valid == Some(false)) {

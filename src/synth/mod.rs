@@ -1,6 +1,7 @@
 //! Synthesis: frame builders (the emit side of `wire`), capture writers and
 //! scenarios with known ground truth.
 
+pub mod conn;
 pub mod frame;
 pub mod pcap;
 pub mod samples;

@@ -1,0 +1,494 @@
+//! Scenario captures built by hand with known answers: every figure of the
+//! JSON report is checked, and each scenario is written as pcap (µs), pcap
+//! (ns) and pcapng, which must give the same report.
+
+mod common;
+
+use std::net::Ipv4Addr;
+
+use roce_dissect::analysis::AnalysisOptions;
+use roce_dissect::capture::CaptureFile;
+use roce_dissect::synth::conn::{Conn, bytes};
+use roce_dissect::synth::frame::{NetSpec, build_pause, build_pfc};
+use roce_dissect::synth::{CaptureWriter, OutFormat};
+use roce_dissect::wire::AckKind;
+use serde_json::Value;
+
+const T0: u64 = 1_700_000_000_000_000_000;
+const MAC_SWITCH: [u8; 6] = [0x02, 0xee, 0, 0, 0, 1];
+
+fn conn() -> Conn {
+    Conn {
+        mac_a: [2, 0, 0, 0, 0, 0xa],
+        mac_b: MAC_SWITCH,
+        net: NetSpec::V2Ipv4 {
+            src: Ipv4Addr::new(10, 0, 0, 1),
+            dst: Ipv4Addr::new(10, 0, 0, 2),
+            dscp: 26,
+            ecn: 2,
+            ttl: 64,
+            sport: 0xc001,
+        },
+        qp_a: 0x11,
+        qp_b: 0x22,
+        vlan: None,
+    }
+}
+
+/// Frames at whole microseconds so that a µs pcap loses nothing.
+struct Trace {
+    frames: Vec<(u64, Vec<u8>)>,
+}
+
+impl Trace {
+    fn new() -> Self {
+        Trace { frames: Vec::new() }
+    }
+    fn at(&mut self, us: u64, frame: Vec<u8>) {
+        self.frames.push((T0 + us * 1000, frame));
+    }
+}
+
+fn analyze(path: &std::path::Path, opts: AnalysisOptions) -> Value {
+    let file = CaptureFile::open(path).unwrap();
+    let r = roce_dissect::pipeline::analyze(&file, &Default::default(), opts, None).unwrap();
+    serde_json::to_value(&r).unwrap()
+}
+
+/// The report, identical for pcap µs, pcap ns and pcapng.
+fn report_with(t: &Trace, opts: AnalysisOptions) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let mut reports = Vec::new();
+    for (name, fmt) in [
+        ("s.pcap", OutFormat::PcapMicros),
+        ("s.ns.pcap", OutFormat::PcapNanos),
+        ("s.pcapng", OutFormat::PcapNg),
+    ] {
+        let p = dir.path().join(name);
+        let mut w = CaptureWriter::new(std::fs::File::create(&p).unwrap(), fmt).unwrap();
+        for (ts, f) in &t.frames {
+            w.write(*ts, f).unwrap();
+        }
+        w.flush().unwrap();
+        let mut r = analyze(&p, opts.clone());
+        let res = r["capture"]["ts_resolution_ns"].as_u64().unwrap();
+        assert_eq!(res, if fmt == OutFormat::PcapMicros { 1000 } else { 1 });
+        for k in ["file", "format", "ts_resolution_ns"] {
+            r["capture"].as_object_mut().unwrap().remove(k);
+        }
+        reports.push(r);
+    }
+    assert_eq!(reports[0], reports[1], "pcap µs and ns differ");
+    assert_eq!(reports[1], reports[2], "pcap and pcapng differ");
+    // The shapes the contract promises.
+    let p = dir.path().join("report.json");
+    std::fs::write(&p, serde_json::to_vec(&reports[0]).unwrap()).unwrap();
+    let mut full = reports[0].clone();
+    full["capture"]["file"] = "x".into();
+    full["capture"]["ts_resolution_ns"] = 1.into();
+    std::fs::write(&p, serde_json::to_vec(&full).unwrap()).unwrap();
+    common::contract_check("report", &p);
+    reports.pop().unwrap()
+}
+
+fn report(t: &Trace) -> Value {
+    report_with(t, AnalysisOptions::default())
+}
+
+fn flow<'a>(r: &'a Value, src: &str, qp: u64) -> &'a Value {
+    r["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["src"] == src && f["destqp"] == qp)
+        .unwrap_or_else(|| panic!("no flow from {src} to QP {qp}: {r:#}"))
+}
+
+fn counts(f: &Value) -> [u64; 6] {
+    ["packets", "retransmits", "out_of_order", "missing", "ecn_ce", "cnps"].map(|k| f[k].as_u64().unwrap())
+}
+
+#[test]
+fn sender_side_loss_nak_and_go_back_n() {
+    // The capture is at the requester: it sees PSNs 1..=8 leave, PSN 4 dies
+    // in the network, the responder NAKs PSN 4 and the requester replays 4..=8.
+    let c = conn();
+    let mut t = Trace::new();
+    for psn in 1..=8 {
+        t.at(psn as u64, bytes(&c.req(0x04, psn, 64)));
+    }
+    t.at(20, bytes(&c.ack(3, AckKind::Ack, 31, 3)));
+    t.at(21, bytes(&c.ack(4, AckKind::Nak, 0, 3)));
+    for (i, psn) in (4..=8).enumerate() {
+        t.at(30 + i as u64, bytes(&c.req(0x04, psn, 64)));
+    }
+    t.at(40, bytes(&c.ack(8, AckKind::Ack, 31, 8)));
+    let r = report(&t);
+    let data = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!(counts(data), [13, 5, 0, 0, 0, 0]);
+    assert_eq!(data["retransmit_episodes"], 1);
+    let ep = &data["episodes"][0];
+    assert_eq!((ep["first_psn"].as_u64(), ep["last_psn"].as_u64(), ep["packets"].as_u64()), (Some(4), Some(8), Some(5)));
+    assert_eq!(ep["trigger"], "nak");
+    assert_eq!(ep["nak_frame"], 10);
+    assert_eq!(ep["latency_ns"], 9_000);
+    let acks = flow(&r, "10.0.0.2", 0x11);
+    assert_eq!(acks["naks"]["psn_seq_err"], 1);
+    assert_eq!(acks["naks"]["rnr"], 0);
+    assert_eq!(counts(acks), [3, 0, 0, 0, 0, 0]);
+    // Paired by traffic: the ACK PSNs fall in the data flow's PSNs.
+    assert_eq!(data["peer"]["destqp"], 0x11);
+    assert_eq!(data["peer"]["paired_by"], "traffic");
+    assert_eq!(r["connections"].as_array().unwrap().len(), 1);
+    assert_eq!(r["capture"]["one_way_flows"], 0);
+    let kinds: Vec<&str> = r["hints"].as_array().unwrap().iter().map(|h| h["kind"].as_str().unwrap()).collect();
+    assert!(kinds.contains(&"psn_seq_err"), "{kinds:?}");
+}
+
+#[test]
+fn receiver_side_gap_filled_late_and_replay() {
+    // At the responder: PSN 3 never arrives first time; 4, 5 do; NAK 3;
+    // the replay brings 3 (late, never seen) then 4, 5 (seen: retransmits).
+    let c = conn();
+    let mut t = Trace::new();
+    for (us, psn) in [(1, 1), (2, 2), (3, 4), (4, 5)] {
+        t.at(us, bytes(&c.req(0x0a, psn, 100)));
+    }
+    t.at(5, bytes(&c.ack(3, AckKind::Nak, 0, 2)));
+    for (us, psn) in [(15, 3), (16, 4), (17, 5), (18, 6)] {
+        t.at(us, bytes(&c.req(0x0a, psn, 100)));
+    }
+    // And a plain late arrival: 8 before 7.
+    t.at(19, bytes(&c.req(0x0a, 8, 100)));
+    t.at(20, bytes(&c.req(0x0a, 7, 100)));
+    let r = report(&t);
+    let data = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!(counts(data), [10, 2, 2, 0, 0, 0]);
+    let ep = &data["episodes"][0];
+    assert_eq!((ep["first_psn"].as_u64(), ep["last_psn"].as_u64(), ep["packets"].as_u64()), (Some(3), Some(5), Some(3)));
+    assert_eq!(ep["trigger"], "nak");
+    assert_eq!(ep["latency_ns"], 10_000);
+    let kinds: Vec<(&str, u64)> = data["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["kind"].as_str().unwrap(), e["psn"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [("gap", 3), ("out_of_order", 3), ("retransmit", 4), ("retransmit", 5), ("gap", 7), ("out_of_order", 7)]
+    );
+    assert_eq!(data["events"][0]["count"], 1);
+}
+
+#[test]
+fn permanent_hole_and_psn_wrap() {
+    let c = conn();
+    let mut t = Trace::new();
+    // 0xfffffe, 0xffffff, 0, 1 in order across the wrap, then 3 (2 lost).
+    for (us, psn) in [(1, 0xfffffe), (2, 0xffffff), (3, 0), (4, 1), (5, 3), (6, 4)] {
+        t.at(us, bytes(&c.req(0x04, psn, 32)));
+    }
+    let r = report(&t);
+    let data = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!(counts(data), [6, 0, 0, 1, 0, 0]);
+    assert_eq!(data["events"][0]["kind"], "gap");
+    assert_eq!(data["events"][0]["psn"], 2);
+    // One direction only: an RC flow without its ACKs.
+    assert_eq!(data["one_way"], true);
+    assert_eq!(r["capture"]["one_way_flows"], 1);
+
+    // A hole right at the wrap: 0xffffff then 1.
+    let mut t = Trace::new();
+    for (us, psn) in [(1, 0xfffffe), (2, 0xffffff), (3, 1)] {
+        t.at(us, bytes(&c.req(0x04, psn, 32)));
+    }
+    let r = report(&t);
+    let data = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!(data["missing"], 1);
+    assert_eq!(data["events"][0]["psn"], 0);
+}
+
+#[test]
+fn reads_with_1k_pmtu() {
+    let c = conn();
+    let mut t = Trace::new();
+    // A 3 KiB WRITE teaches the PMTU (FIRST/MIDDLE payloads are one PMTU).
+    t.at(1, bytes(&c.req(0x06, 100, 1024)));
+    t.at(2, bytes(&c.req(0x07, 101, 1024)));
+    t.at(3, bytes(&c.req(0x08, 102, 1000)));
+    // READ of 3000 bytes: PSNs 103..=105; the next SEND is 106, no gap.
+    t.at(4, bytes(&c.read(103, 3000)));
+    t.at(5, bytes(&c.req(0x04, 106, 8)));
+    // Responses: FIRST 103, MIDDLE 104, LAST 105, then a READ Only at 110
+    // (ahead: a new response message, not a gap).
+    t.at(6, bytes(&c.read_resp(0x0d, 103, 1024, 1)));
+    t.at(7, bytes(&c.read_resp(0x0e, 104, 1024, 1)));
+    t.at(8, bytes(&c.read_resp(0x0f, 105, 952, 2)));
+    t.at(9, bytes(&c.read(107, 1024)));
+    t.at(10, bytes(&c.req(0x04, 108, 8)));
+    t.at(11, bytes(&c.read_resp(0x10, 107, 1024, 3)));
+    // A MIDDLE response missing: FIRST 120 then LAST 122.
+    t.at(12, bytes(&c.read(120, 2500)));
+    t.at(13, bytes(&c.read_resp(0x0d, 120, 1024, 4)));
+    t.at(14, bytes(&c.read_resp(0x0f, 122, 452, 4)));
+    let r = report(&t);
+    let req = flow(&r, "10.0.0.1", 0x22);
+    // 109..=119 were skipped by the requester: a real gap of 11 PSNs.
+    assert_eq!(counts(req), [8, 0, 0, 11, 0, 0]);
+    assert_eq!(req["pmtu"], 1024);
+    let resp = flow(&r, "10.0.0.2", 0x11);
+    assert_eq!(counts(resp), [6, 0, 0, 1, 0, 0]);
+    assert_eq!(resp["payload_bytes"], 1024 + 1024 + 952 + 1024 + 1024 + 452);
+    assert_eq!(req["peer"]["destqp"], 0x11);
+}
+
+#[test]
+fn read_pmtu_learnt_after_the_request() {
+    // The READ comes first; its responses show the 1 KiB PMTU before the
+    // next request, so the READ's 3 PSNs are known in time.
+    let c = conn();
+    let mut t = Trace::new();
+    t.at(1, bytes(&c.read(10, 3072)));
+    t.at(2, bytes(&c.read_resp(0x0d, 10, 1024, 1)));
+    t.at(3, bytes(&c.read_resp(0x0e, 11, 1024, 1)));
+    t.at(4, bytes(&c.read_resp(0x0f, 12, 1024, 1)));
+    t.at(5, bytes(&c.req(0x04, 13, 16)));
+    let r = report(&t);
+    assert_eq!(counts(flow(&r, "10.0.0.1", 0x22)), [2, 0, 0, 0, 0, 0]);
+    // With --pmtu 4096 and nothing to infer, a 8 KiB READ takes 2 PSNs.
+    let mut t = Trace::new();
+    t.at(1, bytes(&c.read(10, 8192)));
+    t.at(2, bytes(&c.req(0x04, 12, 16)));
+    let r = report_with(&t, AnalysisOptions { pmtu: Some(4096), ..Default::default() });
+    assert_eq!(flow(&r, "10.0.0.1", 0x22)["missing"], 0);
+    // Without it the default is 4096 too.
+    assert_eq!(counts(flow(&report(&t), "10.0.0.1", 0x22)), [2, 0, 0, 0, 0, 0]);
+    // With --pmtu 2048 the READ takes PSNs 10..=13, so a SEND at 12 reuses
+    // a PSN already consumed: a replay.
+    let r = report_with(&t, AnalysisOptions { pmtu: Some(2048), ..Default::default() });
+    assert_eq!(counts(flow(&r, "10.0.0.1", 0x22)), [2, 1, 0, 0, 0, 0]);
+}
+
+#[test]
+fn rnr_retry() {
+    let c = conn();
+    let mut t = Trace::new();
+    t.at(1, bytes(&c.req(0x04, 50, 64)));
+    t.at(2, bytes(&c.ack(50, AckKind::RnrNak, 14, 0)));
+    t.at(1_300, bytes(&c.req(0x04, 50, 64)));
+    t.at(1_301, bytes(&c.ack(50, AckKind::Ack, 31, 1)));
+    let r = report(&t);
+    let data = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!(counts(data), [2, 1, 0, 0, 0, 0]);
+    assert_eq!(data["episodes"][0]["trigger"], "rnr");
+    assert_eq!(data["episodes"][0]["latency_ns"], 1_298_000);
+    let acks = flow(&r, "10.0.0.2", 0x11);
+    assert_eq!(acks["naks"]["rnr"], 1);
+    assert_eq!(acks["naks"]["psn_seq_err"], 0);
+    assert_eq!(acks["events"][0]["kind"], "rnr_nak");
+    assert_eq!(acks["events"][0]["code"], 14);
+}
+
+#[test]
+fn timeout_retry_without_nak() {
+    let c = conn();
+    let mut t = Trace::new();
+    t.at(1, bytes(&c.req(0x04, 7, 64)));
+    t.at(8_001, bytes(&c.req(0x04, 7, 64)));
+    let r = report(&t);
+    let data = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!(data["retransmits"], 1);
+    assert_eq!(data["episodes"][0]["trigger"], "timeout");
+    assert_eq!(data["episodes"][0]["latency_ns"], 8_000_000);
+}
+
+#[test]
+fn ce_marks_and_cnps() {
+    let c = conn();
+    let mut t = Trace::new();
+    let ce = |psn| {
+        let mut f = c.req(0x04, psn, 64);
+        f.net = f.net.with_ecn(3);
+        bytes(&f)
+    };
+    t.at(1, bytes(&c.req(0x04, 1, 64)));
+    t.at(2, ce(2));
+    t.at(3, ce(3));
+    t.at(7, bytes(&c.cnp()));
+    t.at(8, ce(4));
+    t.at(20, bytes(&c.cnp()));
+    t.at(21, bytes(&c.ack(4, AckKind::Ack, 31, 4)));
+    let r = report(&t);
+    let data = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!(counts(data), [4, 0, 0, 0, 3, 0]);
+    assert_eq!(data["ce_to_cnp"]["count"], 2);
+    assert_eq!(data["ce_to_cnp"]["min_ns"], 5_000);
+    assert_eq!(data["ce_to_cnp"]["max_ns"], 12_000);
+    assert_eq!(data["ce_to_cnp"]["mean_ns"], 8_500);
+    let back = flow(&r, "10.0.0.2", 0x11);
+    assert_eq!(counts(back), [3, 0, 0, 0, 0, 2]);
+    // DSCP 26 → priority 3 under the default map; the CNPs' DSCP 48
+    // (priority 6) does not change the flow's priority.
+    assert_eq!(back["priority"], 3);
+    assert_eq!(data["priority"], 3);
+}
+
+#[test]
+fn pfc_xoff_refresh_xon_expiry() {
+    let c = conn();
+    let mut t = Trace::new();
+    let pfc = |enbv: u16, times: [u16; 8]| {
+        let mut v = Vec::new();
+        build_pfc(MAC_SWITCH, enbv, times, &mut v);
+        v
+    };
+    // Priority 3 XOFF (65535 quanta = 335.539 µs at 100G), refreshed at
+    // 100 µs, XON at 200 µs. Priority 4 has a time but is not enabled.
+    t.at(0, pfc(0x08, [0, 0, 0, 65535, 9999, 0, 0, 0]));
+    t.at(50, bytes(&c.req(0x04, 1, 64))); // DSCP 26 → priority 3, to the pauser
+    t.at(100, pfc(0x08, [0, 0, 0, 65535, 0, 0, 0, 0]));
+    t.at(200, pfc(0x08, [0; 8]));
+    // Priority 3 again for 1000 quanta (5.12 µs): expires before the next frame.
+    t.at(300, pfc(0x18, [0, 0, 0, 1000, 2000, 0, 0, 0]));
+    t.at(400, pfc(0x08, [0, 0, 0, 500, 0, 0, 0, 0]));
+    // 802.3x PAUSE from another MAC, left to expire at the end.
+    let mut p = Vec::new();
+    build_pause([2, 0xee, 0, 0, 0, 2], 65535, &mut p);
+    t.at(500, p);
+    let r = report(&t);
+    let iv: Vec<(Option<u64>, u64, u64, &str)> = r["pfc"]["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["priority"].as_u64(),
+                i["start_ns"].as_u64().unwrap() - T0,
+                i["end_ns"].as_u64().unwrap() - T0,
+                i["ended_by"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        iv,
+        [
+            (Some(3), 0, 200_000, "xon"),
+            (Some(3), 300_000, 305_120, "expiry"),
+            (Some(4), 300_000, 310_240, "expiry"),
+            (Some(3), 400_000, 402_560, "expiry"),
+            (None, 500_000, 835_539, "expiry"),
+        ]
+    );
+    assert_eq!(r["pfc"]["frames"], 6);
+    assert_eq!(r["pfc"]["link_speed_bps"], 100_000_000_000u64);
+    // The SEND on priority 3 towards the paused port is named.
+    assert_eq!(r["pfc"]["intervals"][0]["flows_total"], 1);
+    let sum3 = r["pfc"]["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["priority"] == 3)
+        .unwrap();
+    assert_eq!(sum3["paused_ns"], 200_000 + 5_120 + 2_560);
+    assert_eq!(sum3["intervals"], 3);
+    assert_eq!(r["pfc"]["storms"], 0);
+    // At 25G a quantum is 20.48 ns.
+    let r = report_with(&t, AnalysisOptions { link_speed_bps: 25_000_000_000, ..Default::default() });
+    assert_eq!(r["pfc"]["intervals"][1]["end_ns"].as_u64().unwrap() - T0, 300_000 + 20_480);
+}
+
+#[test]
+fn pause_storm() {
+    let mut t = Trace::new();
+    // Refreshed every 300 µs for 150 ms.
+    for i in 0..500u64 {
+        let mut p = Vec::new();
+        build_pfc(MAC_SWITCH, 0x08, [0, 0, 0, 65535, 0, 0, 0, 0], &mut p);
+        t.at(i * 300, p);
+    }
+    let r = report(&t);
+    assert_eq!(r["pfc"]["intervals"].as_array().unwrap().len(), 1);
+    assert_eq!(r["pfc"]["storms"], 1);
+    assert_eq!(r["pfc"]["intervals"][0]["end_ns"].as_u64().unwrap() - T0, 499 * 300_000 + 335_539);
+    assert!(r["hints"].as_array().unwrap().iter().any(|h| h["kind"] == "pause_storm"));
+}
+
+#[test]
+fn capture_duplicates_are_not_retransmits() {
+    let c = conn();
+    let mut t = Trace::new();
+    let f = bytes(&c.req(0x04, 1, 64));
+    t.at(1, f.clone());
+    t.at(2, f.clone()); // 1 µs later: mirror artifact
+    t.at(3, bytes(&c.req(0x04, 2, 64)));
+    t.at(500, f); // much later: a real retransmission
+    let r = report(&t);
+    let data = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!(counts(data), [4, 1, 0, 0, 0, 0]);
+    assert_eq!(data["duplicates"], 1);
+    assert_eq!(r["capture"]["duplicate_frames"], 1);
+    assert_eq!(data["bytes"], 4 * 122, "14 + 20 + 8 + 12 (BTH) + 64 + 4 (ICRC)");
+}
+
+#[test]
+fn cm_pairs_connections() {
+    use roce_dissect::synth::frame::{cm_frame, cm_mad};
+    use roce_dissect::wire::mad::CmMessage;
+    let c = conn();
+    let mut t = Trace::new();
+    let req = cm_mad(1, &CmMessage::Req { local_comm_id: 7, service_id: 1, local_qpn: 0x11, starting_psn: 100, mtu: 3 });
+    let rep = cm_mad(1, &CmMessage::Rep { local_comm_id: 9, remote_comm_id: 7, local_qpn: 0x22, starting_psn: 500 });
+    t.at(1, bytes(&cm_frame(c.mac_a, c.mac_b, c.net, 1, &req)));
+    t.at(2, bytes(&cm_frame(c.mac_b, c.mac_a, c.net.reversed(), 1, &rep)));
+    t.at(3, bytes(&c.req(0x04, 100, 8)));
+    t.at(4, bytes(&c.cnp())); // no ACK: only CM can pair the CNP flow
+    let r = report(&t);
+    let data = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!(data["peer"]["paired_by"], "cm");
+    assert_eq!(data["peer"]["destqp"], 0x11);
+    assert_eq!(r["capture"]["cm_messages"], 2);
+    // PMTU from the REQ's path MTU code 3 (1024).
+    assert_eq!(data["pmtu"], 1024);
+}
+
+#[test]
+fn ud_flows_track_each_source_qp() {
+    use roce_dissect::synth::frame::{ExtHeaders, Payload, RoceFrame};
+    use roce_dissect::wire::{BthRepr, DethRepr, Opcode};
+    let c = conn();
+    let mut t = Trace::new();
+    let ud = |src_qp, psn| {
+        bytes(&RoceFrame {
+            src_mac: c.mac_a,
+            dst_mac: c.mac_b,
+            vlan: None,
+            net: c.net,
+            bth: BthRepr { opcode: Opcode(0x64), dest_qp: 0x99, psn, ..Default::default() },
+            ext: ExtHeaders { deth: Some(DethRepr { q_key: 0x1111, src_qp }), ..Default::default() },
+            payload: Payload::Pattern(16),
+            bad_icrc: false,
+        })
+    };
+    // Two senders to one UD QP, interleaved: no gaps. Sender 2 loses PSN 3.
+    for (us, (q, p)) in [(1, 10), (2, 1), (1, 11), (2, 2), (1, 12), (2, 4)].into_iter().enumerate() {
+        t.at(us as u64 + 1, ud(q, p));
+    }
+    let r = report(&t);
+    let f = flow(&r, "10.0.0.1", 0x99);
+    assert_eq!(counts(f), [6, 0, 0, 1, 0, 0]);
+    assert_eq!(f["transport"], "UD");
+    assert_eq!(f["one_way"], false);
+}
+
+#[test]
+fn bad_icrc_is_counted() {
+    let c = conn();
+    let mut t = Trace::new();
+    let mut f = c.req(0x04, 1, 64);
+    f.bad_icrc = true;
+    t.at(1, bytes(&f));
+    let r = report(&t);
+    assert_eq!(r["capture"]["icrc_errors"], 1);
+    assert_eq!(flow(&r, "10.0.0.1", 0x22)["bad_icrc"], 1);
+}
