@@ -334,7 +334,7 @@ fn run_report(path: &PathBuf, decode: &DecodeArgs, args: &ReportArgs) -> Result<
     let mut progress = |done: usize, total: usize, frames: u64| {
         if show && started.elapsed().as_secs_f64() > 1.0 {
             shown = true;
-            let pct = if total > 0 { done * 100 / total } else { 0 };
+            let pct = (done * 100).checked_div(total).unwrap_or(0);
             let bar = "#".repeat(pct / 4);
             eprint!(
                 "\r[{bar:<25}] {pct:>3}%  {} frames",

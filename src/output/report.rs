@@ -106,8 +106,8 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
         let _ = writeln!(s, "\n{}", st.bold("Flows (most trouble first; a connection's other direction follows it)"));
         let _ = writeln!(
             s,
-            "{:>4}  {:<42} {:>8} {:>3} {:<3} {:>8} {:>11} {:>5} {:>5} {:>5} {:>4} {:>4} {:>5} {:>4}  {}",
-            "#", "source → destination", "DestQP", "v", "tr", "packets", "bytes", "retx", "ooo", "miss", "nak", "rnr", "CE", "CNP", "peer"
+            "{:>4}  {:<42} {:>8} {:>3} {:<3} {:>8} {:>11} {:>5} {:>5} {:>5} {:>4} {:>4} {:>5} {:>4}  peer",
+            "#", "source → destination", "DestQP", "v", "tr", "packets", "bytes", "retx", "ooo", "miss", "nak", "rnr", "CE", "CNP"
         );
         let mut printed = vec![false; r.flows.len()];
         let peer_index = |f: &FlowReport| -> Option<usize> {
