@@ -88,6 +88,70 @@ pub struct ReportArgs {
 pub enum Command {
     /// One line per frame like tshark; -V for the header tree, --json for JSON Lines
     Packets(PacketsArgs),
+    /// Synthesize a capture of a scenario, with the facts its report must show
+    Gen(GenArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Scenarios:\n  clean      RC SEND/WRITE/READ on several QPs with RDMA CM setup; no faults\n  loss       drops with PSN-sequence NAKs and go-back-N replays, or timeouts\n  reorder    packets swapped on the way, NAKed and replayed\n  incast     many senders to one receiver: CE marks, CNPs and PFC pauses\n  pfc-storm  a port paused on priority 3 for longer than the storm threshold\n  mixed      all of it, over RoCE v1 and v2, IPv4 and IPv6\n\nExample:\n  roce-dissect gen --scenario loss --seed 7 -o loss.pcapng --truth loss.truth.json"
+)]
+pub struct GenArgs {
+    /// Scenario to generate (see below)
+    #[arg(long, value_name = "NAME", value_parser = ["clean", "loss", "reorder", "incast", "pfc-storm", "mixed"])]
+    pub scenario: String,
+
+    /// Seed: the same seed and options give the same bytes
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+
+    /// Output capture (.pcap, .ns.pcap or .pcapng picks the format)
+    #[arg(short = 'o', long, value_name = "OUT")]
+    pub output: PathBuf,
+
+    /// Write the report facts the capture must produce (JSON) here
+    #[arg(long, value_name = "FILE")]
+    pub truth: Option<PathBuf>,
+
+    /// Container format, overriding the file extension
+    #[arg(long, value_parser = ["pcap", "ns-pcap", "pcapng"])]
+    pub format: Option<String>,
+
+    /// Queue pairs (connections)
+    #[arg(long, default_value_t = 4)]
+    pub qps: u32,
+
+    /// Messages per queue pair
+    #[arg(long, default_value_t = 50)]
+    pub messages: u32,
+
+    /// Message size in bytes
+    #[arg(long, default_value_t = 8192)]
+    pub size: u32,
+
+    /// Path MTU in bytes
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(256..=4096))]
+    pub pmtu: u32,
+
+    /// Probability that a request packet is dropped (loss, mixed)
+    #[arg(long, default_value_t = 0.01)]
+    pub loss: f64,
+
+    /// Where the capture sits: `sender` sees every first send, `receiver` misses the dropped ones
+    #[arg(long, default_value = "sender", value_parser = ["sender", "receiver"])]
+    pub loss_side: String,
+
+    /// Probability that a packet is swapped with the next (reorder, mixed)
+    #[arg(long, default_value_t = 0.01)]
+    pub reorder: f64,
+
+    /// Probability that a request packet is CE-marked (incast, mixed)
+    #[arg(long, default_value_t = 0.05)]
+    pub ecn: f64,
+
+    /// Stop starting messages after this much simulated time (e.g. 50ms)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub duration: Option<u64>,
 }
 
 /// Options shared by every command that reads a capture.
@@ -169,7 +233,10 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
 /// Parses `100G`, `25g`, `400Gb`, `10000000000`.
 pub fn parse_link_speed(s: &str) -> Result<u64, String> {
     let t = s.trim().to_ascii_lowercase();
-    let t = t.trim_end_matches("bps").trim_end_matches("b/s").trim_end_matches('b');
+    let t = t
+        .trim_end_matches("bps")
+        .trim_end_matches("b/s")
+        .trim_end_matches('b');
     let (num, mult) = if let Some(n) = t.strip_suffix('g') {
         (n, 1_000_000_000u64)
     } else if let Some(n) = t.strip_suffix('m') {
@@ -194,6 +261,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Some(Command::Packets(args)) => run_packets(args, &cli.decode),
+        Some(Command::Gen(args)) => run_gen(args, &cli.decode),
         None => match &cli.capture {
             Some(path) => run_report(path, &cli.decode, &cli.report),
             None => Err(RunError::Usage("no capture given (see --help)".into())),
@@ -288,7 +356,11 @@ fn run_packets(args: &PacketsArgs, decode: &DecodeArgs) -> Result<(), RunError> 
                     buf.clear();
                 }
             } else {
-                writeln!(out, "{}", packets::summary_line(&pkt, first, ts_digits, decode.link_speed))?;
+                writeln!(
+                    out,
+                    "{}",
+                    packets::summary_line(&pkt, first, ts_digits, decode.link_speed)
+                )?;
                 if args.verbose {
                     let nodes = tree::header_tree(&pkt, decode.link_speed);
                     write!(out, "{}", tree::render_tree(&nodes))?;
@@ -342,7 +414,8 @@ fn run_report(path: &PathBuf, decode: &DecodeArgs, args: &ReportArgs) -> Result<
             );
         }
     };
-    let result = crate::pipeline::analyze(&file, &decode.dissect_options(), opts, Some(&mut progress));
+    let result =
+        crate::pipeline::analyze(&file, &decode.dissect_options(), opts, Some(&mut progress));
     if shown {
         eprint!("\r{:60}\r", "");
     }
@@ -369,5 +442,69 @@ fn run_report(path: &PathBuf, decode: &DecodeArgs, args: &ReportArgs) -> Result<
         out.write_all(text.as_bytes())?;
     }
     out.flush()?;
+    Ok(())
+}
+
+fn run_gen(args: &GenArgs, decode: &DecodeArgs) -> Result<(), RunError> {
+    use crate::synth::scenario::{GenOptions, LossSide, generate};
+    use crate::synth::{CaptureWriter, OutFormat};
+    for (name, p) in [
+        ("--loss", args.loss),
+        ("--reorder", args.reorder),
+        ("--ecn", args.ecn),
+    ] {
+        if !(0.0..=1.0).contains(&p) {
+            return Err(RunError::Usage(format!(
+                "{name} {p}: a probability is between 0 and 1"
+            )));
+        }
+    }
+    let format = match args.format.as_deref() {
+        Some("pcap") => OutFormat::PcapMicros,
+        Some("ns-pcap") => OutFormat::PcapNanos,
+        Some("pcapng") => OutFormat::PcapNg,
+        _ => OutFormat::from_path(&args.output),
+    };
+    let opts = GenOptions {
+        scenario: args.scenario.clone(),
+        seed: args.seed,
+        qps: args.qps.max(1),
+        messages: args.messages,
+        size: args.size.max(1),
+        pmtu: args.pmtu,
+        loss: args.loss,
+        loss_side: if args.loss_side == "receiver" {
+            LossSide::Receiver
+        } else {
+            LossSide::Sender
+        },
+        reorder: args.reorder,
+        ecn: args.ecn,
+        link_speed_bps: decode.link_speed,
+        duration_ns: args.duration,
+    };
+    let started = std::time::Instant::now();
+    let file = std::fs::File::create(&args.output)
+        .map_err(|e| RunError::Usage(format!("{}: {e}", args.output.display())))?;
+    let mut w = CaptureWriter::new(BufWriter::with_capacity(1 << 20, file), format)?;
+    let truth = generate(opts, &mut |ts, f| w.write(ts, f))?;
+    w.flush()?;
+    if let Some(t) = &args.truth {
+        let f = std::fs::File::create(t)
+            .map_err(|e| RunError::Usage(format!("{}: {e}", t.display())))?;
+        let mut f = BufWriter::new(f);
+        serde_json::to_writer_pretty(&mut f, &truth).map_err(io::Error::other)?;
+        writeln!(f)?;
+        f.flush()?;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!(
+        "roce-dissect: wrote {} frames ({} flows) to {} in {:.2} s ({:.2} M frames/s)",
+        crate::output::report::grouped(truth.frames),
+        truth.flows.len(),
+        args.output.display(),
+        secs,
+        truth.frames as f64 / secs.max(1e-9) / 1e6
+    );
     Ok(())
 }

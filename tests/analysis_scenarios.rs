@@ -72,7 +72,14 @@ fn report_with(t: &Trace, opts: AnalysisOptions) -> Value {
         w.flush().unwrap();
         let mut r = analyze(&p, opts.clone());
         let res = r["capture"]["ts_resolution_ns"].as_u64().unwrap();
-        assert_eq!(res, if fmt == OutFormat::PcapMicros { 1000 } else { 1 });
+        assert_eq!(
+            res,
+            if fmt == OutFormat::PcapMicros {
+                1000
+            } else {
+                1
+            }
+        );
         for k in ["file", "format", "ts_resolution_ns"] {
             r["capture"].as_object_mut().unwrap().remove(k);
         }
@@ -105,7 +112,15 @@ fn flow<'a>(r: &'a Value, src: &str, qp: u64) -> &'a Value {
 }
 
 fn counts(f: &Value) -> [u64; 6] {
-    ["packets", "retransmits", "out_of_order", "missing", "ecn_ce", "cnps"].map(|k| f[k].as_u64().unwrap())
+    [
+        "packets",
+        "retransmits",
+        "out_of_order",
+        "missing",
+        "ecn_ce",
+        "cnps",
+    ]
+    .map(|k| f[k].as_u64().unwrap())
 }
 
 #[test]
@@ -128,7 +143,14 @@ fn sender_side_loss_nak_and_go_back_n() {
     assert_eq!(counts(data), [13, 5, 0, 0, 0, 0]);
     assert_eq!(data["retransmit_episodes"], 1);
     let ep = &data["episodes"][0];
-    assert_eq!((ep["first_psn"].as_u64(), ep["last_psn"].as_u64(), ep["packets"].as_u64()), (Some(4), Some(8), Some(5)));
+    assert_eq!(
+        (
+            ep["first_psn"].as_u64(),
+            ep["last_psn"].as_u64(),
+            ep["packets"].as_u64()
+        ),
+        (Some(4), Some(8), Some(5))
+    );
     assert_eq!(ep["trigger"], "nak");
     assert_eq!(ep["nak_frame"], 10);
     assert_eq!(ep["latency_ns"], 9_000);
@@ -141,7 +163,12 @@ fn sender_side_loss_nak_and_go_back_n() {
     assert_eq!(data["peer"]["paired_by"], "traffic");
     assert_eq!(r["connections"].as_array().unwrap().len(), 1);
     assert_eq!(r["capture"]["one_way_flows"], 0);
-    let kinds: Vec<&str> = r["hints"].as_array().unwrap().iter().map(|h| h["kind"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = r["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["kind"].as_str().unwrap())
+        .collect();
     assert!(kinds.contains(&"psn_seq_err"), "{kinds:?}");
 }
 
@@ -165,7 +192,14 @@ fn receiver_side_gap_filled_late_and_replay() {
     let data = flow(&r, "10.0.0.1", 0x22);
     assert_eq!(counts(data), [10, 2, 2, 0, 0, 0]);
     let ep = &data["episodes"][0];
-    assert_eq!((ep["first_psn"].as_u64(), ep["last_psn"].as_u64(), ep["packets"].as_u64()), (Some(3), Some(5), Some(3)));
+    assert_eq!(
+        (
+            ep["first_psn"].as_u64(),
+            ep["last_psn"].as_u64(),
+            ep["packets"].as_u64()
+        ),
+        (Some(3), Some(5), Some(3))
+    );
     assert_eq!(ep["trigger"], "nak");
     assert_eq!(ep["latency_ns"], 10_000);
     let kinds: Vec<(&str, u64)> = data["events"]
@@ -176,7 +210,14 @@ fn receiver_side_gap_filled_late_and_replay() {
         .collect();
     assert_eq!(
         kinds,
-        [("gap", 3), ("out_of_order", 3), ("retransmit", 4), ("retransmit", 5), ("gap", 7), ("out_of_order", 7)]
+        [
+            ("gap", 3),
+            ("out_of_order", 3),
+            ("retransmit", 4),
+            ("retransmit", 5),
+            ("gap", 7),
+            ("out_of_order", 7)
+        ]
     );
     assert_eq!(data["events"][0]["count"], 1);
 }
@@ -260,13 +301,28 @@ fn read_pmtu_learnt_after_the_request() {
     let mut t = Trace::new();
     t.at(1, bytes(&c.read(10, 8192)));
     t.at(2, bytes(&c.req(0x04, 12, 16)));
-    let r = report_with(&t, AnalysisOptions { pmtu: Some(4096), ..Default::default() });
+    let r = report_with(
+        &t,
+        AnalysisOptions {
+            pmtu: Some(4096),
+            ..Default::default()
+        },
+    );
     assert_eq!(flow(&r, "10.0.0.1", 0x22)["missing"], 0);
     // Without it the default is 4096 too.
-    assert_eq!(counts(flow(&report(&t), "10.0.0.1", 0x22)), [2, 0, 0, 0, 0, 0]);
+    assert_eq!(
+        counts(flow(&report(&t), "10.0.0.1", 0x22)),
+        [2, 0, 0, 0, 0, 0]
+    );
     // With --pmtu 2048 the READ takes PSNs 10..=13, so a SEND at 12 reuses
     // a PSN already consumed: a replay.
-    let r = report_with(&t, AnalysisOptions { pmtu: Some(2048), ..Default::default() });
+    let r = report_with(
+        &t,
+        AnalysisOptions {
+            pmtu: Some(2048),
+            ..Default::default()
+        },
+    );
     assert_eq!(counts(flow(&r, "10.0.0.1", 0x22)), [2, 1, 0, 0, 0, 0]);
 }
 
@@ -394,8 +450,17 @@ fn pfc_xoff_refresh_xon_expiry() {
     assert_eq!(sum3["intervals"], 3);
     assert_eq!(r["pfc"]["storms"], 0);
     // At 25G a quantum is 20.48 ns.
-    let r = report_with(&t, AnalysisOptions { link_speed_bps: 25_000_000_000, ..Default::default() });
-    assert_eq!(r["pfc"]["intervals"][1]["end_ns"].as_u64().unwrap() - T0, 300_000 + 20_480);
+    let r = report_with(
+        &t,
+        AnalysisOptions {
+            link_speed_bps: 25_000_000_000,
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        r["pfc"]["intervals"][1]["end_ns"].as_u64().unwrap() - T0,
+        300_000 + 20_480
+    );
 }
 
 #[test]
@@ -410,8 +475,17 @@ fn pause_storm() {
     let r = report(&t);
     assert_eq!(r["pfc"]["intervals"].as_array().unwrap().len(), 1);
     assert_eq!(r["pfc"]["storms"], 1);
-    assert_eq!(r["pfc"]["intervals"][0]["end_ns"].as_u64().unwrap() - T0, 499 * 300_000 + 335_539);
-    assert!(r["hints"].as_array().unwrap().iter().any(|h| h["kind"] == "pause_storm"));
+    assert_eq!(
+        r["pfc"]["intervals"][0]["end_ns"].as_u64().unwrap() - T0,
+        499 * 300_000 + 335_539
+    );
+    assert!(
+        r["hints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["kind"] == "pause_storm")
+    );
 }
 
 #[test]
@@ -428,7 +502,11 @@ fn capture_duplicates_are_not_retransmits() {
     assert_eq!(counts(data), [4, 1, 0, 0, 0, 0]);
     assert_eq!(data["duplicates"], 1);
     assert_eq!(r["capture"]["duplicate_frames"], 1);
-    assert_eq!(data["bytes"], 4 * 122, "14 + 20 + 8 + 12 (BTH) + 64 + 4 (ICRC)");
+    assert_eq!(
+        data["bytes"],
+        4 * 122,
+        "14 + 20 + 8 + 12 (BTH) + 64 + 4 (ICRC)"
+    );
 }
 
 #[test]
@@ -437,10 +515,30 @@ fn cm_pairs_connections() {
     use roce_dissect::wire::mad::CmMessage;
     let c = conn();
     let mut t = Trace::new();
-    let req = cm_mad(1, &CmMessage::Req { local_comm_id: 7, service_id: 1, local_qpn: 0x11, starting_psn: 100, mtu: 3 });
-    let rep = cm_mad(1, &CmMessage::Rep { local_comm_id: 9, remote_comm_id: 7, local_qpn: 0x22, starting_psn: 500 });
+    let req = cm_mad(
+        1,
+        &CmMessage::Req {
+            local_comm_id: 7,
+            service_id: 1,
+            local_qpn: 0x11,
+            starting_psn: 100,
+            mtu: 3,
+        },
+    );
+    let rep = cm_mad(
+        1,
+        &CmMessage::Rep {
+            local_comm_id: 9,
+            remote_comm_id: 7,
+            local_qpn: 0x22,
+            starting_psn: 500,
+        },
+    );
     t.at(1, bytes(&cm_frame(c.mac_a, c.mac_b, c.net, 1, &req)));
-    t.at(2, bytes(&cm_frame(c.mac_b, c.mac_a, c.net.reversed(), 1, &rep)));
+    t.at(
+        2,
+        bytes(&cm_frame(c.mac_b, c.mac_a, c.net.reversed(), 1, &rep)),
+    );
     t.at(3, bytes(&c.req(0x04, 100, 8)));
     t.at(4, bytes(&c.cnp())); // no ACK: only CM can pair the CNP flow
     let r = report(&t);
@@ -464,14 +562,28 @@ fn ud_flows_track_each_source_qp() {
             dst_mac: c.mac_b,
             vlan: None,
             net: c.net,
-            bth: BthRepr { opcode: Opcode(0x64), dest_qp: 0x99, psn, ..Default::default() },
-            ext: ExtHeaders { deth: Some(DethRepr { q_key: 0x1111, src_qp }), ..Default::default() },
+            bth: BthRepr {
+                opcode: Opcode(0x64),
+                dest_qp: 0x99,
+                psn,
+                ..Default::default()
+            },
+            ext: ExtHeaders {
+                deth: Some(DethRepr {
+                    q_key: 0x1111,
+                    src_qp,
+                }),
+                ..Default::default()
+            },
             payload: Payload::Pattern(16),
             bad_icrc: false,
         })
     };
     // Two senders to one UD QP, interleaved: no gaps. Sender 2 loses PSN 3.
-    for (us, (q, p)) in [(1, 10), (2, 1), (1, 11), (2, 2), (1, 12), (2, 4)].into_iter().enumerate() {
+    for (us, (q, p)) in [(1, 10), (2, 1), (1, 11), (2, 2), (1, 12), (2, 4)]
+        .into_iter()
+        .enumerate()
+    {
         t.at(us as u64 + 1, ud(q, p));
     }
     let r = report(&t);

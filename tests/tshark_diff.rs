@@ -79,7 +79,8 @@ fn num(s: &str) -> u64 {
             if let Some(h) = s.strip_prefix("0x") {
                 u64::from_str_radix(h, 16).unwrap()
             } else {
-                s.parse().unwrap_or_else(|_| u64::from_str_radix(&s.replace(':', ""), 16).unwrap())
+                s.parse()
+                    .unwrap_or_else(|_| u64::from_str_radix(&s.replace(':', ""), 16).unwrap())
             }
         }
     }
@@ -128,15 +129,27 @@ fn compare(file: &str, frame: &Value, row: &HashMap<&'static str, String>) -> us
             ("infiniband.reth.va", va),
             ("infiniband.reth.r_key", rkey),
             ("infiniband.reth.dmalen", ours(frame, &["reth", "dmalen"])),
-            ("infiniband.aeth.syndrome", ours(frame, &["aeth", "syndrome"])),
+            (
+                "infiniband.aeth.syndrome",
+                ours(frame, &["aeth", "syndrome"]),
+            ),
             ("infiniband.aeth.msn", ours(frame, &["aeth", "msn"])),
             ("infiniband.deth.q_key", ours(frame, &["deth", "q_key"])),
             ("infiniband.deth.srcqp", ours(frame, &["deth", "srcqp"])),
             ("infiniband.immdt", ours(frame, &["immdt", "value"])),
             ("infiniband.ieth", ours(frame, &["ieth", "r_key"])),
-            ("infiniband.atomiceth.swapdt", ours(frame, &["atomiceth", "swapdt"])),
-            ("infiniband.atomiceth.cmpdt", ours(frame, &["atomiceth", "cmpdt"])),
-            ("infiniband.atomicacketh.origremdt", ours(frame, &["atomicacketh", "origremdt"])),
+            (
+                "infiniband.atomiceth.swapdt",
+                ours(frame, &["atomiceth", "swapdt"]),
+            ),
+            (
+                "infiniband.atomiceth.cmpdt",
+                ours(frame, &["atomiceth", "cmpdt"]),
+            ),
+            (
+                "infiniband.atomicacketh.origremdt",
+                ours(frame, &["atomicacketh", "origremdt"]),
+            ),
             ("infiniband.rdeth.eecnxt", ours(frame, &["rdeth", "eecnxt"])),
         ]);
     }
@@ -149,7 +162,10 @@ fn compare(file: &str, frame: &Value, row: &HashMap<&'static str, String>) -> us
                 num(s)
             }
         });
-        assert_eq!(mine, theirs, "{file} frame {n}: {field}: ours {mine:?}, tshark {theirs:?}");
+        assert_eq!(
+            mine, theirs,
+            "{file} frame {n}: {field}: ours {mine:?}, tshark {theirs:?}"
+        );
         checked += 1;
     }
     checked
@@ -165,7 +181,8 @@ fn check_rd_layout(path: &Path, frames: &[Value]) {
         }
         let b = roce_dissect::dissect::dissect(&f, &Default::default());
         let at = usize::from(b.offsets.bth) + 12;
-        let be = |r: std::ops::Range<usize>| f.data[r].iter().fold(0u64, |a, x| a << 8 | u64::from(*x));
+        let be =
+            |r: std::ops::Range<usize>| f.data[r].iter().fold(0u64, |a, x| a << 8 | u64::from(*x));
         assert_eq!(v["rdeth"]["eecnxt"], be(at + 1..at + 4));
         if let Some(d) = v.get("deth") {
             assert_eq!(d["q_key"], be(at + 4..at + 8));
@@ -213,7 +230,10 @@ fn diff_capture(path: &Path) -> (usize, usize) {
                 sport < 4791,
                 "{name} frame {n}: tshark did not decode RoCE and the source port {sport} does not explain it"
             );
-            assert_ne!(row.get("_ws.col.Protocol").map(String::as_str), Some("RRoCE"));
+            assert_ne!(
+                row.get("_ws.col.Protocol").map(String::as_str),
+                Some("RRoCE")
+            );
             need_decode_as.push(sport as u16);
             continue;
         }
@@ -249,7 +269,10 @@ fn external_captures_match_tshark() {
         total += roce;
     }
     if !caps.is_empty() {
-        assert_eq!(total, 420, "SOURCES.md counts 420 RoCE frames in the external set");
+        assert_eq!(
+            total, 420,
+            "SOURCES.md counts 420 RoCE frames in the external set"
+        );
     }
 }
 
@@ -263,7 +286,11 @@ fn every_opcode_matches_tshark() {
         let frames = roce_dissect::synth::samples::every_opcode(seed);
         let p = common::write_pcap(dir.path(), &format!("ops{seed}.pcap"), &frames);
         let (roce, fields) = diff_capture(&p);
-        assert_eq!(roce, 3 * 83, "83 defined opcodes over v2/IPv4, v2/IPv6 and v1");
+        assert_eq!(
+            roce,
+            3 * 83,
+            "83 defined opcodes over v2/IPv4, v2/IPv6 and v1"
+        );
         assert!(fields > 3000);
     }
 }
@@ -311,7 +338,12 @@ fn entropy_source_ports_that_fool_tshark() {
         let proto = &rows[&(i as u64 + 1)]["_ws.col.Protocol"];
         if i < 3 {
             // tshark shows DNS, TFTP and VXLAN here.
-            assert_ne!(proto, "RRoCE", "tshark now decodes sport {}; update this test", [53, 69, 4789][i]);
+            assert_ne!(
+                proto,
+                "RRoCE",
+                "tshark now decodes sport {}; update this test",
+                [53, 69, 4789][i]
+            );
         }
     }
     diff_capture(&p);

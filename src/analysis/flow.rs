@@ -232,20 +232,28 @@ impl<'a> FlowState<'a> {
             let src_qp = pkt.deth.map(|d| d.src_qp).unwrap_or(0);
             self.ud.entry(src_qp).or_default().observe(bth.psn, 1)
         } else {
-            self.resolve_pending_read(pmtu);
+            // A replay of the pending READ itself does not settle its span.
+            if self.pending_read.is_some_and(|(p, _)| p != bth.psn) {
+                self.resolve_pending_read(pmtu);
+            }
             let mut span = 1;
             if op == Operation::ReadRequest
                 && let Some(reth) = pkt.reth
             {
                 match pmtu {
                     Some(m) => span = read_span(reth.dma_len, m),
-                    None => self.pending_read = Some((bth.psn, reth.dma_len)),
+                    None if self.pending_read.is_none() => {
+                        self.pending_read = Some((bth.psn, reth.dma_len))
+                    }
+                    None => {}
                 }
             }
             if self.req_first_psn.is_none() {
                 self.req_first_psn = Some(bth.psn);
             }
-            self.req.get_or_insert_with(Default::default).observe(bth.psn, span)
+            self.req
+                .get_or_insert_with(Default::default)
+                .observe(bth.psn, span)
         };
         self.sequence_verdict(pkt, bth.psn, verdict, max);
     }
@@ -300,10 +308,7 @@ impl<'a> FlowState<'a> {
             } else {
                 self.close_episode(max);
                 let start = match self.prev {
-                    Some(p)
-                        if p.verdict == Verdict::OutOfOrder
-                            && psn == psn_add(p.psn, 1) =>
-                    {
+                    Some(p) if p.verdict == Verdict::OutOfOrder && psn == psn_add(p.psn, 1) => {
                         (p.frame, p.ts_ns, p.psn, 2, p.silence_ns)
                     }
                     _ => (pkt.number, pkt.ts_ns, psn, 1, silence),

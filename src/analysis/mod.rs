@@ -220,8 +220,13 @@ impl<'a> Analyzer<'a> {
                             mac,
                             priority: Some(prio),
                         };
-                        self.pauses
-                            .apply(key, pfc.times[usize::from(prio)], pkt.ts_ns, pkt.number, bps);
+                        self.pauses.apply(
+                            key,
+                            pfc.times[usize::from(prio)],
+                            pkt.ts_ns,
+                            pkt.number,
+                            bps,
+                        );
                     }
                 }
             }
@@ -289,9 +294,10 @@ impl<'a> Analyzer<'a> {
         }
 
         let pmtu = self.pmtu_for(&key);
-        let priority = pkt
-            .pcp()
-            .or_else(|| pkt.dscp().and_then(|d| self.opts.dscp_map[usize::from(d & 63)]));
+        let priority = pkt.pcp().or_else(|| {
+            pkt.dscp()
+                .and_then(|d| self.opts.dscp_map[usize::from(d & 63)])
+        });
         let f = &mut self.flows[id as usize];
         f.payload_bytes += u64::from(pkt.payload_len.unwrap_or(0));
         f.last_ts = f.last_ts.max(pkt.ts_ns);
@@ -345,7 +351,15 @@ impl<'a> Analyzer<'a> {
             match kind {
                 AckKind::RnrNak => {
                     f.naks.rnr += 1;
-                    f.event(max_events, "rnr_nak", pkt, Some(bth.psn), None, Some(a.value()), None);
+                    f.event(
+                        max_events,
+                        "rnr_nak",
+                        pkt,
+                        Some(bth.psn),
+                        None,
+                        Some(a.value()),
+                        None,
+                    );
                 }
                 AckKind::Nak => {
                     let code = a.value();

@@ -203,7 +203,11 @@ pub(super) fn build_report(a: Analyzer<'_>, info: CaptureInfo) -> Report {
             0.0
         };
     }
-    summary.sort_by(|x, y| y.paused_ns.cmp(&x.paused_ns).then(x.src_mac.cmp(&y.src_mac)));
+    summary.sort_by(|x, y| {
+        y.paused_ns
+            .cmp(&x.paused_ns)
+            .then(x.src_mac.cmp(&y.src_mac))
+    });
     let storms = intervals.iter().filter(|i| i.storm).count() as u64;
     let pfc = PfcReport {
         link_speed_bps: a.opts.link_speed_bps,

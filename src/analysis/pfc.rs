@@ -184,7 +184,10 @@ mod tests {
         t.finish();
         assert_eq!(t.closed.len(), 1);
         let i = &t.closed[0];
-        assert_eq!((i.start_ns, i.end_ns, i.ended_by), (1_000, 300_000, EndedBy::Xon));
+        assert_eq!(
+            (i.start_ns, i.end_ns, i.ended_by),
+            (1_000, 300_000, EndedBy::Xon)
+        );
         assert_eq!(i.frames, 2);
     }
 
@@ -195,7 +198,10 @@ mod tests {
         t.apply(key(3), 100, 10_000, 2, G100); // after expiry: new interval
         t.finish();
         assert_eq!(t.closed.len(), 2);
-        assert_eq!((t.closed[0].end_ns, t.closed[0].ended_by), (512, EndedBy::Expiry));
+        assert_eq!(
+            (t.closed[0].end_ns, t.closed[0].ended_by),
+            (512, EndedBy::Expiry)
+        );
         assert_eq!((t.closed[1].start_ns, t.closed[1].end_ns), (10_000, 10_512));
     }
 

@@ -30,7 +30,10 @@ pub enum Verdict {
     First,
     InOrder,
     /// Ahead of `next`: `count` PSNs starting at `first` were skipped.
-    Gap { first: u32, count: u32 },
+    Gap {
+        first: u32,
+        count: u32,
+    },
     /// Behind `next`, never seen: a late arrival.
     OutOfOrder,
     /// Behind `next`, already seen: a replay.
@@ -222,7 +225,13 @@ mod tests {
     #[test]
     fn gap_filled_late_is_out_of_order() {
         let (v, t) = run(&[10, 11, 14, 12, 13, 15]);
-        assert_eq!(v[2], Verdict::Gap { first: 12, count: 2 });
+        assert_eq!(
+            v[2],
+            Verdict::Gap {
+                first: 12,
+                count: 2
+            }
+        );
         assert_eq!(v[3], Verdict::OutOfOrder);
         assert_eq!(v[4], Verdict::OutOfOrder);
         assert_eq!(v[5], Verdict::InOrder);
@@ -243,7 +252,13 @@ mod tests {
     #[test]
     fn permanent_hole_across_wrap() {
         let (v, t) = run(&[0xfffffd, 0xfffffe, 1, 2]);
-        assert_eq!(v[2], Verdict::Gap { first: 0xffffff, count: 2 });
+        assert_eq!(
+            v[2],
+            Verdict::Gap {
+                first: 0xffffff,
+                count: 2
+            }
+        );
         assert_eq!(t.missing(), 2);
     }
 
@@ -264,7 +279,13 @@ mod tests {
     #[test]
     fn huge_gap_counts_every_psn() {
         let (v, t) = run(&[0, 20_000]);
-        assert_eq!(v[1], Verdict::Gap { first: 1, count: 19_999 });
+        assert_eq!(
+            v[1],
+            Verdict::Gap {
+                first: 1,
+                count: 19_999
+            }
+        );
         assert_eq!(t.missing(), 19_999);
         let mut t = t;
         assert_eq!(t.observe(19_999, 1), Verdict::OutOfOrder);
@@ -278,7 +299,13 @@ mod tests {
         assert_eq!(t.observe_message_start(10), Verdict::First);
         assert_eq!(t.observe(11, 1), Verdict::InOrder);
         assert_eq!(t.observe_message_start(20), Verdict::NewMessage);
-        assert_eq!(t.observe(22, 1), Verdict::Gap { first: 21, count: 1 });
+        assert_eq!(
+            t.observe(22, 1),
+            Verdict::Gap {
+                first: 21,
+                count: 1
+            }
+        );
         assert_eq!(t.observe_message_start(20), Verdict::Retransmit);
         assert_eq!(t.missing(), 1);
     }

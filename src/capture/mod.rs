@@ -105,9 +105,13 @@ pub enum CaptureError {
     Gzip,
     #[error("not a pcap or pcapng file (magic {0:#010x})")]
     BadMagic(u32),
-    #[error("unsupported link type {number} ({name}): roce-dissect reads Ethernet (1), Linux cooked SLL (113) and SLL2 (276), raw IP (101, 228, 229)")]
+    #[error(
+        "unsupported link type {number} ({name}): roce-dissect reads Ethernet (1), Linux cooked SLL (113) and SLL2 (276), raw IP (101, 228, 229)"
+    )]
     UnsupportedLinkType { number: u32, name: &'static str },
-    #[error("record {frame} at byte {offset} claims {len} bytes (limit {MAX_RECORD_LEN}): corrupt capture")]
+    #[error(
+        "record {frame} at byte {offset} claims {len} bytes (limit {MAX_RECORD_LEN}): corrupt capture"
+    )]
     AbsurdLength { frame: u64, offset: usize, len: u64 },
     #[error("corrupt {what} at byte {offset}: {reason}")]
     Corrupt {

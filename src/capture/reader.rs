@@ -244,7 +244,11 @@ impl<'a> FrameReader<'a> {
                 let frac = u64::from(raw.ts_frac);
                 let ts_ns = u64::from(raw.ts_sec)
                     .saturating_mul(1_000_000_000)
-                    .saturating_add(if nanos { frac } else { frac.saturating_mul(1000) });
+                    .saturating_add(if nanos {
+                        frac
+                    } else {
+                        frac.saturating_mul(1000)
+                    });
                 Some(Ok(Frame {
                     number: self.number,
                     ts_ns,

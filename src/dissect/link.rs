@@ -1,6 +1,8 @@
 //! Link, network and UDP layers, through etherparse's lax slicing.
 
-use etherparse::{EtherType, LaxLinkExtSlice, LaxNetSlice, LaxSlicedPacket, LinkSlice, TransportSlice};
+use etherparse::{
+    EtherType, LaxLinkExtSlice, LaxNetSlice, LaxSlicedPacket, LinkSlice, TransportSlice,
+};
 
 use super::roce::{self, Net};
 use super::{
@@ -46,20 +48,18 @@ pub(super) fn dissect_link(pkt: &mut Packet<'_>, opts: &DissectOptions) {
             let rest = data.get(hdr_len..).unwrap_or_default();
             LaxSlicedPacket::from_ether_type(EtherType(sll.protocol), rest)
         }
-        LinkType::RawIp | LinkType::Ipv4 | LinkType::Ipv6 => {
-            match LaxSlicedPacket::from_ip(data) {
-                Ok(s) => s,
-                Err(_) => {
-                    pkt.error = Some(DecodeError::Truncated {
-                        layer: "IP",
-                        offset: 0,
-                        needed: 20,
-                        got: data.len(),
-                    });
-                    return;
-                }
+        LinkType::RawIp | LinkType::Ipv4 | LinkType::Ipv6 => match LaxSlicedPacket::from_ip(data) {
+            Ok(s) => s,
+            Err(_) => {
+                pkt.error = Some(DecodeError::Truncated {
+                    layer: "IP",
+                    offset: 0,
+                    needed: 20,
+                    got: data.len(),
+                });
+                return;
             }
-        }
+        },
     };
 
     if let Some(LinkSlice::Ethernet2(e)) = &sliced.link {
@@ -180,8 +180,14 @@ pub(super) fn dissect_link(pkt: &mut Packet<'_>, opts: &DissectOptions) {
                 let claimed = usize::from(udp.length).saturating_sub(8);
                 let complete = !ip_payload.incomplete && payload.len() >= claimed && claimed > 0;
                 let net = match pkt.ip.map(|i| i.version) {
-                    Some(4) => Net::Ipv4 { ip: ip_hdr, udp: hdr },
-                    _ => Net::Ipv6 { ip: ip_hdr, udp: hdr },
+                    Some(4) => Net::Ipv4 {
+                        ip: ip_hdr,
+                        udp: hdr,
+                    },
+                    _ => Net::Ipv6 {
+                        ip: ip_hdr,
+                        udp: hdr,
+                    },
                 };
                 let off = offset_in(data, payload);
                 roce::dissect_v2(pkt, payload, claimed, off, complete, net, opts);

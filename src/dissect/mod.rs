@@ -355,7 +355,8 @@ impl<'a> Packet<'a> {
     }
 
     pub fn is_cnp(&self) -> bool {
-        self.bth.is_some_and(|b| b.opcode == crate::wire::Opcode::CNP)
+        self.bth
+            .is_some_and(|b| b.opcode == crate::wire::Opcode::CNP)
     }
 
     /// Captured fewer bytes than were on the wire.

@@ -71,7 +71,16 @@ pub(super) fn dissect_v2(
         Net::Ipv4 { ip, udp } => NetHeader::Ipv4 { ip, udp },
         Net::Ipv6 { ip, udp } => NetHeader::Ipv6 { ip, udp },
     };
-    dissect_transport(pkt, payload, claimed, off, complete, net, "UDP length", opts);
+    dissect_transport(
+        pkt,
+        payload,
+        claimed,
+        off,
+        complete,
+        net,
+        "UDP length",
+        opts,
+    );
 }
 
 fn truncated(t: Truncated, offset: usize) -> DecodeError {

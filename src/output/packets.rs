@@ -185,11 +185,8 @@ pub fn info(p: &Packet<'_>, link_bps: u64) -> String {
                     if *q == 0 {
                         let _ = write!(s, " P{prio}=XON");
                     } else {
-                        let _ = write!(
-                            s,
-                            " P{prio}={q} ({})",
-                            human_ns(quanta_to_ns(*q, link_bps))
-                        );
+                        let _ =
+                            write!(s, " P{prio}={q} ({})", human_ns(quanta_to_ns(*q, link_bps)));
                     }
                 }
             }
@@ -209,7 +206,13 @@ pub fn info(p: &Packet<'_>, link_bps: u64) -> String {
             }
         }
     } else if let Some(u) = &p.udp {
-        let _ = write!(s, "{} → {} Len={}", u.sport, u.dport, u.length.saturating_sub(8));
+        let _ = write!(
+            s,
+            "{} → {} Len={}",
+            u.sport,
+            u.dport,
+            u.length.saturating_sub(8)
+        );
     } else if let Some(OtherL4::Tcp { sport, dport }) = p.other_l4 {
         let _ = write!(s, "{sport} → {dport}");
     } else if let Some(t) = p.ethertype {

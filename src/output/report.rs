@@ -94,7 +94,11 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
         plural(rnr, "RNR NAK", "RNR NAKs"),
         grouped(sum(&|f| f.ecn_ce)),
         plural(sum(&|f| f.cnps), "CNP", "CNPs"),
-        plural(r.pfc.intervals.len() as u64, "pause interval", "pause intervals"),
+        plural(
+            r.pfc.intervals.len() as u64,
+            "pause interval",
+            "pause intervals"
+        ),
         grouped(c.icrc_errors),
     );
     let _ = writeln!(s, "{summary}");
@@ -103,11 +107,28 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
     }
 
     if !r.flows.is_empty() {
-        let _ = writeln!(s, "\n{}", st.bold("Flows (most trouble first; a connection's other direction follows it)"));
+        let _ = writeln!(
+            s,
+            "\n{}",
+            st.bold("Flows (most trouble first; a connection's other direction follows it)")
+        );
         let _ = writeln!(
             s,
             "{:>4}  {:<42} {:>8} {:>3} {:<3} {:>8} {:>11} {:>5} {:>5} {:>5} {:>4} {:>4} {:>5} {:>4}  peer",
-            "#", "source → destination", "DestQP", "v", "tr", "packets", "bytes", "retx", "ooo", "miss", "nak", "rnr", "CE", "CNP"
+            "#",
+            "source → destination",
+            "DestQP",
+            "v",
+            "tr",
+            "packets",
+            "bytes",
+            "retx",
+            "ooo",
+            "miss",
+            "nak",
+            "rnr",
+            "CE",
+            "CNP"
         );
         let mut printed = vec![false; r.flows.len()];
         let peer_index = |f: &FlowReport| -> Option<usize> {
@@ -138,7 +159,11 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
         .flat_map(|(i, f)| f.episodes.iter().map(move |e| (i, e)))
         .collect();
     if !episodes.is_empty() {
-        let _ = writeln!(s, "\n{}", st.bold("Retransmission episodes (go-back-N replays)"));
+        let _ = writeln!(
+            s,
+            "\n{}",
+            st.bold("Retransmission episodes (go-back-N replays)")
+        );
         for (i, e) in episodes.iter().take(50) {
             let why = match e.trigger {
                 "nak" => format!(
@@ -151,7 +176,10 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
                     e.nak_frame.unwrap_or(0),
                     human_ns(e.latency_ns)
                 ),
-                _ => format!("timeout: no NAK, {} of silence before it", human_ns(e.latency_ns)),
+                _ => format!(
+                    "timeout: no NAK, {} of silence before it",
+                    human_ns(e.latency_ns)
+                ),
             };
             let _ = writeln!(
                 s,
@@ -215,11 +243,19 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
                 iv.ended_by,
                 iv.start_frame,
                 flows,
-                if iv.storm { format!(" {}", st.red("storm")) } else { String::new() }
+                if iv.storm {
+                    format!(" {}", st.red("storm"))
+                } else {
+                    String::new()
+                }
             );
         }
         if r.pfc.intervals.len() > 20 {
-            let _ = writeln!(s, "    ... {} more intervals in --json", r.pfc.intervals.len() - 20);
+            let _ = writeln!(
+                s,
+                "    ... {} more intervals in --json",
+                r.pfc.intervals.len() - 20
+            );
         }
     }
 
@@ -274,7 +310,11 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
                 let _ = writeln!(s, "{line}");
             }
             if f.events_dropped > 0 {
-                let _ = writeln!(s, "  ... {} more events not kept (--max-events)", f.events_dropped);
+                let _ = writeln!(
+                    s,
+                    "  ... {} more events not kept (--max-events)",
+                    f.events_dropped
+                );
             }
         }
     }

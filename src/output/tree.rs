@@ -67,7 +67,14 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
             p.number, p.len, p.caplen
         ),
     );
-    t.text(1, format!("Epoch Time: {}.{:09} seconds", p.ts_ns / 1_000_000_000, p.ts_ns % 1_000_000_000));
+    t.text(
+        1,
+        format!(
+            "Epoch Time: {}.{:09} seconds",
+            p.ts_ns / 1_000_000_000,
+            p.ts_ns % 1_000_000_000
+        ),
+    );
     let mut l2_end = 0usize;
     if let Some(e) = &p.eth {
         t.add(
@@ -86,7 +93,11 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
         l2_end = 14;
     }
     if let Some(s) = &p.sll {
-        let n = if p.link == crate::capture::LinkType::LinuxSll { 16 } else { 20 };
+        let n = if p.link == crate::capture::LinkType::LinuxSll {
+            16
+        } else {
+            20
+        };
         t.add(0, 0, n, "Linux cooked capture".into());
         t.text(1, format!("Packet type: {}", s.packet_type));
         if let Some(m) = s.src_mac() {
@@ -110,7 +121,12 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
         t.add(1, l2_end, 1, format!("Priority: {}", tag.pcp));
         t.add(1, l2_end, 1, format!("DEI: {}", u8::from(tag.dei)));
         t.add(1, l2_end, 2, format!("ID: {}", tag.id));
-        t.add(1, l2_end + 2, 2, format!("Type: 0x{:04x}", p.ethertype.unwrap_or(0)));
+        t.add(
+            1,
+            l2_end + 2,
+            2,
+            format!("Type: 0x{:04x}", p.ethertype.unwrap_or(0)),
+        );
         l2_end += 4;
     }
     if let Some(ip) = &p.ip {
@@ -121,7 +137,10 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                 0,
                 at,
                 hl,
-                format!("Internet Protocol Version 4, Src: {}, Dst: {}", ip.src, ip.dst),
+                format!(
+                    "Internet Protocol Version 4, Src: {}, Dst: {}",
+                    ip.src, ip.dst
+                ),
             );
             t.add(
                 1,
@@ -145,7 +164,10 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                 0,
                 at,
                 hl,
-                format!("Internet Protocol Version 6, Src: {}, Dst: {}", ip.src, ip.dst),
+                format!(
+                    "Internet Protocol Version 6, Src: {}, Dst: {}",
+                    ip.src, ip.dst
+                ),
             );
             t.add(
                 1,
@@ -159,7 +181,12 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                     ecn_name(ip.ecn)
                 ),
             );
-            t.add(1, at + 4, 2, format!("Payload Length: {}", ip.total_len.saturating_sub(40)));
+            t.add(
+                1,
+                at + 4,
+                2,
+                format!("Payload Length: {}", ip.total_len.saturating_sub(40)),
+            );
             t.add(1, at + 6, 1, format!("Next Header: {}", ip.protocol));
             t.add(1, at + 7, 1, format!("Hop Limit: {}", ip.ttl));
             t.add(1, at + 8, 16, format!("Source Address: {}", ip.src));
@@ -172,7 +199,10 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
             0,
             at,
             8,
-            format!("User Datagram Protocol, Src Port: {}, Dst Port: {}", u.sport, u.dport),
+            format!(
+                "User Datagram Protocol, Src Port: {}, Dst Port: {}",
+                u.sport, u.dport
+            ),
         );
         t.add(1, at, 2, format!("Source Port: {}", u.sport));
         t.add(1, at + 2, 2, format!("Destination Port: {}", u.dport));
@@ -181,7 +211,12 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
     }
     if let Some(g) = &p.grh {
         let at = usize::from(p.offsets.grh.unwrap_or(0));
-        t.add(0, at, grh::LEN, "InfiniBand Global Route Header (RoCE v1)".into());
+        t.add(
+            0,
+            at,
+            grh::LEN,
+            "InfiniBand Global Route Header (RoCE v1)".into(),
+        );
         t.add(1, at, 1, format!("IP Version: {}", g.ip_ver));
         t.add(1, at, 2, format!("Traffic Class: 0x{:02x}", g.tclass));
         t.add(1, at + 1, 3, format!("Flow Label: 0x{:05x}", g.flow_label));
@@ -189,7 +224,12 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
         t.add(1, at + 6, 1, format!("Next Header: 0x{:02x}", g.nxt_hdr));
         t.add(1, at + 7, 1, format!("Hop Limit: {}", g.hop_lmt));
         t.add(1, at + 8, 16, format!("Source GID: {}", g.sgid_addr()));
-        t.add(1, at + 24, 16, format!("Destination GID: {}", g.dgid_addr()));
+        t.add(
+            1,
+            at + 24,
+            16,
+            format!("Destination GID: {}", g.dgid_addr()),
+        );
     }
     if let Some(b) = &p.bth {
         let at = usize::from(p.offsets.bth);
@@ -199,7 +239,12 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
         };
         t.text(0, title.into());
         t.add(1, at, bth::LEN, "Base Transport Header".into());
-        t.add(2, at, 1, format!("Opcode: {} ({})", b.opcode.name(), b.opcode.0));
+        t.add(
+            2,
+            at,
+            1,
+            format!("Opcode: {} ({})", b.opcode.name(), b.opcode.0),
+        );
         t.add(2, at + 1, 1, format!("Solicited Event: {}", yes(b.se)));
         t.add(2, at + 1, 1, format!("MigReq: {}", yes(b.m)));
         t.add(2, at + 1, 1, format!("Pad Count: {}", b.padcnt));
@@ -207,20 +252,40 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
         t.add(2, at + 2, 2, format!("Partition Key: 0x{:04x}", b.p_key));
         t.add(2, at + 4, 1, format!("FECN: {}", yes(b.fecn)));
         t.add(2, at + 4, 1, format!("BECN: {}", yes(b.becn)));
-        t.add(2, at + 5, 3, format!("Destination Queue Pair: 0x{:06x}", b.dest_qp));
-        t.add(2, at + 8, 1, format!("Acknowledge Request: {}", yes(b.ack_req)));
+        t.add(
+            2,
+            at + 5,
+            3,
+            format!("Destination Queue Pair: 0x{:06x}", b.dest_qp),
+        );
+        t.add(
+            2,
+            at + 8,
+            1,
+            format!("Acknowledge Request: {}", yes(b.ack_req)),
+        );
         t.add(2, at + 9, 3, format!("Packet Sequence Number: {}", b.psn));
         let o = &p.offsets;
         if let (Some(r), Some(x)) = (&p.rdeth, o.rdeth) {
             let x = usize::from(x);
-            t.add(1, x, 4, "Reliable Datagram Extended Transport Header".into());
+            t.add(
+                1,
+                x,
+                4,
+                "Reliable Datagram Extended Transport Header".into(),
+            );
             t.add(2, x + 1, 3, format!("EE Context: 0x{:06x}", r.ee_context));
         }
         if let (Some(d), Some(x)) = (&p.deth, o.deth) {
             let x = usize::from(x);
             t.add(1, x, 8, "Datagram Extended Transport Header".into());
             t.add(2, x, 4, format!("Queue Key: 0x{:08x}", d.q_key));
-            t.add(2, x + 5, 3, format!("Source Queue Pair: 0x{:06x}", d.src_qp));
+            t.add(
+                2,
+                x + 5,
+                3,
+                format!("Source Queue Pair: 0x{:06x}", d.src_qp),
+            );
         }
         if let (Some(r), Some(x)) = (&p.xrceth, o.xrceth) {
             let x = usize::from(x);
@@ -239,7 +304,12 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
             t.add(1, x, 28, "Atomic Extended Transport Header".into());
             t.add(2, x, 8, format!("Virtual Address: 0x{:016x}", a.va));
             t.add(2, x + 8, 4, format!("Remote Key: 0x{:08x}", a.r_key));
-            t.add(2, x + 12, 8, format!("Swap (Or Add) Data: 0x{:016x}", a.swap_add));
+            t.add(
+                2,
+                x + 12,
+                8,
+                format!("Swap (Or Add) Data: 0x{:016x}", a.swap_add),
+            );
             t.add(2, x + 20, 8, format!("Compare Data: 0x{:016x}", a.compare));
         }
         if let (Some(a), Some(x)) = (&p.aeth, o.aeth) {
@@ -255,18 +325,46 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                 AckKind::Nak => format!("NAK, {} ({})", nak::name(a.value()), a.value()),
                 AckKind::Reserved => "reserved".into(),
             };
-            t.add(2, x, 1, format!("Syndrome: 0x{:02x} ({meaning})", a.syndrome));
+            t.add(
+                2,
+                x,
+                1,
+                format!("Syndrome: 0x{:02x} ({meaning})", a.syndrome),
+            );
             t.add(2, x + 1, 3, format!("Message Sequence Number: {}", a.msn));
         }
         if let (Some(a), Some(x)) = (&p.atomicacketh, o.atomicacketh) {
-            t.add(1, usize::from(x), 8, "Atomic ACK Extended Transport Header".into());
-            t.add(2, usize::from(x), 8, format!("Original Remote Data: 0x{:016x}", a.orig_rem_dt));
+            t.add(
+                1,
+                usize::from(x),
+                8,
+                "Atomic ACK Extended Transport Header".into(),
+            );
+            t.add(
+                2,
+                usize::from(x),
+                8,
+                format!("Original Remote Data: 0x{:016x}", a.orig_rem_dt),
+            );
         }
         if let (Some(i), Some(x)) = (&p.immdt, o.immdt) {
-            t.add(1, usize::from(x), 4, format!("Immediate Data: 0x{:08x}", i.value));
+            t.add(
+                1,
+                usize::from(x),
+                4,
+                format!("Immediate Data: 0x{:08x}", i.value),
+            );
         }
         if let (Some(i), Some(x)) = (&p.ieth, o.ieth) {
-            t.add(1, usize::from(x), 4, format!("Invalidate Extended Transport Header: R_Key 0x{:08x}", i.r_key));
+            t.add(
+                1,
+                usize::from(x),
+                4,
+                format!(
+                    "Invalidate Extended Transport Header: R_Key 0x{:08x}",
+                    i.r_key
+                ),
+            );
         }
         if let Some(x) = o.cnp_reserved {
             t.add(1, usize::from(x), 16, "CNP Reserved (16 bytes)".into());
@@ -274,18 +372,37 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
         if let (Some(n), Some(x)) = (p.payload_len, o.payload) {
             let x = usize::from(x);
             if let Some(cm) = &p.cm {
-                t.add(1, x, n as usize, format!("MAD: Communication Management, {}", cm.name()));
+                t.add(
+                    1,
+                    x,
+                    n as usize,
+                    format!("MAD: Communication Management, {}", cm.name()),
+                );
                 match cm {
-                    CmMessage::Req { local_comm_id, service_id, local_qpn, starting_psn, mtu } => {
+                    CmMessage::Req {
+                        local_comm_id,
+                        service_id,
+                        local_qpn,
+                        starting_psn,
+                        mtu,
+                    } => {
                         t.text(2, format!("Local Communication ID: 0x{local_comm_id:08x}"));
                         t.text(2, format!("Service ID: 0x{service_id:016x}"));
                         t.add(2, x + 24 + 32, 3, format!("Local QPN: 0x{local_qpn:06x}"));
                         t.add(2, x + 24 + 44, 3, format!("Starting PSN: {starting_psn}"));
                         t.text(2, format!("Path MTU: {}", 128u32 << mtu));
                     }
-                    CmMessage::Rep { local_comm_id, remote_comm_id, local_qpn, starting_psn } => {
+                    CmMessage::Rep {
+                        local_comm_id,
+                        remote_comm_id,
+                        local_qpn,
+                        starting_psn,
+                    } => {
                         t.text(2, format!("Local Communication ID: 0x{local_comm_id:08x}"));
-                        t.text(2, format!("Remote Communication ID: 0x{remote_comm_id:08x}"));
+                        t.text(
+                            2,
+                            format!("Remote Communication ID: 0x{remote_comm_id:08x}"),
+                        );
                         t.add(2, x + 24 + 12, 3, format!("Local QPN: 0x{local_qpn:06x}"));
                         t.add(2, x + 24 + 20, 3, format!("Starting PSN: {starting_psn}"));
                     }
@@ -300,7 +417,12 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
             }
         }
         if let Some(x) = o.pad {
-            t.add(1, usize::from(x), usize::from(b.padcnt), format!("Pad: {} bytes", b.padcnt));
+            t.add(
+                1,
+                usize::from(x),
+                usize::from(b.padcnt),
+                format!("Pad: {} bytes", b.padcnt),
+            );
         }
         if let (Some(i), Some(x)) = (&p.icrc, o.icrc) {
             let verdict = match (i.valid, i.expected) {
@@ -309,7 +431,12 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                 _ => "[not checked: frame truncated]".to_string(),
             };
             match i.value {
-                Some(v) => t.add(1, usize::from(x), 4, format!("Invariant CRC: 0x{v:08x} {verdict}")),
+                Some(v) => t.add(
+                    1,
+                    usize::from(x),
+                    4,
+                    format!("Invariant CRC: 0x{v:08x} {verdict}"),
+                ),
                 None => t.text(1, format!("Invariant CRC: not captured {verdict}")),
             }
         }
@@ -318,11 +445,25 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
         let at = l2_end;
         match pause {
             PauseRepr::Pfc(pfc) => {
-                t.add(0, at, 20, "MAC Control: Priority-based Flow Control (802.1Qbb)".into());
+                t.add(
+                    0,
+                    at,
+                    20,
+                    "MAC Control: Priority-based Flow Control (802.1Qbb)".into(),
+                );
                 t.add(1, at, 2, "Opcode: Class Based Flow Control (0x0101)".into());
-                t.add(1, at + 2, 2, format!("Class Enable Vector: 0x{:04x}", pfc.class_enable));
+                t.add(
+                    1,
+                    at + 2,
+                    2,
+                    format!("Class Enable Vector: 0x{:04x}", pfc.class_enable),
+                );
                 for (i, q) in pfc.times.iter().enumerate() {
-                    let on = if pfc.enabled(i as u8) { "" } else { " (disabled)" };
+                    let on = if pfc.enabled(i as u8) {
+                        ""
+                    } else {
+                        " (disabled)"
+                    };
                     t.add(
                         1,
                         at + 4 + 2 * i,
@@ -341,7 +482,10 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                     1,
                     at + 2,
                     2,
-                    format!("Pause Time: {time} quanta ({})", human_ns(quanta_to_ns(*time, link_bps))),
+                    format!(
+                        "Pause Time: {time} quanta ({})",
+                        human_ns(quanta_to_ns(*time, link_bps))
+                    ),
                 );
             }
             PauseRepr::Other { opcode } => {
@@ -405,7 +549,11 @@ pub fn hex_dump(data: &[u8]) -> String {
         }
         s.push_str("  ");
         for b in chunk {
-            s.push(if b.is_ascii_graphic() || *b == b' ' { *b as char } else { '.' });
+            s.push(if b.is_ascii_graphic() || *b == b' ' {
+                *b as char
+            } else {
+                '.'
+            });
         }
         s.push('\n');
     }

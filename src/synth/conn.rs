@@ -17,7 +17,14 @@ pub struct Conn {
 }
 
 impl Conn {
-    fn frame(&self, from_a: bool, opcode: u8, psn: u32, payload: usize, ext: ExtHeaders) -> RoceFrame<'static> {
+    fn frame(
+        &self,
+        from_a: bool,
+        opcode: u8,
+        psn: u32,
+        payload: usize,
+        ext: ExtHeaders,
+    ) -> RoceFrame<'static> {
         let (src, dst, net, qp) = if from_a {
             (self.mac_a, self.mac_b, self.net, self.qp_b)
         } else {
@@ -94,7 +101,12 @@ impl Conn {
 
     /// A CNP from B telling A's QP to slow down.
     pub fn cnp(&self) -> RoceFrame<'static> {
-        let mut f = super::frame::cnp(self.mac_b, self.mac_a, self.net.reversed().with_dscp(48), self.qp_a);
+        let mut f = super::frame::cnp(
+            self.mac_b,
+            self.mac_a,
+            self.net.reversed().with_dscp(48),
+            self.qp_a,
+        );
         f.vlan = self.vlan.map(|(id, _)| (id, 6));
         f
     }

@@ -250,7 +250,13 @@ const IPV4_LEN: usize = 20;
 const IPV6_LEN: usize = 40;
 const UDP_LEN: usize = 8;
 
-fn push_eth(out: &mut Vec<u8>, src: [u8; 6], dst: [u8; 6], vlan: Option<(u16, u8)>, ethertype: u16) {
+fn push_eth(
+    out: &mut Vec<u8>,
+    src: [u8; 6],
+    dst: [u8; 6],
+    vlan: Option<(u16, u8)>,
+    ethertype: u16,
+) {
     out.extend_from_slice(&dst);
     out.extend_from_slice(&src);
     if let Some((id, pcp)) = vlan {
@@ -418,7 +424,36 @@ pub fn build_roce(f: &RoceFrame<'_>, out: &mut Vec<u8>) -> usize {
         crc ^= 1;
     }
     out[body_end..].copy_from_slice(&icrc::to_trailer(crc));
+    // IPv6 forbids a zero UDP checksum (RFC 8200); the ICRC skips it, so it
+    // is computed last, over the finished datagram.
+    if let NetSpec::V2Ipv6 { src, dst, .. } = f.net {
+        let udp_start = net_start + IPV6_LEN;
+        let c = udp6_checksum(&src, &dst, &out[udp_start..]);
+        out[udp_start + 6..udp_start + 8].copy_from_slice(&c.to_be_bytes());
+    }
     out.len() - start
+}
+
+fn udp6_checksum(src: &Ipv6Addr, dst: &Ipv6Addr, udp: &[u8]) -> u16 {
+    let mut sum = 0u64;
+    let mut add = |b: &[u8]| {
+        for c in b.chunks(2) {
+            sum += u64::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]));
+        }
+    };
+    add(&src.octets());
+    add(&dst.octets());
+    add(&(udp.len() as u32).to_be_bytes());
+    add(&[0, 0, 0, 17]);
+    add(&udp[..6]);
+    add(&udp[8..]);
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    match !(sum as u16) {
+        0 => 0xffff,
+        c => c,
+    }
 }
 
 /// Appends a PFC frame (padded to 60 bytes) and returns its length.

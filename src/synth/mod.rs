@@ -5,6 +5,7 @@ pub mod conn;
 pub mod frame;
 pub mod pcap;
 pub mod samples;
+pub mod scenario;
 
 pub use frame::{ExtHeaders, NetSpec, Payload, RoceFrame, build_pause, build_pfc, build_roce};
 pub use pcap::{CaptureWriter, OutFormat};

@@ -74,9 +74,9 @@ pub mod nak {
 pub fn rnr_timer_us(code: u8) -> f64 {
     const US: [f64; 32] = [
         655_360.0, 10.0, 20.0, 30.0, 40.0, 60.0, 80.0, 120.0, 160.0, 240.0, 320.0, 480.0, 640.0,
-        960.0, 1_280.0, 1_920.0, 2_560.0, 3_840.0, 5_120.0, 7_680.0, 10_240.0, 15_360.0,
-        20_480.0, 30_720.0, 40_960.0, 61_440.0, 81_920.0, 122_880.0, 163_840.0, 245_760.0,
-        327_680.0, 491_520.0,
+        960.0, 1_280.0, 1_920.0, 2_560.0, 3_840.0, 5_120.0, 7_680.0, 10_240.0, 15_360.0, 20_480.0,
+        30_720.0, 40_960.0, 61_440.0, 81_920.0, 122_880.0, 163_840.0, 245_760.0, 327_680.0,
+        491_520.0,
     ];
     US.get(usize::from(code & 0x1f)).copied().unwrap_or(0.0)
 }
@@ -141,12 +141,24 @@ mod tests {
 
     #[test]
     fn decodes_syndromes() {
-        let ack = AethRepr { syndrome: 0x1f, msn: 5 };
+        let ack = AethRepr {
+            syndrome: 0x1f,
+            msn: 5,
+        };
         assert_eq!((ack.kind(), ack.value()), (AckKind::Ack, 31));
-        let rnr = AethRepr { syndrome: 0x2e, msn: 0 };
+        let rnr = AethRepr {
+            syndrome: 0x2e,
+            msn: 0,
+        };
         assert_eq!((rnr.kind(), rnr.value()), (AckKind::RnrNak, 14));
-        let nak = AethRepr { syndrome: 0x62, msn: 0 };
-        assert_eq!((nak.kind(), nak.value()), (AckKind::Nak, nak::REMOTE_ACCESS_ERROR));
+        let nak = AethRepr {
+            syndrome: 0x62,
+            msn: 0,
+        };
+        assert_eq!(
+            (nak.kind(), nak.value()),
+            (AckKind::Nak, nak::REMOTE_ACCESS_ERROR)
+        );
         assert_eq!(AethRepr::syndrome_for(AckKind::Nak, 0), 0x60);
         assert_eq!(rnr_timer_us(13), 960.0);
         assert_eq!(rnr_timer_us(14), 1_280.0);

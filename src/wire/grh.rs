@@ -81,7 +81,8 @@ mod tests {
     #[test]
     fn parses_the_connectx_v1_grh() {
         // GRH of the RoCE v1 WRITE Only in ../shared/captures-external (scapy roce.uts).
-        let hex = "6020000000281b4000000000000000000000ffff0f00000200000000000000000000ffff0f000002";
+        let hex =
+            "6020000000281b4000000000000000000000ffff0f00000200000000000000000000ffff0f000002";
         let b: Vec<u8> = (0..hex.len())
             .step_by(2)
             .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())

@@ -164,7 +164,8 @@ fn req(i: &[u8]) -> IResult<&[u8], CmMessage> {
         (be_u32, be_u32, be_u64, be_u64, be_u32, be_u32).parse(i)?;
     let (i, (local_qpn, _rr, _eecn, _idepth, _reecn, _flags)) =
         (be_u24, be_u8, be_u24, be_u8, be_u24, be_u8).parse(i)?;
-    let (i, (starting_psn, _timeouts, _pkey, mtu_byte)) = (be_u24, be_u8, be_u16, be_u8).parse(i)?;
+    let (i, (starting_psn, _timeouts, _pkey, mtu_byte)) =
+        (be_u24, be_u8, be_u16, be_u8).parse(i)?;
     Ok((
         i,
         CmMessage::Req {
@@ -219,13 +220,15 @@ pub fn parse(buf: &[u8]) -> Result<(MadHeader, Option<CmMessage>), Truncated> {
             local_comm_id: l,
             remote_comm_id: r,
         }),
-        attr::REJ => (be_u32, be_u32, be_u8, be_u8, be_u16)
-            .parse(body)
-            .map(|(_, (l, r, _, _, reason))| CmMessage::Rej {
-                local_comm_id: l,
-                remote_comm_id: r,
-                reason,
-            }),
+        attr::REJ => {
+            (be_u32, be_u32, be_u8, be_u8, be_u16)
+                .parse(body)
+                .map(|(_, (l, r, _, _, reason))| CmMessage::Rej {
+                    local_comm_id: l,
+                    remote_comm_id: r,
+                    reason,
+                })
+        }
         attr::DREQ => (be_u32, be_u32, be_u24)
             .parse(body)
             .map(|(_, (l, r, q))| CmMessage::Dreq {

@@ -298,7 +298,12 @@ impl Operation {
         use Operation::*;
         matches!(
             self,
-            SendFirst | SendMiddle | WriteFirst | WriteMiddle | ReadResponseFirst | ReadResponseMiddle
+            SendFirst
+                | SendMiddle
+                | WriteFirst
+                | WriteMiddle
+                | ReadResponseFirst
+                | ReadResponseMiddle
         )
     }
 
@@ -466,7 +471,9 @@ mod tests {
 
     #[test]
     fn every_defined_opcode_has_a_layout_and_a_name() {
-        let defined: Vec<u8> = (0..=255u8).filter(|&o| Opcode(o).headers().is_some()).collect();
+        let defined: Vec<u8> = (0..=255u8)
+            .filter(|&o| Opcode(o).headers().is_some())
+            .collect();
         // RC 23 + UC 12 + RD 22 + UD 2 + CNP 1 + XRC 23
         assert_eq!(defined.len(), 23 + 12 + 22 + 2 + 1 + 23);
         for o in defined {

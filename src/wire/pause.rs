@@ -36,10 +36,14 @@ impl PfcRepr {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PauseRepr {
     /// 802.3x: one pause time for the whole link.
-    Pause { time: u16 },
+    Pause {
+        time: u16,
+    },
     Pfc(PfcRepr),
     /// Another MAC Control opcode (e.g. EPON MPCP); carried, not interpreted.
-    Other { opcode: u16 },
+    Other {
+        opcode: u16,
+    },
 }
 
 impl PauseRepr {
@@ -133,7 +137,10 @@ mod tests {
     fn parses_the_ax88772_pause() {
         // Frame 2 of hex__netdev-list__ax88772_8023x_pause.pcap, after the EtherType.
         let body = [0x00, 0x01, 0xff, 0xff, 0, 0];
-        assert_eq!(PauseRepr::parse(&body).unwrap(), PauseRepr::Pause { time: 0xffff });
+        assert_eq!(
+            PauseRepr::parse(&body).unwrap(),
+            PauseRepr::Pause { time: 0xffff }
+        );
     }
 
     #[test]

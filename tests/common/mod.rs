@@ -63,7 +63,10 @@ pub fn contract_check(kind: &str, file: &Path) -> Option<String> {
         .output()
         .expect("run contract-check");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "contract-check {kind} failed:\n{text}");
+    assert!(
+        out.status.success(),
+        "contract-check {kind} failed:\n{text}"
+    );
     Some(text)
 }
 
@@ -89,13 +92,11 @@ pub fn bin() -> assert_cmd::Command {
 pub fn write_pcap(dir: &Path, name: &str, frames: &[Vec<u8>]) -> PathBuf {
     use roce_dissect::synth::{CaptureWriter, OutFormat};
     let p = dir.join(name);
-    let mut w = CaptureWriter::new(
-        std::fs::File::create(&p).unwrap(),
-        OutFormat::from_path(&p),
-    )
-    .unwrap();
+    let mut w =
+        CaptureWriter::new(std::fs::File::create(&p).unwrap(), OutFormat::from_path(&p)).unwrap();
     for (i, f) in frames.iter().enumerate() {
-        w.write(1_700_000_000_000_000_000 + i as u64 * 1000, f).unwrap();
+        w.write(1_700_000_000_000_000_000 + i as u64 * 1000, f)
+            .unwrap();
     }
     w.flush().unwrap();
     p

@@ -1,0 +1,663 @@
+//! Scenarios: realistic RoCE traffic with chosen faults, and the report
+//! facts it must produce (the ground truth), known by construction.
+//!
+//! Time advances as frames are serialised on the link; frames scheduled for
+//! later (ACKs, NAKs, replays, CNPs, pauses) wait in a heap, so memory stays
+//! bounded by what is in flight, whatever the number of frames.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use super::conn::{Conn, bytes};
+use super::frame::{NetSpec, build_pause, build_pfc, cm_frame, cm_mad};
+use super::samples::Rng;
+use crate::analysis::report::NakCounts;
+use crate::wire::AckKind;
+use crate::wire::mad::CmMessage;
+use crate::wire::pause::quanta_to_ns;
+
+/// The scenarios `gen` knows.
+pub const SCENARIOS: &[(&str, &str)] = &[
+    (
+        "clean",
+        "RC SEND/WRITE/READ on several QPs with RDMA CM setup; no faults",
+    ),
+    (
+        "loss",
+        "drops with PSN-sequence NAKs and go-back-N replays, or timeouts",
+    ),
+    ("reorder", "packets swapped on the way, NAKed and replayed"),
+    (
+        "incast",
+        "many senders to one receiver: CE marks, CNPs and PFC pauses on priority 3",
+    ),
+    (
+        "pfc-storm",
+        "a port paused on priority 3 for longer than the storm threshold",
+    ),
+    ("mixed", "all of it, over RoCE v1 and v2, IPv4 and IPv6"),
+];
+
+/// Where the capture point sits relative to the drops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LossSide {
+    /// Dropped after the capture point: the capture sees every first send.
+    Sender,
+    /// Dropped before it: lost packets are absent from the capture.
+    Receiver,
+}
+
+#[derive(Debug, Clone)]
+pub struct GenOptions {
+    pub scenario: String,
+    pub seed: u64,
+    pub qps: u32,
+    /// Messages per QP.
+    pub messages: u32,
+    /// Message size in bytes.
+    pub size: u32,
+    pub pmtu: u32,
+    /// Probability that a request packet is dropped (`loss`, `mixed`).
+    pub loss: f64,
+    pub loss_side: LossSide,
+    /// Probability that a request packet is swapped with the next.
+    pub reorder: f64,
+    /// Probability that a request packet is CE-marked (`incast`, `mixed`).
+    pub ecn: f64,
+    pub link_speed_bps: u64,
+    /// Stop starting messages after this much simulated time.
+    pub duration_ns: Option<u64>,
+}
+
+impl Default for GenOptions {
+    fn default() -> Self {
+        GenOptions {
+            scenario: "clean".into(),
+            seed: 1,
+            qps: 4,
+            messages: 50,
+            size: 8192,
+            pmtu: 4096,
+            loss: 0.01,
+            loss_side: LossSide::Sender,
+            reorder: 0.01,
+            ecn: 0.05,
+            link_speed_bps: 100_000_000_000,
+            duration_ns: None,
+        }
+    }
+}
+
+/// The facts a capture must produce, with the report's own keys.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, Default)]
+pub struct Truth {
+    pub scenario: String,
+    pub seed: u64,
+    pub frames: u64,
+    pub flows: Vec<FlowTruth>,
+    pub pfc: PfcTruth,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, Default)]
+pub struct FlowTruth {
+    pub src: String,
+    pub dst: String,
+    pub destqp: u32,
+    pub packets: u64,
+    pub retransmits: u64,
+    pub out_of_order: u64,
+    pub missing: u64,
+    pub ecn_ce: u64,
+    pub cnps: u64,
+    pub naks: NakCounts,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, Default)]
+pub struct PfcTruth {
+    pub intervals: Vec<IntervalTruth>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct IntervalTruth {
+    pub src_mac: String,
+    pub priority: Option<u8>,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub ended_by: &'static str,
+}
+
+const T0: u64 = 1_767_225_600_000_000_000; // 2026-01-01T00:00:00Z
+const SWITCH_MAC: [u8; 6] = [0x02, 0x5e, 0x00, 0x00, 0x00, 0x01];
+const GAP_NS: u64 = 100;
+const ACK_DELAY_NS: u64 = 2_000;
+const RTO_NS: u64 = 500_000;
+const CNP_INTERVAL_NS: u64 = 50_000;
+
+type Key = (IpAddr, IpAddr, u32);
+
+struct QpState {
+    conn: Conn,
+    next_psn: u32,
+    msn: u32,
+    busy_until: u64,
+    last_cnp: Option<u64>,
+    loss: bool,
+    reorder: bool,
+    ecn: bool,
+}
+
+/// Streams a scenario's frames to `sink` in time order and returns the truth.
+pub struct Generator<'s> {
+    opts: GenOptions,
+    rng: Rng,
+    now: u64,
+    seq: u64,
+    heap: BinaryHeap<Reverse<(u64, u64, Vec<u8>)>>,
+    sink: &'s mut dyn FnMut(u64, &[u8]) -> std::io::Result<()>,
+    truth: FxHashMap<Key, FlowTruth>,
+    order: Vec<Key>,
+    frames: u64,
+    gsi_psn: FxHashMap<(IpAddr, IpAddr), u32>,
+    intervals: Vec<IntervalTruth>,
+}
+
+fn ser_ns(len: usize, bps: u64) -> u64 {
+    ((len as u64 + 20) * 8 * 1_000_000_000).div_ceil(bps.max(1))
+}
+
+fn net_src_dst(net: &NetSpec) -> (IpAddr, IpAddr) {
+    match *net {
+        NetSpec::V2Ipv4 { src, dst, .. } => (src.into(), dst.into()),
+        NetSpec::V2Ipv6 { src, dst, .. } => (src.into(), dst.into()),
+        NetSpec::V1 { sgid, dgid, .. } => (sgid.into(), dgid.into()),
+    }
+}
+
+impl<'s> Generator<'s> {
+    pub fn new(
+        opts: GenOptions,
+        sink: &'s mut dyn FnMut(u64, &[u8]) -> std::io::Result<()>,
+    ) -> Self {
+        let rng = Rng::new(opts.seed);
+        Generator {
+            opts,
+            rng,
+            now: T0,
+            seq: 0,
+            heap: BinaryHeap::new(),
+            sink,
+            truth: FxHashMap::default(),
+            order: Vec::new(),
+            frames: 0,
+            gsi_psn: FxHashMap::default(),
+            intervals: Vec::new(),
+        }
+    }
+
+    fn flow(&mut self, key: Key) -> &mut FlowTruth {
+        if !self.truth.contains_key(&key) {
+            self.order.push(key);
+            self.truth.insert(
+                key,
+                FlowTruth {
+                    src: key.0.to_string(),
+                    dst: key.1.to_string(),
+                    destqp: key.2,
+                    ..FlowTruth::default()
+                },
+            );
+        }
+        self.truth.get_mut(&key).expect("inserted above")
+    }
+
+    /// Schedules a RoCE frame at `ts` and counts it on its flow.
+    fn roce(&mut self, ts: u64, f: &super::frame::RoceFrame<'_>) {
+        let (s, d) = net_src_dst(&f.net);
+        self.flow((s, d, f.bth.dest_qp)).packets += 1;
+        self.push(ts, bytes(f));
+    }
+
+    fn push(&mut self, ts: u64, frame: Vec<u8>) {
+        self.seq += 1;
+        self.heap.push(Reverse((ts, self.seq, frame)));
+    }
+
+    /// Writes every scheduled frame up to `until`.
+    fn drain(&mut self, until: u64) -> std::io::Result<()> {
+        while let Some(Reverse((ts, _, _))) = self.heap.peek() {
+            if *ts > until {
+                break;
+            }
+            let Some(Reverse((ts, _, f))) = self.heap.pop() else {
+                break;
+            };
+            (self.sink)(ts, &f)?;
+            self.frames += 1;
+        }
+        Ok(())
+    }
+
+    fn cm_setup(&mut self, c: &Conn, t: u64) -> u64 {
+        let (a, b) = net_src_dst(&c.net);
+        let comm = 0x1000 + c.qp_a;
+        let msgs = [
+            (
+                true,
+                CmMessage::Req {
+                    local_comm_id: comm,
+                    service_id: 0x0106_0000_0000_4791,
+                    local_qpn: c.qp_a,
+                    starting_psn: 0,
+                    mtu: pmtu_code(self.opts.pmtu),
+                },
+            ),
+            (
+                false,
+                CmMessage::Rep {
+                    local_comm_id: comm + 1,
+                    remote_comm_id: comm,
+                    local_qpn: c.qp_b,
+                    starting_psn: 0,
+                },
+            ),
+            (
+                true,
+                CmMessage::Rtu {
+                    local_comm_id: comm,
+                    remote_comm_id: comm + 1,
+                },
+            ),
+        ];
+        let mut t = t;
+        for (from_a, m) in msgs {
+            let (src, dst, net) = if from_a {
+                (c.mac_a, c.mac_b, c.net)
+            } else {
+                (c.mac_b, c.mac_a, c.net.reversed())
+            };
+            let pair = if from_a { (a, b) } else { (b, a) };
+            let psn = {
+                let p = self.gsi_psn.entry(pair).or_insert(0);
+                *p += 1;
+                *p
+            };
+            let mad = cm_mad(u64::from(comm), &m);
+            let f = cm_frame(src, dst, net, psn, &mad);
+            self.roce(t, &f);
+            t += 5_000;
+        }
+        t
+    }
+
+    /// One PFC pause on `prio` from the switch: XOFF at `start`, refreshed
+    /// every `refresh` ns until `xon` (or left to expire when `None`).
+    fn pause_train(
+        &mut self,
+        prio: u8,
+        start: u64,
+        until: u64,
+        refresh: u64,
+        quanta: u16,
+        xon: bool,
+    ) {
+        let bps = self.opts.link_speed_bps;
+        let mut t = start;
+        let mut times = [0u16; 8];
+        times[usize::from(prio)] = quanta;
+        let mut expiry;
+        loop {
+            let mut v = Vec::new();
+            build_pfc(SWITCH_MAC, 1 << prio, times, &mut v);
+            self.push(t, v);
+            expiry = t + quanta_to_ns(quanta, bps);
+            let next = t + refresh;
+            if next > until || next > expiry {
+                break;
+            }
+            t = next;
+        }
+        let (end, by) = if xon && until <= expiry {
+            let mut v = Vec::new();
+            build_pfc(SWITCH_MAC, 1 << prio, [0; 8], &mut v);
+            self.push(until, v);
+            (until, "xon")
+        } else {
+            (expiry, "expiry")
+        };
+        self.intervals.push(IntervalTruth {
+            src_mac: crate::output::json::mac_string(&SWITCH_MAC),
+            priority: Some(prio),
+            start_ns: start,
+            end_ns: end,
+            ended_by: by,
+        });
+    }
+
+    /// Runs the scenario to the end.
+    pub fn run(mut self) -> std::io::Result<Truth> {
+        let name = self.opts.scenario.clone();
+        let o = self.opts.clone();
+        let mixed = name == "mixed";
+        let mut qps: Vec<QpState> = (0..o.qps.max(1))
+            .map(|i| {
+                let incast = name == "incast";
+                let conn = make_conn(i, if mixed { i % 3 } else { 0 }, incast);
+                QpState {
+                    conn,
+                    next_psn: (i * 0x10_0000 + 0xff_fff0 * u32::from(i % 5 == 4)) & 0xff_ffff,
+                    msn: 0,
+                    busy_until: 0,
+                    last_cnp: None,
+                    loss: name == "loss" || (mixed && i % 4 == 1),
+                    reorder: name == "reorder" || (mixed && i % 4 == 2),
+                    ecn: name == "incast" || (mixed && i % 4 == 3),
+                }
+            })
+            .collect();
+
+        // RDMA CM setup, one connection after the other.
+        if matches!(name.as_str(), "clean" | "mixed") {
+            let mut t = self.now;
+            for q in &qps {
+                let c = q.conn;
+                t = self.cm_setup(&c, t);
+            }
+            self.now = t;
+        }
+        let start = self.now;
+
+        // Pauses: incast gets short XOFF/XON bursts, pfc-storm one long pause.
+        if name == "pfc-storm" {
+            let long = 150_000_000u64.max(o.duration_ns.unwrap_or(0));
+            self.pause_train(
+                3,
+                start + 1_000,
+                start + 1_000 + long,
+                200_000,
+                65535,
+                false,
+            );
+            self.pause_train(4, start + 2_000, start + 52_000, 20_000, 65535, true);
+        }
+
+        let total = u64::from(o.messages) * qps.len() as u64;
+        let mut pause_at = start + 20_000;
+        for m in 0..total {
+            if let Some(d) = o.duration_ns
+                && self.now - start > d
+            {
+                break;
+            }
+            let i = (m % qps.len() as u64) as usize;
+            let t0 = self.now.max(qps[i].busy_until);
+            let kind = self.rng.below(3);
+            let end = self.message(&mut qps[i], t0, kind)?;
+            qps[i].busy_until = end;
+            if (name == "incast" || mixed) && self.now >= pause_at {
+                let len = 2_000 + self.rng.below(8_000);
+                let xon = self.rng.chance(0.7);
+                self.pause_train(3, self.now + 500, self.now + 500 + len, 3_000, 3000, xon);
+                pause_at = self.now + 100_000;
+            }
+            self.drain(self.now)?;
+        }
+        self.drain(u64::MAX)?;
+
+        let flows = self.order.iter().map(|k| self.truth[k].clone()).collect();
+        Ok(Truth {
+            scenario: name,
+            seed: o.seed,
+            frames: self.frames,
+            flows,
+            pfc: PfcTruth {
+                intervals: self.intervals,
+            },
+        })
+    }
+
+    /// Sends one message on `q` starting at `t0`; returns when the QP is free.
+    fn message(&mut self, q: &mut QpState, t0: u64, kind: u64) -> std::io::Result<u64> {
+        let o = self.opts.clone();
+        let c = q.conn;
+        let (a, b) = net_src_dst(&c.net);
+        let data_key = (a, b, c.qp_b);
+        let back_key = (b, a, c.qp_a);
+        let size = o.size.max(1);
+        let pmtu = o.pmtu.max(256);
+        let n = size.div_ceil(pmtu).max(1);
+        let bps = o.link_speed_bps;
+        q.msn += 1;
+        let msn = q.msn;
+
+        if kind == 2 {
+            // READ: one request consuming n PSNs, n responses.
+            let psn = q.next_psn;
+            q.next_psn = (psn + n) & 0xff_ffff;
+            let req = c.read(psn, size);
+            let mut t = t0;
+            let dropped = q.loss && self.rng.chance(o.loss);
+            let captured = !(dropped && o.loss_side == LossSide::Receiver);
+            if captured {
+                let mut frame = req;
+                if q.ecn && self.rng.chance(o.ecn) {
+                    frame.net = frame.net.with_ecn(3);
+                    self.ce(q, t, data_key, back_key);
+                }
+                self.roce(t, &frame);
+            }
+            let frame = req;
+            self.now = t + ser_ns(74, bps) + GAP_NS;
+            if dropped {
+                // The only packet: nothing follows, so the requester times out.
+                t += RTO_NS;
+                self.roce(t, &frame);
+                if o.loss_side == LossSide::Sender {
+                    self.flow(data_key).retransmits += 1;
+                }
+            }
+            let mut rt = t + ACK_DELAY_NS;
+            for k in 0..n {
+                let op = match (n, k) {
+                    (1, _) => 0x10,
+                    (_, 0) => 0x0d,
+                    (_, k) if k == n - 1 => 0x0f,
+                    _ => 0x0e,
+                };
+                let len = if k == n - 1 {
+                    size - pmtu * (n - 1)
+                } else {
+                    pmtu
+                };
+                let f = c.read_resp(op, psn + k, len as usize, msn);
+                self.roce(rt, &f);
+                rt += ser_ns(len as usize + 70, bps) + GAP_NS;
+            }
+            return Ok(rt);
+        }
+
+        // SEND (0) or WRITE (1): n packets.
+        let ops: Vec<u8> = (0..n)
+            .map(|k| match (kind, n, k) {
+                (0, 1, _) => 0x04,
+                (0, _, 0) => 0x00,
+                (0, _, k) if k == n - 1 => 0x02,
+                (0, _, _) => 0x01,
+                (_, 1, _) => 0x0a,
+                (_, _, 0) => 0x06,
+                (_, _, k) if k == n - 1 => 0x08,
+                _ => 0x07,
+            })
+            .collect();
+        let first_psn = q.next_psn;
+        q.next_psn = (first_psn + n) & 0xff_ffff;
+        let frames: Vec<_> = (0..n)
+            .map(|k| {
+                let len = if k == n - 1 {
+                    size - pmtu * (n - 1)
+                } else {
+                    pmtu
+                };
+                c.req(ops[k as usize], first_psn + k, len as usize)
+            })
+            .collect();
+        let drop_at = (q.loss && self.rng.chance(o.loss * f64::from(n)))
+            .then(|| self.rng.below(u64::from(n)) as u32);
+        let swap_at =
+            (q.reorder && n >= 2 && drop_at.is_none() && self.rng.chance(o.reorder * f64::from(n)))
+                .then(|| self.rng.below(u64::from(n - 1)) as u32);
+
+        let mut t = t0;
+        let mut times = Vec::with_capacity(n as usize);
+        let mut order: Vec<u32> = (0..n).collect();
+        if let Some(s) = swap_at {
+            order.swap(s as usize, s as usize + 1);
+        }
+        let mut sent = Vec::with_capacity(n as usize);
+        for &k in &order {
+            let mut f = frames[k as usize];
+            let lost = drop_at == Some(k);
+            if !(lost && o.loss_side == LossSide::Receiver) {
+                if q.ecn && self.rng.chance(o.ecn) {
+                    f.net = f.net.with_ecn(3);
+                    self.ce(q, t, data_key, back_key);
+                }
+                self.roce(t, &f);
+            }
+            sent.push(f);
+            times.push(t);
+            t += ser_ns(f.payload.len() + 70, bps) + GAP_NS;
+        }
+        self.now = t;
+        let mut done = t;
+
+        if let Some(s) = swap_at {
+            // The responder sees s+1 before s: NAK(s), then go-back-N s, s+1.
+            let nak_t = times[s as usize + 1] + ACK_DELAY_NS;
+            let nak = c.ack(first_psn + s, AckKind::Nak, 0, msn - 1);
+            self.roce(nak_t, &nak);
+            // Go-back-N starts once the burst in flight has left.
+            let mut rt = (nak_t + ACK_DELAY_NS).max(t);
+            for k in s..n {
+                self.roce(rt, &frames[k as usize]);
+                rt += ser_ns(frames[k as usize].payload.len() + 70, bps) + GAP_NS;
+            }
+            let ft = self.flow(data_key);
+            ft.out_of_order += 1;
+            ft.retransmits += u64::from(n - s);
+            self.flow(back_key).naks.psn_seq_err += 1;
+            done = rt;
+        } else if let Some(j) = drop_at {
+            let replay_from;
+            if j + 1 < n {
+                // The next packet reveals the hole: NAK(j), go-back-N j..n.
+                let nak_t = times[j as usize + 1] + ACK_DELAY_NS;
+                let nak = c.ack(first_psn + j, AckKind::Nak, 0, msn - 1);
+                self.roce(nak_t, &nak);
+                self.flow(back_key).naks.psn_seq_err += 1;
+                replay_from = (nak_t + ACK_DELAY_NS).max(t);
+                let ft = self.flow(data_key);
+                match o.loss_side {
+                    LossSide::Sender => ft.retransmits += u64::from(n - j),
+                    LossSide::Receiver => {
+                        ft.out_of_order += 1;
+                        ft.retransmits += u64::from(n - j - 1);
+                    }
+                }
+            } else {
+                // Last packet lost: nothing reveals it; the requester times out.
+                replay_from = t + RTO_NS;
+                if o.loss_side == LossSide::Sender {
+                    self.flow(data_key).retransmits += 1;
+                }
+            }
+            let mut rt = replay_from;
+            for k in j..n {
+                self.roce(rt, &frames[k as usize]);
+                rt += ser_ns(frames[k as usize].payload.len() + 70, bps) + GAP_NS;
+            }
+            done = rt;
+        }
+        // One ACK per message.
+        let ack = c.ack(first_psn + n - 1, AckKind::Ack, 31, msn);
+        self.roce(done + ACK_DELAY_NS, &ack);
+        Ok(done + ACK_DELAY_NS)
+    }
+
+    /// A CE mark at `t` on the data flow; the receiver answers with a CNP
+    /// unless it sent one to this QP less than 50 µs ago.
+    fn ce(&mut self, q: &mut QpState, t: u64, data: Key, back: Key) {
+        self.flow(data).ecn_ce += 1;
+        if q.last_cnp.is_none_or(|l| t >= l + CNP_INTERVAL_NS) {
+            q.last_cnp = Some(t);
+            let cnp = q.conn.cnp();
+            self.roce(t + 4_000, &cnp);
+            self.flow(back).cnps += 1;
+        }
+    }
+}
+
+fn pmtu_code(pmtu: u32) -> u8 {
+    match pmtu {
+        0..=256 => 1,
+        257..=512 => 2,
+        513..=1024 => 3,
+        1025..=2048 => 4,
+        _ => 5,
+    }
+}
+
+/// Connection `i` over network kind `kind` (0 v2/IPv4, 1 v2/IPv6, 2 v1).
+/// Incast sends every client to one server.
+fn make_conn(i: u32, kind: u32, incast: bool) -> Conn {
+    let client = (i % 200) as u8 + 1;
+    let server = if incast { 1 } else { (i % 4) as u8 + 1 };
+    let mac_a = [0x02, 0x00, 0x00, 0x00, 0x01, client];
+    let net = match kind {
+        0 => NetSpec::V2Ipv4 {
+            src: Ipv4Addr::new(10, 0, 0, client),
+            dst: Ipv4Addr::new(10, 0, 1, server),
+            dscp: 26,
+            ecn: 2,
+            ttl: 64,
+            sport: 0xc000 | (i as u16 & 0x3fff),
+        },
+        1 => NetSpec::V2Ipv6 {
+            src: Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 0, u16::from(client)),
+            dst: Ipv6Addr::new(0xfd00, 0, 0, 1, 0, 0, 0, u16::from(server)),
+            dscp: 26,
+            ecn: 2,
+            hop_limit: 64,
+            flow_label: i & 0xfffff,
+            sport: 0xc000 | (i as u16 & 0x3fff),
+        },
+        _ => NetSpec::V1 {
+            sgid: Ipv4Addr::new(10, 0, 0, client).to_ipv6_mapped(),
+            dgid: Ipv4Addr::new(10, 0, 1, server).to_ipv6_mapped(),
+            tclass: 26 << 2 | 2,
+            hop_limit: 1,
+            flow_label: 0,
+        },
+    };
+    Conn {
+        mac_a,
+        // Frames to the server go through the switch port that pauses.
+        mac_b: SWITCH_MAC,
+        net,
+        qp_a: 0x100 + i * 2,
+        qp_b: 0x4000 + i * 2 + 1,
+        vlan: None,
+    }
+}
+
+/// Generates a scenario into `sink`.
+pub fn generate(
+    opts: GenOptions,
+    sink: &mut dyn FnMut(u64, &[u8]) -> std::io::Result<()>,
+) -> std::io::Result<Truth> {
+    let _ = build_pause;
+    Generator::new(opts, sink).run()
+}
