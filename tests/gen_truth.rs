@@ -171,7 +171,7 @@ fn options(scenario: &str, seed: u64) -> GenOptions {
         size: [8192, 3000, 700, 20_000][seed as usize % 4],
         pmtu: [4096, 1024, 2048, 1024][seed as usize % 4],
         loss: 0.02,
-        loss_side: if seed % 2 == 0 {
+        loss_side: if seed.is_multiple_of(2) {
             LossSide::Sender
         } else {
             LossSide::Receiver
