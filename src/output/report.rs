@@ -300,7 +300,7 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
                     let _ = write!(line, " PSN {p}");
                 }
                 if let Some(n) = e.count {
-                    let _ = write!(line, " ({} PSNs)", n);
+                    let _ = write!(line, " ({} missing)", plural(u64::from(n), "PSN", "PSNs"));
                 }
                 if let Some(d) = &e.detail {
                     let _ = write!(line, " {d}");
