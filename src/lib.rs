@@ -10,6 +10,7 @@ pub mod analysis;
 pub mod capture;
 pub mod cli;
 pub mod dissect;
+pub mod fuzzing;
 pub mod output;
 pub mod pipeline;
 pub mod synth;

@@ -21,20 +21,36 @@ fn every_sample_matches_its_truth() {
             continue;
         }
         let stem = name.split('.').next().unwrap();
-        let truth: Value =
-            serde_json::from_slice(&std::fs::read(dir().join(format!("{stem}.truth.json"))).unwrap()).unwrap();
+        let truth: Value = serde_json::from_slice(
+            &std::fs::read(dir().join(format!("{stem}.truth.json"))).unwrap(),
+        )
+        .unwrap();
         let out = common::bin().arg(&p).arg("--json").output().unwrap();
         assert!(out.status.success(), "{name}");
         let r: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(r["capture"]["frames"], truth["frames"], "{name}");
         let flows = r["flows"].as_array().unwrap();
-        assert_eq!(flows.len(), truth["flows"].as_array().unwrap().len(), "{name}");
+        assert_eq!(
+            flows.len(),
+            truth["flows"].as_array().unwrap().len(),
+            "{name}"
+        );
         for t in truth["flows"].as_array().unwrap() {
             let f = flows
                 .iter()
-                .find(|f| f["src"] == t["src"] && f["dst"] == t["dst"] && f["destqp"] == t["destqp"])
+                .find(|f| {
+                    f["src"] == t["src"] && f["dst"] == t["dst"] && f["destqp"] == t["destqp"]
+                })
                 .unwrap();
-            for k in ["packets", "retransmits", "out_of_order", "missing", "ecn_ce", "cnps", "naks"] {
+            for k in [
+                "packets",
+                "retransmits",
+                "out_of_order",
+                "missing",
+                "ecn_ce",
+                "cnps",
+                "naks",
+            ] {
                 assert_eq!(f[k], t[k], "{name}: {k}");
             }
         }
@@ -42,13 +58,27 @@ fn every_sample_matches_its_truth() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|i| (i["priority"].clone(), i["start_ns"].clone(), i["end_ns"].clone(), i["ended_by"].clone()))
+            .map(|i| {
+                (
+                    i["priority"].clone(),
+                    i["start_ns"].clone(),
+                    i["end_ns"].clone(),
+                    i["ended_by"].clone(),
+                )
+            })
             .collect();
         let mut want: Vec<(Value, Value, Value, Value)> = truth["pfc"]["intervals"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|i| (i["priority"].clone(), i["start_ns"].clone(), i["end_ns"].clone(), i["ended_by"].clone()))
+            .map(|i| {
+                (
+                    i["priority"].clone(),
+                    i["start_ns"].clone(),
+                    i["end_ns"].clone(),
+                    i["ended_by"].clone(),
+                )
+            })
             .collect();
         want.sort_by_key(|w| (w.1.as_u64(), w.0.as_u64()));
         assert_eq!(iv, want, "{name}");
@@ -77,7 +107,11 @@ fn text_report_snapshot() {
 
 #[test]
 fn json_report_snapshot() {
-    let out = common::bin().arg(dir().join("pfc-storm.pcapng")).arg("--json").output().unwrap();
+    let out = common::bin()
+        .arg(dir().join("pfc-storm.pcapng"))
+        .arg("--json")
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let mut r: Value = serde_json::from_slice(&out.stdout).unwrap();
     r["capture"]["file"] = "pfc-storm.pcapng".into();
