@@ -1,0 +1,169 @@
+//! The command line as a user meets it.
+
+mod common;
+
+use std::path::Path;
+
+fn capture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("captures")
+        .join(name)
+}
+
+#[test]
+fn help_and_version() {
+    let out = common::bin().arg("--help").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success());
+    for needle in [
+        "packets",
+        "gen",
+        "--json",
+        "--link-speed",
+        "--dscp-map",
+        "--storm-threshold",
+        "Examples",
+    ] {
+        assert!(text.contains(needle), "--help lacks {needle}");
+    }
+    let out = common::bin().args(["packets", "--help"]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for needle in ["-V", "--hex", "--flow", "--count", "--roce-only"] {
+        assert!(text.contains(needle), "packets --help lacks {needle}");
+    }
+    assert!(
+        common::bin()
+            .arg("--version")
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+    // No capture at all is a usage error, not a crash.
+    let out = common::bin().output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn flow_filter_lists_one_flow() {
+    let out = common::bin()
+        .args(["packets", "--flow", "10.0.0.1,10.0.1.1,0x4001"])
+        .arg(capture("loss-receiver.ns.pcap"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        text.lines().count(),
+        67,
+        "the report counts 67 packets on this flow"
+    );
+    assert!(
+        text.lines()
+            .all(|l| l.contains("10.0.0.1 → 10.0.1.1") && l.contains("QP=0x004001"))
+    );
+    let bad = common::bin()
+        .args(["packets", "--flow", "nonsense"])
+        .arg(capture("loss.pcap"))
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("expected SRC,DST,QP"));
+}
+
+#[test]
+fn count_and_roce_only_and_stdin() {
+    let out = common::bin()
+        .args(["packets", "-c", "5"])
+        .arg(capture("clean.pcapng"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 5);
+    let out = common::bin()
+        .args(["packets", "--roce-only", "--json"])
+        .arg(capture("pfc-storm.pcapng"))
+        .output()
+        .unwrap();
+    let n = String::from_utf8(out.stdout).unwrap().lines().count();
+    assert_eq!(n, 775);
+    let bytes = std::fs::read(capture("loss.pcap")).unwrap();
+    let out = common::bin()
+        .args(["--json", "-"])
+        .write_stdin(bytes)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["capture"]["frames"], 326);
+}
+
+#[test]
+fn options_are_validated() {
+    for (flag, val) in [
+        ("--link-speed", "fast"),
+        ("--dup-window", "2 parsecs"),
+        ("--dscp-map", "99:3"),
+        ("--roce-port", "70000"),
+    ] {
+        let out = common::bin()
+            .arg(flag)
+            .arg(val)
+            .arg(capture("loss.pcap"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(if flag == "--dscp-map" { 1 } else { 2 }),
+            "{flag} {val}"
+        );
+        assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    }
+    // 25G PFC quanta in the packets view.
+    let out = common::bin()
+        .args(["packets", "--link-speed", "25G", "--roce-only"])
+        .arg(capture("pfc-storm.pcapng"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let pfc = text.lines().find(|l| l.contains("PFC enable")).unwrap();
+    assert!(
+        pfc.ends_with("PFC 60 PFC enable=0x08 P3=65535 (1.34 ms)"),
+        "{pfc}"
+    );
+}
+
+#[test]
+fn report_colour_follows_no_color() {
+    let out = common::bin()
+        .arg(capture("loss.pcap"))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8(out.stdout).unwrap().contains('\x1b'));
+}
+
+#[test]
+fn other_roce_port() {
+    let d = tempfile::tempdir().unwrap();
+    let mut frames = roce_dissect::synth::samples::every_opcode(1);
+    frames.truncate(3);
+    for f in &mut frames {
+        f[36..38].copy_from_slice(&4792u16.to_be_bytes());
+    }
+    let p = common::write_pcap(d.path(), "port.pcap", &frames);
+    let out = common::bin()
+        .args(["packets", "--json"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8(out.stdout).unwrap().contains("\"bth\""));
+    let out = common::bin()
+        .args(["packets", "--json", "--roce-port", "4792"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.matches("\"bth\"").count(), 3);
+    // The ICRC covers the UDP header, so the changed port makes it invalid.
+    assert_eq!(text.matches("\"valid\":false").count(), 3);
+}
