@@ -11,6 +11,7 @@
     )
 )]
 
+mod fast;
 mod link;
 mod roce;
 
@@ -233,7 +234,7 @@ pub struct RoceOffsets {
 }
 
 /// Everything decoded from one frame. Plain values, no allocation.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Packet<'a> {
     pub number: u64,
     pub ts_ns: u64,
@@ -367,6 +368,16 @@ impl<'a> Packet<'a> {
 
 /// Decodes one frame.
 pub fn dissect<'a>(frame: &Frame<'a>, opts: &DissectOptions) -> Packet<'a> {
+    let mut pkt = Packet::empty(frame);
+    if !fast::dissect_common(&mut pkt, opts) {
+        link::dissect_link(&mut pkt, opts);
+    }
+    pkt
+}
+
+/// Decodes one frame through etherparse only, skipping the fixed-offset
+/// fast path (the reference the fast path is tested against).
+pub fn dissect_reference<'a>(frame: &Frame<'a>, opts: &DissectOptions) -> Packet<'a> {
     let mut pkt = Packet::empty(frame);
     link::dissect_link(&mut pkt, opts);
     pkt

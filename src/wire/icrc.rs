@@ -22,28 +22,55 @@ pub enum NetHeader<'a> {
     Grh(&'a [u8]),
 }
 
+/// CRC-32 of the eight 0xFF bytes that stand in for the LRH; the Linux rxe
+/// driver starts from the same state (0xdebb20e3 before the final XOR).
+const LRH_CRC: u32 = 0x2144_df1c;
+
+/// Longest masked prefix: IPv4 with options (60) + UDP (8) + BTH (12).
+const MAX_PREFIX: usize = 60 + 8 + bth::LEN;
+
 /// Computes the ICRC of a packet: `net` is the network (and UDP) header,
 /// `transport` runs from the BTH to the byte before the ICRC.
+///
+/// The masked headers are gathered into one stack buffer so the CRC runs in
+/// two calls (headers, then payload), which keeps small packets cheap.
 pub fn compute(net: NetHeader<'_>, transport: &[u8]) -> u32 {
-    let mut h = crc32fast::Hasher::new();
-    h.update(&[0xff; 8]);
+    let mut b = [0u8; MAX_PREFIX];
+    let mut n = 0usize;
+    let mut push = |src: &[u8], max: usize, ones: &[usize], v6: bool| {
+        let len = src.len().min(max);
+        let start = n;
+        for (d, s) in b.iter_mut().skip(start).zip(src.iter().take(len)) {
+            *d = *s;
+        }
+        for &i in ones {
+            if i < len
+                && let Some(d) = b.get_mut(start.saturating_add(i))
+            {
+                *d = 0xff;
+            }
+        }
+        if v6
+            && len > 0
+            && let Some(d) = b.get_mut(start)
+        {
+            *d |= 0x0f;
+        }
+        n = n.saturating_add(len);
+    };
     match net {
         NetHeader::Ipv4 { ip, udp } => {
-            let mut b = [0u8; 60];
-            let n = ip.len().min(b.len());
-            copy_masked(&mut b, ip, &[1, 8, 10, 11]);
-            h.update(b.get(..n).unwrap_or_default());
-            update_udp(&mut h, udp);
+            push(ip, 60, &[1, 8, 10, 11], false);
+            push(udp, 8, &[6, 7], false);
         }
         NetHeader::Ipv6 { ip, udp } => {
-            update_ipv6_layout(&mut h, ip);
-            update_udp(&mut h, udp);
+            push(ip, 40, &[1, 2, 3, 7], true);
+            push(udp, 8, &[6, 7], false);
         }
-        NetHeader::Grh(grh) => update_ipv6_layout(&mut h, grh),
+        NetHeader::Grh(grh) => push(grh, 40, &[1, 2, 3, 7], true),
     }
-    let mut b = [0u8; bth::LEN];
-    let n = transport.len().min(bth::LEN);
-    copy_masked(&mut b, transport, &[bth::VARIANT_BYTE]);
+    push(transport, bth::LEN, &[bth::VARIANT_BYTE], false);
+    let mut h = crc32fast::Hasher::new_with_initial(LRH_CRC);
     h.update(b.get(..n).unwrap_or_default());
     h.update(transport.get(bth::LEN..).unwrap_or_default());
     h.finalize()
@@ -57,33 +84,6 @@ pub fn stored(trailer: [u8; LEN]) -> u32 {
 /// The trailer bytes for a computed ICRC.
 pub fn to_trailer(crc: u32) -> [u8; LEN] {
     crc.to_le_bytes()
-}
-
-fn update_udp(h: &mut crc32fast::Hasher, udp: &[u8]) {
-    let mut b = [0u8; 8];
-    let n = udp.len().min(8);
-    copy_masked(&mut b, udp, &[6, 7]);
-    h.update(b.get(..n).unwrap_or_default());
-}
-
-/// IPv6 header or GRH: traffic class, flow label and hop limit are variant.
-fn update_ipv6_layout(h: &mut crc32fast::Hasher, hdr: &[u8]) {
-    let mut b = [0u8; 40];
-    let n = hdr.len().min(40);
-    copy_masked(&mut b, hdr, &[1, 2, 3, 7]);
-    b[0] |= 0x0f;
-    h.update(b.get(..n).unwrap_or_default());
-}
-
-fn copy_masked<const N: usize>(dst: &mut [u8; N], src: &[u8], ones: &[usize]) {
-    for (d, s) in dst.iter_mut().zip(src) {
-        *d = *s;
-    }
-    for &i in ones {
-        if let Some(d) = dst.get_mut(i) {
-            *d = 0xff;
-        }
-    }
 }
 
 #[cfg(test)]
@@ -101,6 +101,11 @@ mod tests {
     const CNP: &str = "e41d2dab2bc27cfe90643b32080045c2003c718c4000401191610a0011010a001201000012b7002800008100ffff40000118000000000000000000000000000000000000000082fd002a";
     const V1_WRITE: &str = "7cfe90753cd87cfe90753cd889156020000000281b4000000000000000000000ffff0f00000200000000000000000000ffff0f0000020a70ffff0000010a80a788bc000055d4c0726000000047b3000000050000000001000000e3d856bb";
     const V1_ACK: &str = "7cfe90753cd87cfe90753cd889156020000000141b4000000000000000000000ffff0f00000200000000000000000000ffff0f0000021140ffff0000010900a788c00000000525f0c038";
+
+    #[test]
+    fn lrh_prefix_state() {
+        assert_eq!(crc32fast::hash(&[0xff; 8]), LRH_CRC);
+    }
 
     #[test]
     fn connectx4lx_cnp_golden() {
