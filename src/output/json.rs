@@ -1,8 +1,16 @@
 //! A minimal JSON writer for the per-packet hot path: appends to a byte
 //! buffer, no intermediate values, no allocation once the buffer is warm.
 
-use std::fmt::Write as _;
+use std::io::Write as _;
 use std::net::IpAddr;
+
+/// A JSON object key as written: `q!("frame")` is `"frame":`.
+#[macro_export]
+macro_rules! q {
+    ($k:literal) => {
+        concat!("\"", $k, "\":")
+    };
+}
 
 pub struct JsonWriter<'a> {
     out: &'a mut Vec<u8>,
@@ -15,14 +23,14 @@ impl<'a> JsonWriter<'a> {
         JsonWriter { out, comma: false }
     }
 
+    /// `k` is the quoted key with its colon, as `q!` makes it.
+    #[inline]
     fn key(&mut self, k: &str) {
         if self.comma {
             self.out.push(b',');
         }
         self.comma = true;
-        self.out.push(b'"');
         self.out.extend_from_slice(k.as_bytes());
-        self.out.extend_from_slice(b"\":");
     }
 
     pub fn begin(&mut self) {
@@ -124,9 +132,20 @@ impl<'a> JsonWriter<'a> {
     pub fn ip(&mut self, k: &str, ip: &IpAddr) {
         self.key(k);
         self.out.push(b'"');
-        let mut s = String::with_capacity(40);
-        let _ = write!(s, "{ip}");
-        self.out.extend_from_slice(s.as_bytes());
+        match ip {
+            IpAddr::V4(v4) => {
+                let mut b = itoa::Buffer::new();
+                for (i, o) in v4.octets().iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(b'.');
+                    }
+                    self.out.extend_from_slice(b.format(*o).as_bytes());
+                }
+            }
+            IpAddr::V6(v6) => {
+                let _ = write!(self.out, "{v6}");
+            }
+        }
         self.out.push(b'"');
     }
 }

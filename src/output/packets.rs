@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use super::json::{JsonWriter, mac_string};
 use crate::dissect::{OtherL4, Packet, RoceVersion};
+use crate::q;
 use crate::wire::aeth::{AckKind, nak, rnr_timer_us};
 use crate::wire::mad::CmMessage;
 use crate::wire::pause::{PauseRepr, quanta_to_ns};
@@ -250,155 +251,156 @@ pub fn summary_line(p: &Packet<'_>, first_ts_ns: u64, ts_digits: usize, link_bps
 
 /// Appends one JSON Lines object (with the trailing newline) to `out`.
 pub fn write_json_line(out: &mut Vec<u8>, p: &Packet<'_>) {
+    out.reserve(768);
     let mut w = JsonWriter::new(out);
     w.begin();
-    w.u64("frame", p.number);
-    w.u64("ts_ns", p.ts_ns);
-    w.u64("len", u64::from(p.len));
-    w.u64("caplen", u64::from(p.caplen));
+    w.u64(q!("frame"), p.number);
+    w.u64(q!("ts_ns"), p.ts_ns);
+    w.u64(q!("len"), u64::from(p.len));
+    w.u64(q!("caplen"), u64::from(p.caplen));
     if let Some(e) = &p.eth {
-        w.object("eth");
-        w.mac("src", &e.src);
-        w.mac("dst", &e.dst);
-        w.u64("type", u64::from(e.ethertype));
+        w.object(q!("eth"));
+        w.mac(q!("src"), &e.src);
+        w.mac(q!("dst"), &e.dst);
+        w.u64(q!("type"), u64::from(e.ethertype));
         w.end();
     }
     if let Some(sll) = &p.sll {
-        w.object("sll");
-        w.u64("pkttype", u64::from(sll.packet_type));
+        w.object(q!("sll"));
+        w.u64(q!("pkttype"), u64::from(sll.packet_type));
         if let Some(m) = sll.src_mac() {
-            w.mac("src", &m);
+            w.mac(q!("src"), &m);
         }
-        w.u64("protocol", u64::from(sll.protocol));
+        w.u64(q!("protocol"), u64::from(sll.protocol));
         w.end();
     }
     if p.vlans[0].is_some() {
-        w.array("vlan");
+        w.array(q!("vlan"));
         for t in p.vlan_tags() {
             w.element_object();
-            w.u64("id", u64::from(t.id));
-            w.u64("pcp", u64::from(t.pcp));
-            w.bool("dei", t.dei);
-            w.u64("tpid", u64::from(t.tpid));
+            w.u64(q!("id"), u64::from(t.id));
+            w.u64(q!("pcp"), u64::from(t.pcp));
+            w.bool(q!("dei"), t.dei);
+            w.u64(q!("tpid"), u64::from(t.tpid));
             w.end();
         }
         w.end_array();
     }
     if let Some(ip) = &p.ip {
-        w.object("ip");
-        w.u64("version", u64::from(ip.version));
-        w.ip("src", &ip.src);
-        w.ip("dst", &ip.dst);
-        w.u64("dscp", u64::from(ip.dscp));
-        w.u64("ecn", u64::from(ip.ecn));
-        w.u64("ttl", u64::from(ip.ttl));
-        w.u64("proto", u64::from(ip.protocol));
+        w.object(q!("ip"));
+        w.u64(q!("version"), u64::from(ip.version));
+        w.ip(q!("src"), &ip.src);
+        w.ip(q!("dst"), &ip.dst);
+        w.u64(q!("dscp"), u64::from(ip.dscp));
+        w.u64(q!("ecn"), u64::from(ip.ecn));
+        w.u64(q!("ttl"), u64::from(ip.ttl));
+        w.u64(q!("proto"), u64::from(ip.protocol));
         w.end();
     }
     if let Some(u) = &p.udp {
-        w.object("udp");
-        w.u64("sport", u64::from(u.sport));
-        w.u64("dport", u64::from(u.dport));
-        w.u64("length", u64::from(u.length));
+        w.object(q!("udp"));
+        w.u64(q!("sport"), u64::from(u.sport));
+        w.u64(q!("dport"), u64::from(u.dport));
+        w.u64(q!("length"), u64::from(u.length));
         w.end();
     }
     if let Some(v) = p.roce {
-        w.str("roce", v.as_str());
+        w.str(q!("roce"), v.as_str());
     }
     if let Some(g) = &p.grh {
-        w.object("grh");
-        w.u64("ipver", u64::from(g.ip_ver));
-        w.u64("tclass", u64::from(g.tclass));
-        w.u64("flowlabel", u64::from(g.flow_label));
-        w.u64("paylen", u64::from(g.pay_len));
-        w.u64("nxthdr", u64::from(g.nxt_hdr));
-        w.u64("hoplmt", u64::from(g.hop_lmt));
-        w.ip("sgid", &g.sgid_addr().into());
-        w.ip("dgid", &g.dgid_addr().into());
+        w.object(q!("grh"));
+        w.u64(q!("ipver"), u64::from(g.ip_ver));
+        w.u64(q!("tclass"), u64::from(g.tclass));
+        w.u64(q!("flowlabel"), u64::from(g.flow_label));
+        w.u64(q!("paylen"), u64::from(g.pay_len));
+        w.u64(q!("nxthdr"), u64::from(g.nxt_hdr));
+        w.u64(q!("hoplmt"), u64::from(g.hop_lmt));
+        w.ip(q!("sgid"), &g.sgid_addr().into());
+        w.ip(q!("dgid"), &g.dgid_addr().into());
         w.end();
     }
     if let Some(b) = &p.bth {
-        w.object("bth");
-        w.u64("opcode", u64::from(b.opcode.0));
-        w.str("opcode_name", b.opcode.name());
-        w.str("transport", b.opcode.transport().as_str());
-        w.bool("se", b.se);
-        w.bool("m", b.m);
-        w.u64("padcnt", u64::from(b.padcnt));
-        w.u64("tver", u64::from(b.tver));
-        w.u64("p_key", u64::from(b.p_key));
-        w.bool("fecn", b.fecn);
-        w.bool("becn", b.becn);
-        w.u64("destqp", u64::from(b.dest_qp));
-        w.bool("a", b.ack_req);
-        w.u64("psn", u64::from(b.psn));
+        w.object(q!("bth"));
+        w.u64(q!("opcode"), u64::from(b.opcode.0));
+        w.str(q!("opcode_name"), b.opcode.name());
+        w.str(q!("transport"), b.opcode.transport().as_str());
+        w.bool(q!("se"), b.se);
+        w.bool(q!("m"), b.m);
+        w.u64(q!("padcnt"), u64::from(b.padcnt));
+        w.u64(q!("tver"), u64::from(b.tver));
+        w.u64(q!("p_key"), u64::from(b.p_key));
+        w.bool(q!("fecn"), b.fecn);
+        w.bool(q!("becn"), b.becn);
+        w.u64(q!("destqp"), u64::from(b.dest_qp));
+        w.bool(q!("a"), b.ack_req);
+        w.u64(q!("psn"), u64::from(b.psn));
         w.end();
     }
     if let Some(r) = &p.rdeth {
-        w.object("rdeth");
-        w.u64("eecnxt", u64::from(r.ee_context));
+        w.object(q!("rdeth"));
+        w.u64(q!("eecnxt"), u64::from(r.ee_context));
         w.end();
     }
     if let Some(d) = &p.deth {
-        w.object("deth");
-        w.u64("q_key", u64::from(d.q_key));
-        w.u64("srcqp", u64::from(d.src_qp));
+        w.object(q!("deth"));
+        w.u64(q!("q_key"), u64::from(d.q_key));
+        w.u64(q!("srcqp"), u64::from(d.src_qp));
         w.end();
     }
     if let Some(x) = &p.xrceth {
-        w.object("xrceth");
-        w.u64("xrcsrq", u64::from(x.xrc_srq));
+        w.object(q!("xrceth"));
+        w.u64(q!("xrcsrq"), u64::from(x.xrc_srq));
         w.end();
     }
     if let Some(r) = &p.reth {
-        w.object("reth");
-        w.u64("va", r.va);
-        w.u64("r_key", u64::from(r.r_key));
-        w.u64("dmalen", u64::from(r.dma_len));
+        w.object(q!("reth"));
+        w.u64(q!("va"), r.va);
+        w.u64(q!("r_key"), u64::from(r.r_key));
+        w.u64(q!("dmalen"), u64::from(r.dma_len));
         w.end();
     }
     if let Some(a) = &p.atomiceth {
-        w.object("atomiceth");
-        w.u64("va", a.va);
-        w.u64("r_key", u64::from(a.r_key));
-        w.u64("swapdt", a.swap_add);
-        w.u64("cmpdt", a.compare);
+        w.object(q!("atomiceth"));
+        w.u64(q!("va"), a.va);
+        w.u64(q!("r_key"), u64::from(a.r_key));
+        w.u64(q!("swapdt"), a.swap_add);
+        w.u64(q!("cmpdt"), a.compare);
         w.end();
     }
     if let Some(a) = &p.aeth {
-        w.object("aeth");
-        w.u64("syndrome", u64::from(a.syndrome));
-        w.u64("msn", u64::from(a.msn));
-        w.str("kind", a.kind().as_str());
-        w.u64("value", u64::from(a.value()));
+        w.object(q!("aeth"));
+        w.u64(q!("syndrome"), u64::from(a.syndrome));
+        w.u64(q!("msn"), u64::from(a.msn));
+        w.str(q!("kind"), a.kind().as_str());
+        w.u64(q!("value"), u64::from(a.value()));
         w.end();
     }
     if let Some(a) = &p.atomicacketh {
-        w.object("atomicacketh");
-        w.u64("origremdt", a.orig_rem_dt);
+        w.object(q!("atomicacketh"));
+        w.u64(q!("origremdt"), a.orig_rem_dt);
         w.end();
     }
     if let Some(i) = &p.immdt {
-        w.object("immdt");
-        w.u64("value", u64::from(i.value));
+        w.object(q!("immdt"));
+        w.u64(q!("value"), u64::from(i.value));
         w.end();
     }
     if let Some(i) = &p.ieth {
-        w.object("ieth");
-        w.u64("r_key", u64::from(i.r_key));
+        w.object(q!("ieth"));
+        w.u64(q!("r_key"), u64::from(i.r_key));
         w.end();
     }
     if let Some(m) = &p.mad {
-        w.object("mad");
-        w.u64("mgmt_class", u64::from(m.mgmt_class));
-        w.u64("method", u64::from(m.method));
-        w.u64("attribute_id", u64::from(m.attribute_id));
-        w.u64("transaction_id", m.transaction_id);
+        w.object(q!("mad"));
+        w.u64(q!("mgmt_class"), u64::from(m.mgmt_class));
+        w.u64(q!("method"), u64::from(m.method));
+        w.u64(q!("attribute_id"), u64::from(m.attribute_id));
+        w.u64(q!("transaction_id"), m.transaction_id);
         w.end();
     }
     if let Some(cm) = &p.cm {
-        w.object("cm");
-        w.str("msg", cm.short_name());
+        w.object(q!("cm"));
+        w.str(q!("msg"), cm.short_name());
         match *cm {
             CmMessage::Req {
                 local_comm_id,
@@ -407,11 +409,11 @@ pub fn write_json_line(out: &mut Vec<u8>, p: &Packet<'_>) {
                 starting_psn,
                 mtu,
             } => {
-                w.u64("local_comm_id", u64::from(local_comm_id));
-                w.u64("service_id", service_id);
-                w.u64("local_qpn", u64::from(local_qpn));
-                w.u64("starting_psn", u64::from(starting_psn));
-                w.u64("mtu", u64::from(mtu));
+                w.u64(q!("local_comm_id"), u64::from(local_comm_id));
+                w.u64(q!("service_id"), service_id);
+                w.u64(q!("local_qpn"), u64::from(local_qpn));
+                w.u64(q!("starting_psn"), u64::from(starting_psn));
+                w.u64(q!("mtu"), u64::from(mtu));
             }
             CmMessage::Rep {
                 local_comm_id,
@@ -419,10 +421,10 @@ pub fn write_json_line(out: &mut Vec<u8>, p: &Packet<'_>) {
                 local_qpn,
                 starting_psn,
             } => {
-                w.u64("local_comm_id", u64::from(local_comm_id));
-                w.u64("remote_comm_id", u64::from(remote_comm_id));
-                w.u64("local_qpn", u64::from(local_qpn));
-                w.u64("starting_psn", u64::from(starting_psn));
+                w.u64(q!("local_comm_id"), u64::from(local_comm_id));
+                w.u64(q!("remote_comm_id"), u64::from(remote_comm_id));
+                w.u64(q!("local_qpn"), u64::from(local_qpn));
+                w.u64(q!("starting_psn"), u64::from(starting_psn));
             }
             CmMessage::Rtu {
                 local_comm_id,
@@ -432,68 +434,68 @@ pub fn write_json_line(out: &mut Vec<u8>, p: &Packet<'_>) {
                 local_comm_id,
                 remote_comm_id,
             } => {
-                w.u64("local_comm_id", u64::from(local_comm_id));
-                w.u64("remote_comm_id", u64::from(remote_comm_id));
+                w.u64(q!("local_comm_id"), u64::from(local_comm_id));
+                w.u64(q!("remote_comm_id"), u64::from(remote_comm_id));
             }
             CmMessage::Rej {
                 local_comm_id,
                 remote_comm_id,
                 reason,
             } => {
-                w.u64("local_comm_id", u64::from(local_comm_id));
-                w.u64("remote_comm_id", u64::from(remote_comm_id));
-                w.u64("reason", u64::from(reason));
+                w.u64(q!("local_comm_id"), u64::from(local_comm_id));
+                w.u64(q!("remote_comm_id"), u64::from(remote_comm_id));
+                w.u64(q!("reason"), u64::from(reason));
             }
             CmMessage::Dreq {
                 local_comm_id,
                 remote_comm_id,
                 remote_qpn,
             } => {
-                w.u64("local_comm_id", u64::from(local_comm_id));
-                w.u64("remote_comm_id", u64::from(remote_comm_id));
-                w.u64("remote_qpn", u64::from(remote_qpn));
+                w.u64(q!("local_comm_id"), u64::from(local_comm_id));
+                w.u64(q!("remote_comm_id"), u64::from(remote_comm_id));
+                w.u64(q!("remote_qpn"), u64::from(remote_qpn));
             }
             CmMessage::Other { attribute_id } => {
-                w.u64("attribute_id", u64::from(attribute_id));
+                w.u64(q!("attribute_id"), u64::from(attribute_id));
             }
         }
         w.end();
     }
     if let Some(n) = p.payload_len {
-        w.u64("payload_len", u64::from(n));
+        w.u64(q!("payload_len"), u64::from(n));
     }
     if let Some(i) = &p.icrc {
-        w.object("icrc");
-        w.opt_u64("value", i.value.map(u64::from));
-        w.opt_bool("valid", i.valid);
+        w.object(q!("icrc"));
+        w.opt_u64(q!("value"), i.value.map(u64::from));
+        w.opt_bool(q!("valid"), i.valid);
         if let Some(e) = i.expected {
-            w.u64("expected", u64::from(e));
+            w.u64(q!("expected"), u64::from(e));
         }
         w.end();
     }
     if let Some(PauseRepr::Other { opcode }) = &p.pause {
-        w.object("mac_control");
-        w.u64("opcode", u64::from(*opcode));
+        w.object(q!("mac_control"));
+        w.u64(q!("opcode"), u64::from(*opcode));
         w.end();
     } else if let Some(pause) = &p.pause {
-        w.object("pause");
-        w.u64("opcode", u64::from(pause.opcode()));
+        w.object(q!("pause"));
+        w.u64(q!("opcode"), u64::from(pause.opcode()));
         match pause {
             PauseRepr::Pfc(pfc) => {
-                w.u64("enbv", u64::from(pfc.class_enable));
-                w.array("pause_time");
+                w.u64(q!("enbv"), u64::from(pfc.class_enable));
+                w.array(q!("pause_time"));
                 for t in pfc.times {
                     w.element_u64(u64::from(t));
                 }
                 w.end_array();
             }
-            PauseRepr::Pause { time } => w.u64("pause_time", u64::from(*time)),
+            PauseRepr::Pause { time } => w.u64(q!("pause_time"), u64::from(*time)),
             PauseRepr::Other { .. } => {}
         }
         w.end();
     }
     if let Some(e) = &p.error {
-        w.escaped("error", &e.to_string());
+        w.escaped(q!("error"), &e.to_string());
     }
     w.end();
     out.push(b'\n');
