@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use crate::analysis::{AnalysisOptions, Analyzer, parse_dscp_map};
-use crate::capture::{CaptureError, CaptureFile, Format};
+use crate::capture::{CaptureError, Format, FrameSource, open_stream};
 use crate::dissect::{DissectOptions, dissect};
 use crate::output::report::{Style, TextOptions};
 use crate::output::{packets, tree};
@@ -310,7 +310,7 @@ impl RunError {
     }
 }
 
-fn print_warnings(reader: &crate::capture::FrameReader<'_>) {
+fn print_warnings(reader: &dyn FrameSource) {
     for w in reader.warnings() {
         eprintln!("roce-dissect: warning: {w}");
     }
@@ -323,8 +323,7 @@ fn print_warnings(reader: &crate::capture::FrameReader<'_>) {
 }
 
 fn run_packets(args: &PacketsArgs, decode: &DecodeArgs) -> Result<(), RunError> {
-    let file = CaptureFile::open(&args.capture).map_err(|e| with_path(e, &args.capture))?;
-    let reader = file.frames().map_err(|e| with_path(e, &args.capture))?;
+    let mut reader = open_stream(&args.capture).map_err(|e| with_path(e, &args.capture))?;
     let opts = decode.dissect_options();
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
@@ -332,12 +331,11 @@ fn run_packets(args: &PacketsArgs, decode: &DecodeArgs) -> Result<(), RunError> 
         Format::Pcap { nanos: false, .. } => 6,
         _ => 9,
     };
-    let mut reader = reader;
     let mut first_ts: Option<u64> = None;
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
     let mut shown = 0u64;
     let result: Result<(), RunError> = (|| {
-        for frame in reader.by_ref() {
+        while let Some(frame) = reader.next_frame() {
             let frame = frame.map_err(|e| with_path(e, &args.capture))?;
             let pkt = dissect(&frame, &opts);
             let first = *first_ts.get_or_insert(pkt.ts_ns);
@@ -399,7 +397,8 @@ fn run_report(path: &PathBuf, decode: &DecodeArgs, args: &ReportArgs) -> Result<
         dscp_map,
         max_events: args.max_events,
     };
-    let file = CaptureFile::open(path).map_err(|e| with_path(e, path))?;
+    let mut reader = open_stream(path).map_err(|e| with_path(e, path))?;
+    let name = path.display().to_string();
     let started = std::time::Instant::now();
     let show = io::stderr().is_terminal();
     let mut shown = false;
@@ -414,8 +413,13 @@ fn run_report(path: &PathBuf, decode: &DecodeArgs, args: &ReportArgs) -> Result<
             );
         }
     };
-    let result =
-        crate::pipeline::analyze(&file, &decode.dissect_options(), opts, Some(&mut progress));
+    let result = crate::pipeline::analyze_source(
+        &mut reader,
+        &name,
+        &decode.dissect_options(),
+        opts,
+        Some(&mut progress),
+    );
     if shown {
         eprint!("\r{:60}\r", "");
     }

@@ -53,23 +53,36 @@ pub fn dissect_frame(data: &[u8]) {
     }
 }
 
-/// A capture file from arbitrary bytes: read every frame.
+/// A capture file from arbitrary bytes: read every frame, from memory and
+/// as a stream; both readers must agree.
 pub fn read_capture(data: &[u8]) {
     let file = CaptureFile::from_bytes(data.to_vec());
-    let Ok(reader) = file.frames() else {
-        return;
-    };
-    let mut n = 0u64;
-    for f in reader {
-        match f {
-            Ok(f) => {
-                assert!(f.data.len() == f.caplen as usize);
-                n += 1;
+    let mut from_memory = Vec::new();
+    if let Ok(reader) = file.frames() {
+        for f in reader {
+            match f {
+                Ok(f) => {
+                    assert!(f.data.len() == f.caplen as usize);
+                    from_memory.push((f.number, f.ts_ns, f.len, f.offset, f.data.to_vec()));
+                }
+                Err(_) => break,
             }
-            Err(_) => break,
         }
     }
-    let _ = n;
+    let cursor = std::io::Cursor::new(data.to_vec());
+    let mut from_stream = Vec::new();
+    if let Ok(mut reader) = crate::capture::StreamReader::new(Box::new(cursor), None) {
+        while let Some(f) = crate::capture::FrameSource::next_frame(&mut reader) {
+            match f {
+                Ok(f) => from_stream.push((f.number, f.ts_ns, f.len, f.offset, f.data.to_vec())),
+                Err(_) => break,
+            }
+        }
+    }
+    assert_eq!(
+        from_memory, from_stream,
+        "the memory and stream readers disagree"
+    );
 }
 
 /// The whole pipeline: capture bytes to report, JSON and text.

@@ -1,14 +1,13 @@
 //! File → frames → packets → report, for the CLI, the TUI and the tests.
 
 use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, FlowKey, Report};
-use crate::capture::{CaptureError, CaptureFile};
+use crate::capture::{CaptureError, CaptureFile, FrameSource};
 use crate::dissect::{DissectOptions, dissect};
 
 /// Called now and then with (bytes read, file size, frames so far).
 pub type Progress<'p> = &'p mut dyn FnMut(usize, usize, u64);
 
-/// Analyses a whole capture. Warnings (a cut file, skipped blocks) are in
-/// `report.capture.warnings`.
+/// Analyses a capture held in memory (tests, fuzzing).
 pub fn analyze(
     file: &CaptureFile,
     dissect_opts: &DissectOptions,
@@ -16,31 +15,45 @@ pub fn analyze(
     progress: Option<Progress<'_>>,
 ) -> Result<Report, CaptureError> {
     let mut reader = file.frames()?;
-    let format = reader.format().to_string();
-    let total = file.bytes().len();
+    let name = file.path().display().to_string();
+    analyze_source(&mut reader, &name, dissect_opts, opts, progress)
+}
+
+/// Analyses every frame of `source`. Warnings (a cut file, skipped blocks)
+/// are in `report.capture.warnings`.
+pub fn analyze_source(
+    source: &mut dyn FrameSource,
+    name: &str,
+    dissect_opts: &DissectOptions,
+    opts: AnalysisOptions,
+    mut progress: Option<Progress<'_>>,
+) -> Result<Report, CaptureError> {
     let mut an = Analyzer::new(opts);
-    let mut progress = progress;
     let mut n = 0u64;
-    for frame in reader.by_ref() {
-        let frame = frame?;
+    loop {
+        let frame = match source.next_frame() {
+            None => break,
+            Some(f) => f?,
+        };
         let pkt = dissect(&frame, dissect_opts);
         an.packet(&pkt);
         n += 1;
         if n.is_multiple_of(1 << 16)
             && let Some(p) = progress.as_mut()
         {
-            p(frame.offset, total, n);
+            let (done, total) = source.progress();
+            p(done as usize, total.unwrap_or(0) as usize, n);
         }
     }
-    let mut warnings: Vec<String> = reader.warnings().to_vec();
-    let more = reader.warning_count().saturating_sub(warnings.len() as u64);
+    let mut warnings: Vec<String> = source.warnings().to_vec();
+    let more = source.warning_count().saturating_sub(warnings.len() as u64);
     if more > 0 {
         warnings.push(format!("{more} more warnings not shown"));
     }
     let info = CaptureInfo {
-        file: file.path().display().to_string(),
-        format,
-        ts_resolution_ns: reader.ts_resolution_ns(),
+        file: name.to_string(),
+        format: source.format().to_string(),
+        ts_resolution_ns: source.ts_resolution_ns(),
         warnings,
     };
     Ok(an.finish(info))

@@ -87,3 +87,43 @@ fn vlan_tagged_frames_decode_identically() {
         }
     }
 }
+
+#[test]
+fn stream_reader_matches_memory_reader_at_any_buffer_size() {
+    use roce_dissect::capture::{FrameSource, StreamReader};
+    for e in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/captures")).unwrap() {
+        let p = e.unwrap().path();
+        if !p.extension().is_some_and(|x| x == "pcap" || x == "pcapng") {
+            continue;
+        }
+        let bytes = std::fs::read(&p).unwrap();
+        let file = CaptureFile::from_bytes(bytes.clone());
+        let want: Vec<(u64, u64, usize, Vec<u8>)> = file
+            .frames()
+            .unwrap()
+            .map(|f| f.unwrap())
+            .map(|f| (f.number, f.ts_ns, f.offset, f.data.to_vec()))
+            .collect();
+        for chunk in [64, 100, 1500, 4096, 65536] {
+            let mut r = StreamReader::with_buffer(
+                Box::new(std::io::Cursor::new(bytes.clone())),
+                None,
+                chunk,
+            )
+            .unwrap();
+            let mut got = Vec::new();
+            while let Some(f) = r.next_frame() {
+                let f = f.unwrap();
+                got.push((f.number, f.ts_ns, f.offset, f.data.to_vec()));
+            }
+            assert_eq!(
+                got.len(),
+                want.len(),
+                "{} with a {chunk}-byte buffer",
+                p.display()
+            );
+            assert!(got == want, "{} with a {chunk}-byte buffer", p.display());
+            assert!(r.warnings().is_empty());
+        }
+    }
+}

@@ -76,7 +76,7 @@ impl DelayAcc {
     }
 }
 
-pub struct FlowState<'a> {
+pub struct FlowState {
     pub key: FlowKey,
     pub version: RoceVersion,
     pub transport: Option<Transport>,
@@ -118,12 +118,42 @@ pub struct FlowState<'a> {
     prev: Option<Prev>,
     last_seq_ts: Option<u64>,
     open_episode: Option<OpenEpisode>,
-    last_data: &'a [u8],
-    last_data_ts: u64,
+    last_frame: Option<Fingerprint>,
 }
 
-impl<'a> FlowState<'a> {
-    pub fn new(key: FlowKey, version: RoceVersion, pkt: &Packet<'a>) -> Self {
+/// Enough of a frame to tell a byte-identical copy: its length, its first
+/// bytes (every header, variant fields included) and its last bytes (the
+/// ICRC, which covers the rest), and when it was seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Fingerprint {
+    ts_ns: u64,
+    len: u32,
+    head: [u8; FINGERPRINT_HEAD],
+    tail: [u8; 8],
+}
+
+const FINGERPRINT_HEAD: usize = 112;
+
+impl Fingerprint {
+    fn of(pkt: &Packet<'_>) -> Self {
+        let d = pkt.data;
+        let mut head = [0u8; FINGERPRINT_HEAD];
+        let n = d.len().min(FINGERPRINT_HEAD);
+        head[..n].copy_from_slice(&d[..n]);
+        let mut tail = [0u8; 8];
+        let t = d.len().min(8);
+        tail[8 - t..].copy_from_slice(&d[d.len() - t..]);
+        Fingerprint {
+            ts_ns: pkt.ts_ns,
+            len: d.len() as u32,
+            head,
+            tail,
+        }
+    }
+}
+
+impl FlowState {
+    pub fn new(key: FlowKey, version: RoceVersion, pkt: &Packet<'_>) -> Self {
         FlowState {
             key,
             version,
@@ -159,23 +189,29 @@ impl<'a> FlowState<'a> {
             prev: None,
             last_seq_ts: None,
             open_episode: None,
-            last_data: &[],
-            last_data_ts: 0,
+            last_frame: None,
         }
     }
 
     /// Byte-identical to the previous frame of the flow and close in time.
+    /// Frames longer than the fingerprint's head are compared through their
+    /// ICRC, which covers everything after the headers.
     pub fn is_duplicate(&self, pkt: &Packet<'_>, window_ns: u64) -> bool {
-        !self.last_data.is_empty()
-            && self.last_data.len() == pkt.data.len()
-            && pkt.ts_ns >= self.last_data_ts
-            && pkt.ts_ns - self.last_data_ts <= window_ns
-            && self.last_data == pkt.data
+        let Some(last) = &self.last_frame else {
+            return false;
+        };
+        last.len as usize == pkt.data.len()
+            && pkt.ts_ns >= last.ts_ns
+            && pkt.ts_ns - last.ts_ns <= window_ns
+            && *last
+                == Fingerprint {
+                    ts_ns: last.ts_ns,
+                    ..Fingerprint::of(pkt)
+                }
     }
 
-    pub fn remember(&mut self, pkt: &Packet<'a>) {
-        self.last_data = pkt.data;
-        self.last_data_ts = pkt.ts_ns;
+    pub fn remember(&mut self, pkt: &Packet<'_>) {
+        self.last_frame = Some(Fingerprint::of(pkt));
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -123,10 +123,10 @@ struct Totals {
 }
 
 /// Consumes packets in capture order and builds the [`Report`].
-pub struct Analyzer<'a> {
+pub struct Analyzer {
     opts: AnalysisOptions,
     totals: Totals,
-    flows: Vec<FlowState<'a>>,
+    flows: Vec<FlowState>,
     index: FxHashMap<FlowKey, u32>,
     /// PMTU per host pair, from FIRST/MIDDLE payloads and CM REQs.
     pmtu: FxHashMap<(IpAddr, IpAddr), u32>,
@@ -143,7 +143,7 @@ pub struct Analyzer<'a> {
 
 const RECENT_NAKS: usize = 32;
 
-impl<'a> Analyzer<'a> {
+impl Analyzer {
     pub fn new(opts: AnalysisOptions) -> Self {
         Analyzer {
             opts,
@@ -175,7 +175,7 @@ impl<'a> Analyzer<'a> {
     }
 
     /// Feeds one packet.
-    pub fn packet(&mut self, pkt: &Packet<'a>) {
+    pub fn packet(&mut self, pkt: &Packet<'_>) {
         let t = &mut self.totals;
         t.frames += 1;
         if t.first_ts.is_none() {
@@ -242,7 +242,7 @@ impl<'a> Analyzer<'a> {
         }
     }
 
-    fn flow_id(&mut self, key: FlowKey, pkt: &Packet<'a>) -> u32 {
+    fn flow_id(&mut self, key: FlowKey, pkt: &Packet<'_>) -> u32 {
         if let Some(&id) = self.index.get(&key) {
             return id;
         }
@@ -260,7 +260,7 @@ impl<'a> Analyzer<'a> {
             .or(self.opts.pmtu)
     }
 
-    fn roce_packet(&mut self, pkt: &Packet<'a>, key: FlowKey) {
+    fn roce_packet(&mut self, pkt: &Packet<'_>, key: FlowKey) {
         let Some(bth) = pkt.bth else {
             return;
         };

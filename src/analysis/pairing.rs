@@ -16,7 +16,7 @@ use crate::output::json::mac_string;
 use crate::wire::Transport;
 
 /// Peer of each flow (by id) and how it was found.
-fn pair_flows(a: &Analyzer<'_>) -> Vec<Option<(u32, &'static str)>> {
+fn pair_flows(a: &Analyzer) -> Vec<Option<(u32, &'static str)>> {
     let mut peer: Vec<Option<(u32, &'static str)>> = vec![None; a.flows.len()];
     // 1. RDMA CM REQ/REP.
     for (k, other) in &a.cm_peer {
@@ -71,7 +71,7 @@ fn pair_flows(a: &Analyzer<'_>) -> Vec<Option<(u32, &'static str)>> {
     peer
 }
 
-fn flow_report(f: &FlowState<'_>) -> FlowReport {
+fn flow_report(f: &FlowState) -> FlowReport {
     FlowReport {
         src: f.key.src.to_string(),
         dst: f.key.dst.to_string(),
@@ -104,7 +104,7 @@ fn flow_report(f: &FlowState<'_>) -> FlowReport {
     }
 }
 
-pub(super) fn build_report(a: Analyzer<'_>, info: CaptureInfo) -> Report {
+pub(super) fn build_report(a: Analyzer, info: CaptureInfo) -> Report {
     let peers = pair_flows(&a);
     let mut flows: Vec<FlowReport> = a.flows.iter().map(flow_report).collect();
     // Sort by trouble; `order[new] = old`, `pos[old] = new`.

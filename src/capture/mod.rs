@@ -4,7 +4,7 @@
 
 mod reader;
 
-pub use reader::{Frame, FrameReader};
+pub use reader::{Frame, FrameReader, FrameSource, StreamReader};
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -178,4 +178,23 @@ impl CaptureFile {
     pub fn frames(&self) -> Result<FrameReader<'_>, CaptureError> {
         FrameReader::new(self.bytes())
     }
+}
+
+/// Opens `path` (or standard input for `-`) for streaming: a bounded buffer
+/// instead of a mapping, so memory stays flat on captures of any size.
+pub fn open_stream(path: impl AsRef<Path>) -> Result<StreamReader, CaptureError> {
+    let path = path.as_ref();
+    let io = |source| CaptureError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if path.as_os_str() == "-" {
+        return StreamReader::new(Box::new(std::io::stdin()), None);
+    }
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if meta.is_dir() {
+        return Err(io(std::io::Error::other("is a directory")));
+    }
+    let file = std::fs::File::open(path).map_err(io)?;
+    StreamReader::new(Box::new(file), Some(meta.len()))
 }

@@ -1,4 +1,7 @@
-//! Iterating over the records of a pcap or pcapng file.
+//! Reading the records of a pcap or pcapng file, from a slice of the whole
+//! file (memory-mapped) or from a stream through a bounded rolling buffer.
+
+use std::io::Read;
 
 use pcap_file::Endianness;
 use pcap_file::pcap::{PcapParseError, PcapParser, PcapTsResolution};
@@ -21,8 +24,10 @@ const BLOCK_CUSTOM: u32 = 0x0BAD;
 const BLOCK_CUSTOM_NOCOPY: u32 = 0x4000_0BAD;
 /// Warnings kept verbatim; later ones are only counted.
 const MAX_WARNINGS: usize = 20;
+/// Rolling buffer of a stream: large enough that refills are rare.
+const STREAM_CHUNK: usize = 4 << 20;
 
-/// One captured frame, borrowed from the file.
+/// One captured frame, borrowed from the file or the stream buffer.
 #[derive(Debug, Clone, Copy)]
 pub struct Frame<'a> {
     /// 1-based frame number, as Wireshark counts.
@@ -39,12 +44,24 @@ pub struct Frame<'a> {
     pub offset: usize,
 }
 
+/// Anything that yields frames one at a time (each borrowed until the next).
+pub trait FrameSource {
+    fn next_frame(&mut self) -> Option<Result<Frame<'_>, CaptureError>>;
+    fn format(&self) -> Format;
+    /// Finest timestamp resolution seen so far, in nanoseconds.
+    fn ts_resolution_ns(&self) -> u64;
+    fn warnings(&self) -> &[String];
+    fn warning_count(&self) -> u64;
+    /// Bytes consumed so far and the total when known (for progress).
+    fn progress(&self) -> (u64, Option<u64>);
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Interface {
     link: Result<LinkType, u32>,
 }
 
-enum Inner {
+enum Kind {
     Pcap {
         parser: PcapParser,
         link: LinkType,
@@ -57,35 +74,66 @@ enum Inner {
     },
 }
 
-/// Streams frames out of a capture; memory stays constant whatever its size.
-pub struct FrameReader<'a> {
-    file: &'a [u8],
-    pos: usize,
-    inner: Inner,
+/// What the next bytes hold.
+enum Step {
+    /// A frame: bytes consumed, its metadata, where its data is in the input.
+    Frame {
+        consumed: usize,
+        ts_ns: u64,
+        len: u32,
+        link: LinkType,
+        data: std::ops::Range<usize>,
+    },
+    /// A block that is not a frame (or a corrupt one skipped with a warning).
+    Skip(usize),
+    /// The record continues past the end of the input.
+    Incomplete {
+        needed: usize,
+    },
+    Error(CaptureError),
+}
+
+/// The format state shared by both readers.
+struct Records {
+    kind: Kind,
     number: u64,
     warnings: Vec<String>,
     warning_count: u64,
-    finished: bool,
     ts_resolution_ns: u64,
     if_speed_bps: Option<u64>,
 }
 
-impl<'a> FrameReader<'a> {
-    pub fn new(file: &'a [u8]) -> Result<Self, CaptureError> {
-        if file.is_empty() {
+fn borrowed<'a>(c: std::borrow::Cow<'a, [u8]>) -> &'a [u8] {
+    match c {
+        std::borrow::Cow::Borrowed(d) => d,
+        std::borrow::Cow::Owned(_) => &[],
+    }
+}
+
+impl Records {
+    /// Parses the file header from the first bytes.
+    fn new(head: &[u8]) -> Result<(Records, usize), CaptureError> {
+        if head.is_empty() {
             return Err(CaptureError::Empty);
         }
-        let Some(magic) = file.first_chunk::<4>() else {
-            return Err(CaptureError::TooShort(file.len()));
+        let Some(magic) = head.first_chunk::<4>() else {
+            return Err(CaptureError::TooShort(head.len()));
         };
-        let magic_be = u32::from_be_bytes(*magic);
         if magic[..2] == [0x1f, 0x8b] {
             return Err(CaptureError::Gzip);
         }
-        match magic_be {
+        let records = |kind, ts_resolution_ns| Records {
+            kind,
+            number: 0,
+            warnings: Vec::new(),
+            warning_count: 0,
+            ts_resolution_ns,
+            if_speed_bps: None,
+        };
+        match u32::from_be_bytes(*magic) {
             0xA1B2_C3D4 | 0xA1B2_3C4D | 0xD4C3_B2A1 | 0x4D3C_B2A1 => {
-                let (rest, parser) = PcapParser::new(file).map_err(|e| match e {
-                    PcapParseError::IncompleteBuffer(..) => CaptureError::TooShort(file.len()),
+                let (rest, parser) = PcapParser::new(head).map_err(|e| match e {
+                    PcapParseError::IncompleteBuffer(..) => CaptureError::TooShort(head.len()),
                     other => CaptureError::Corrupt {
                         what: "pcap header",
                         offset: 0,
@@ -100,87 +148,46 @@ impl<'a> FrameReader<'a> {
                         name: link_type_name(number),
                     })?;
                 let nanos = h.ts_resolution == PcapTsResolution::NanoSecond;
-                Ok(FrameReader {
-                    file,
-                    pos: file.len() - rest.len(),
-                    inner: Inner::Pcap {
-                        parser,
-                        link,
-                        nanos,
-                        big_endian: h.endianness == Endianness::Big,
-                    },
-                    number: 0,
-                    warnings: Vec::new(),
-                    warning_count: 0,
-                    finished: false,
-                    ts_resolution_ns: if nanos { 1 } else { 1000 },
-                    if_speed_bps: None,
-                })
+                let kind = Kind::Pcap {
+                    parser,
+                    link,
+                    nanos,
+                    big_endian: h.endianness == Endianness::Big,
+                };
+                Ok((
+                    records(kind, if nanos { 1 } else { 1000 }),
+                    head.len() - rest.len(),
+                ))
             }
             PCAPNG_SHB => {
-                let (rest, parser) = PcapNgParser::new(file).map_err(|e| match e {
-                    PcapNgParseError::IncompleteBuffer(..) => CaptureError::TooShort(file.len()),
+                let (rest, parser) = PcapNgParser::new(head).map_err(|e| match e {
+                    PcapNgParseError::IncompleteBuffer(..) => CaptureError::TooShort(head.len()),
                     other => CaptureError::Corrupt {
                         what: "pcapng section header",
                         offset: 0,
                         reason: other.to_string(),
                     },
                 })?;
-                Ok(FrameReader {
-                    file,
-                    pos: file.len() - rest.len(),
-                    inner: Inner::PcapNg {
-                        parser: Box::new(parser),
-                        interfaces: Vec::new(),
-                    },
-                    number: 0,
-                    warnings: Vec::new(),
-                    warning_count: 0,
-                    finished: false,
-                    ts_resolution_ns: 0,
-                    if_speed_bps: None,
-                })
+                let kind = Kind::PcapNg {
+                    parser: Box::new(parser),
+                    interfaces: Vec::new(),
+                };
+                Ok((records(kind, 0), head.len() - rest.len()))
             }
             other => Err(CaptureError::BadMagic(other)),
         }
     }
 
-    pub fn format(&self) -> Format {
-        match &self.inner {
-            Inner::Pcap {
+    fn format(&self) -> Format {
+        match &self.kind {
+            Kind::Pcap {
                 nanos, big_endian, ..
             } => Format::Pcap {
                 nanos: *nanos,
                 big_endian: *big_endian,
             },
-            Inner::PcapNg { .. } => Format::PcapNg,
+            Kind::PcapNg { .. } => Format::PcapNg,
         }
-    }
-
-    /// Finest timestamp resolution seen so far, in nanoseconds (pcapng: over
-    /// the interfaces described so far; 0 before the first one).
-    pub fn ts_resolution_ns(&self) -> u64 {
-        self.ts_resolution_ns
-    }
-
-    /// Link speed from a pcapng `if_speed` option, when one was present.
-    pub fn if_speed_bps(&self) -> Option<u64> {
-        self.if_speed_bps
-    }
-
-    /// Warnings so far (a cut file, skipped blocks), the first few verbatim.
-    pub fn warnings(&self) -> &[String] {
-        &self.warnings
-    }
-
-    /// Number of warnings, including those not kept verbatim.
-    pub fn warning_count(&self) -> u64 {
-        self.warning_count
-    }
-
-    /// Bytes consumed so far (for progress).
-    pub fn position(&self) -> usize {
-        self.pos
     }
 
     fn warn(&mut self, msg: String) {
@@ -190,237 +197,267 @@ impl<'a> FrameReader<'a> {
         }
     }
 
-    fn cut(&mut self, offset: usize, needed: usize, have: usize) {
+    fn cut(&mut self, offset: u64, needed: usize, have: usize) {
         self.warn(format!(
             "capture cut mid-record at byte {offset}: record needs {needed} bytes, file has {have}; read {} whole frames before it",
             self.number
         ));
-        self.finished = true;
     }
 
-    fn next_pcap(&mut self) -> Option<Result<Frame<'a>, CaptureError>> {
-        let Inner::Pcap {
-            parser,
-            link,
-            nanos,
-            big_endian,
-        } = &self.inner
-        else {
-            return None;
-        };
-        let (link, nanos, big_endian) = (*link, *nanos, *big_endian);
-        let rest = self.file.get(self.pos..).unwrap_or_default();
-        if rest.is_empty() {
-            self.finished = true;
-            return None;
-        }
-        // Look at the claimed length before the parser does, so a corrupt
-        // 4 GiB length is an error and not mistaken for a cut file.
-        if let Some(hdr) = rest.first_chunk::<16>() {
-            let incl = [hdr[8], hdr[9], hdr[10], hdr[11]];
-            let incl = if big_endian {
-                u32::from_be_bytes(incl)
-            } else {
-                u32::from_le_bytes(incl)
-            };
-            if incl > MAX_RECORD_LEN {
-                self.finished = true;
-                return Some(Err(CaptureError::AbsurdLength {
-                    frame: self.number.saturating_add(1),
-                    offset: self.pos,
-                    len: u64::from(incl),
-                }));
-            }
-        }
-        match parser.next_raw_packet(rest) {
-            Ok((after, raw)) => {
-                let offset = self.pos;
-                self.pos = self.file.len() - after.len();
-                self.number += 1;
-                let data: &'a [u8] = match raw.data {
-                    std::borrow::Cow::Borrowed(d) => d,
-                    std::borrow::Cow::Owned(_) => &[],
-                };
-                let frac = u64::from(raw.ts_frac);
-                let ts_ns = u64::from(raw.ts_sec)
-                    .saturating_mul(1_000_000_000)
-                    .saturating_add(if nanos {
-                        frac
+    /// The next step from `input`, which starts at file offset `at`.
+    fn step(&mut self, input: &[u8], at: u64) -> Step {
+        match &mut self.kind {
+            Kind::Pcap {
+                parser,
+                link,
+                nanos,
+                big_endian,
+            } => {
+                let (link, nanos, big_endian) = (*link, *nanos, *big_endian);
+                // Look at the claimed length before the parser does, so a
+                // corrupt 4 GiB length is an error and not taken for a cut.
+                if let Some(hdr) = input.first_chunk::<16>() {
+                    let incl = [hdr[8], hdr[9], hdr[10], hdr[11]];
+                    let incl = if big_endian {
+                        u32::from_be_bytes(incl)
                     } else {
-                        frac.saturating_mul(1000)
-                    });
-                Some(Ok(Frame {
-                    number: self.number,
-                    ts_ns,
-                    len: raw.orig_len.max(raw.incl_len),
-                    caplen: raw.incl_len,
-                    link,
-                    data,
-                    offset,
-                }))
+                        u32::from_le_bytes(incl)
+                    };
+                    if incl > MAX_RECORD_LEN {
+                        return Step::Error(CaptureError::AbsurdLength {
+                            frame: self.number.saturating_add(1),
+                            offset: at as usize,
+                            len: u64::from(incl),
+                        });
+                    }
+                }
+                match parser.next_raw_packet(input) {
+                    Ok((after, raw)) => {
+                        let consumed = input.len() - after.len();
+                        let frac = u64::from(raw.ts_frac);
+                        let ts_ns = u64::from(raw.ts_sec)
+                            .saturating_mul(1_000_000_000)
+                            .saturating_add(if nanos {
+                                frac
+                            } else {
+                                frac.saturating_mul(1000)
+                            });
+                        let len = raw.orig_len.max(raw.incl_len);
+                        let data = borrowed(raw.data);
+                        let start = data.as_ptr() as usize - input.as_ptr() as usize;
+                        Step::Frame {
+                            consumed,
+                            ts_ns,
+                            len,
+                            link,
+                            data: start..start + data.len(),
+                        }
+                    }
+                    Err(PcapParseError::IncompleteBuffer(needed, _)) => Step::Incomplete {
+                        needed: needed.saturating_add(16),
+                    },
+                    Err(e) => Step::Error(CaptureError::Corrupt {
+                        what: "pcap record",
+                        offset: at as usize,
+                        reason: e.to_string(),
+                    }),
+                }
             }
-            Err(PcapParseError::IncompleteBuffer(needed, have)) => {
-                let at = self.pos;
-                self.cut(at, needed, have);
-                None
-            }
-            Err(e) => {
-                self.finished = true;
-                Some(Err(CaptureError::Corrupt {
-                    what: "pcap record",
-                    offset: self.pos,
-                    reason: e.to_string(),
-                }))
-            }
+            Kind::PcapNg { .. } => self.step_pcapng(input, at),
         }
     }
 
-    fn block_len_at(&self, at: usize) -> Option<u32> {
-        let Inner::PcapNg { parser, .. } = &self.inner else {
+    fn block_len(&self, input: &[u8]) -> Option<u32> {
+        let Kind::PcapNg { parser, .. } = &self.kind else {
             return None;
         };
-        let b = self.file.get(at.checked_add(4)?..at.checked_add(8)?)?;
-        let b: [u8; 4] = b.try_into().ok()?;
+        let b: [u8; 4] = input.get(4..8)?.try_into().ok()?;
         Some(match parser.state().endianness() {
             Endianness::Big => u32::from_be_bytes(b),
             Endianness::Little => u32::from_le_bytes(b),
         })
     }
 
-    fn next_pcapng(&mut self) -> Option<Result<Frame<'a>, CaptureError>> {
-        loop {
-            let rest = self.file.get(self.pos..).unwrap_or_default();
-            if rest.is_empty() {
-                self.finished = true;
-                return None;
+    fn step_pcapng(&mut self, input: &[u8], at: u64) -> Step {
+        let claimed = self.block_len(input);
+        let Kind::PcapNg { parser, .. } = &mut self.kind else {
+            return Step::Skip(input.len());
+        };
+        let (after, raw) = match parser.next_raw_block(input) {
+            Ok(ok) => ok,
+            Err(PcapNgParseError::IncompleteBuffer(needed, _)) => {
+                let claimed = claimed.unwrap_or(0);
+                if claimed > MAX_RECORD_LEN {
+                    return Step::Error(CaptureError::AbsurdLength {
+                        frame: self.number.saturating_add(1),
+                        offset: at as usize,
+                        len: u64::from(claimed),
+                    });
+                }
+                return Step::Incomplete {
+                    needed: needed.max(claimed as usize).max(12),
+                };
             }
-            let at = self.pos;
-            let Inner::PcapNg { parser, .. } = &mut self.inner else {
-                return None;
-            };
-            let result = parser.next_raw_block(rest);
-            let (after, raw) = match result {
-                Ok(ok) => ok,
-                Err(PcapNgParseError::IncompleteBuffer(needed, have)) => {
-                    let claimed = self.block_len_at(at).unwrap_or(0);
-                    if claimed > MAX_RECORD_LEN {
-                        self.finished = true;
-                        return Some(Err(CaptureError::AbsurdLength {
-                            frame: self.number.saturating_add(1),
-                            offset: at,
-                            len: u64::from(claimed),
-                        }));
-                    }
-                    self.cut(at, needed, have);
-                    return None;
+            Err(e) => {
+                // A block whose framing is sane can be stepped over; one
+                // whose length is garbage leaves nothing to resync on.
+                let len = claimed.unwrap_or(0) as usize;
+                if len >= 12 && len.is_multiple_of(4) && len <= input.len() {
+                    self.warn(format!("skipped corrupt pcapng block at byte {at}: {e}"));
+                    return Step::Skip(len);
                 }
-                Err(e) => {
-                    // A block whose framing is sane can be stepped over; one
-                    // whose length is garbage leaves nothing to resync on.
-                    let len = self.block_len_at(at).unwrap_or(0) as usize;
-                    if len >= 12 && len.is_multiple_of(4) && len <= rest.len() {
-                        self.warn(format!("skipped corrupt pcapng block at byte {at}: {e}"));
-                        self.pos = at.saturating_add(len);
-                        continue;
-                    }
-                    self.finished = true;
-                    return Some(Err(CaptureError::Corrupt {
-                        what: "pcapng block",
-                        offset: at,
-                        reason: e.to_string(),
-                    }));
+                if len > input.len() && len <= MAX_RECORD_LEN as usize {
+                    return Step::Incomplete { needed: len };
                 }
-            };
-            self.pos = self.file.len() - after.len();
-            let Inner::PcapNg { parser, interfaces } = &mut self.inner else {
-                return None;
-            };
-            match raw.type_ {
-                PCAPNG_SHB => interfaces.clear(),
-                BLOCK_IDB => {
-                    if let Some(idb) = parser.interfaces().last() {
-                        let number = u32::from(idb.linktype);
-                        let res = idb.ts_resolution();
-                        let ts_resolution_ns = if res.is_bin() {
-                            (1_000_000_000u64 >> res.resolution().min(63)).max(1)
-                        } else {
-                            10u64.pow(9u32.saturating_sub(u32::from(res.resolution())))
-                        };
-                        for opt in &idb.options {
-                            if let InterfaceDescriptionOption::IfSpeed(s) = opt {
-                                self.if_speed_bps = Some(*s);
-                            }
+                return Step::Error(CaptureError::Corrupt {
+                    what: "pcapng block",
+                    offset: at as usize,
+                    reason: e.to_string(),
+                });
+            }
+        };
+        let consumed = input.len() - after.len();
+        let Kind::PcapNg { parser, interfaces } = &mut self.kind else {
+            return Step::Skip(consumed);
+        };
+        match raw.type_ {
+            PCAPNG_SHB => interfaces.clear(),
+            BLOCK_IDB => {
+                if let Some(idb) = parser.interfaces().last() {
+                    let number = u32::from(idb.linktype);
+                    let res = idb.ts_resolution();
+                    let ts_resolution_ns = if res.is_bin() {
+                        (1_000_000_000u64 >> res.resolution().min(63)).max(1)
+                    } else {
+                        10u64.pow(9u32.saturating_sub(u32::from(res.resolution())))
+                    };
+                    for opt in &idb.options {
+                        if let InterfaceDescriptionOption::IfSpeed(s) = opt {
+                            self.if_speed_bps = Some(*s);
                         }
-                        interfaces.push(Interface {
-                            link: LinkType::from_number(number).ok_or(number),
+                    }
+                    interfaces.push(Interface {
+                        link: LinkType::from_number(number).ok_or(number),
+                    });
+                    self.ts_resolution_ns = if self.ts_resolution_ns == 0 {
+                        ts_resolution_ns
+                    } else {
+                        self.ts_resolution_ns.min(ts_resolution_ns)
+                    };
+                }
+            }
+            BLOCK_EPB | BLOCK_SPB | BLOCK_PB => {
+                let block = match raw.try_into_block(parser.state()) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        self.warn(format!("skipped corrupt packet block at byte {at}: {e}"));
+                        return Step::Skip(consumed);
+                    }
+                };
+                let (iface, ts, orig, data) = match block {
+                    Block::EnhancedPacket(b) => {
+                        (b.interface_id, b.timestamp, b.original_len, b.data)
+                    }
+                    Block::SimplePacket(b) => (0, Default::default(), b.original_len, b.data),
+                    Block::Packet(b) => (
+                        u32::from(b.interface_id),
+                        b.timestamp,
+                        b.original_len,
+                        b.data,
+                    ),
+                    _ => return Step::Skip(consumed),
+                };
+                let data = borrowed(data);
+                let Some(info) = interfaces.get(iface as usize).copied() else {
+                    self.warn(format!(
+                        "skipped packet block at byte {at}: unknown interface {iface}"
+                    ));
+                    return Step::Skip(consumed);
+                };
+                let link = match info.link {
+                    Ok(l) => l,
+                    Err(number) => {
+                        return Step::Error(CaptureError::UnsupportedLinkType {
+                            number,
+                            name: link_type_name(number),
                         });
-                        self.ts_resolution_ns = if self.ts_resolution_ns == 0 {
-                            ts_resolution_ns
-                        } else {
-                            self.ts_resolution_ns.min(ts_resolution_ns)
-                        };
                     }
+                };
+                let caplen = u32::try_from(data.len()).unwrap_or(u32::MAX);
+                let start = data.as_ptr() as usize - input.as_ptr() as usize;
+                return Step::Frame {
+                    consumed,
+                    ts_ns: u64::try_from(ts.as_nanos()).unwrap_or(u64::MAX),
+                    len: orig.max(caplen),
+                    link,
+                    data: start..start + data.len(),
+                };
+            }
+            BLOCK_NRB | BLOCK_ISB | BLOCK_JOURNAL | BLOCK_DSB | BLOCK_CUSTOM
+            | BLOCK_CUSTOM_NOCOPY => {}
+            other => self.warn(format!(
+                "skipped unknown pcapng block type {other:#x} at byte {at}"
+            )),
+        }
+        Step::Skip(consumed)
+    }
+}
+
+/// Frames out of a capture held in memory (a memory-mapped file): zero
+/// copy, and an [`Iterator`] whose frames live as long as the file.
+pub struct FrameReader<'a> {
+    file: &'a [u8],
+    pos: usize,
+    records: Records,
+    finished: bool,
+}
+
+impl<'a> FrameReader<'a> {
+    pub fn new(file: &'a [u8]) -> Result<Self, CaptureError> {
+        let (records, pos) = Records::new(file)?;
+        Ok(FrameReader {
+            file,
+            pos,
+            records,
+            finished: false,
+        })
+    }
+
+    /// Starts reading at `offset`, a record offset from an earlier pass
+    /// (pcap only; pcapng needs its interface blocks, so it restarts and
+    /// skips). Frame numbers continue from `number`.
+    pub fn at(file: &'a [u8], offset: usize, number: u64) -> Result<Self, CaptureError> {
+        let mut r = Self::new(file)?;
+        if matches!(r.records.kind, Kind::Pcap { .. }) && offset >= r.pos && offset <= file.len() {
+            r.pos = offset;
+            r.records.number = number.saturating_sub(1);
+        } else {
+            while r.records.number < number.saturating_sub(1) {
+                if r.next().is_none() {
+                    break;
                 }
-                BLOCK_EPB | BLOCK_SPB | BLOCK_PB => {
-                    let block = match raw.try_into_block(parser.state()) {
-                        Ok(b) => b,
-                        Err(e) => {
-                            self.warn(format!("skipped corrupt packet block at byte {at}: {e}"));
-                            continue;
-                        }
-                    };
-                    let (iface, ts, orig, data) = match block {
-                        Block::EnhancedPacket(b) => {
-                            (b.interface_id, b.timestamp, b.original_len, b.data)
-                        }
-                        Block::SimplePacket(b) => (0, Default::default(), b.original_len, b.data),
-                        Block::Packet(b) => (
-                            u32::from(b.interface_id),
-                            b.timestamp,
-                            b.original_len,
-                            b.data,
-                        ),
-                        _ => continue,
-                    };
-                    let data: &'a [u8] = match data {
-                        std::borrow::Cow::Borrowed(d) => d,
-                        std::borrow::Cow::Owned(_) => &[],
-                    };
-                    let Some(info) = interfaces.get(iface as usize).copied() else {
-                        self.warn(format!(
-                            "skipped packet block at byte {at}: unknown interface {iface}"
-                        ));
-                        continue;
-                    };
-                    let link = match info.link {
-                        Ok(l) => l,
-                        Err(number) => {
-                            self.finished = true;
-                            return Some(Err(CaptureError::UnsupportedLinkType {
-                                number,
-                                name: link_type_name(number),
-                            }));
-                        }
-                    };
-                    self.number += 1;
-                    let caplen = u32::try_from(data.len()).unwrap_or(u32::MAX);
-                    return Some(Ok(Frame {
-                        number: self.number,
-                        ts_ns: u64::try_from(ts.as_nanos()).unwrap_or(u64::MAX),
-                        len: orig.max(caplen),
-                        caplen,
-                        link,
-                        data,
-                        offset: at,
-                    }));
-                }
-                BLOCK_NRB | BLOCK_ISB | BLOCK_JOURNAL | BLOCK_DSB | BLOCK_CUSTOM
-                | BLOCK_CUSTOM_NOCOPY => {}
-                other => self.warn(format!(
-                    "skipped unknown pcapng block type {other:#x} at byte {at}"
-                )),
             }
         }
+        Ok(r)
+    }
+
+    pub fn format(&self) -> Format {
+        self.records.format()
+    }
+    pub fn ts_resolution_ns(&self) -> u64 {
+        self.records.ts_resolution_ns
+    }
+    pub fn if_speed_bps(&self) -> Option<u64> {
+        self.records.if_speed_bps
+    }
+    pub fn warnings(&self) -> &[String] {
+        &self.records.warnings
+    }
+    pub fn warning_count(&self) -> u64 {
+        self.records.warning_count
+    }
+    pub fn position(&self) -> usize {
+        self.pos
     }
 }
 
@@ -428,12 +465,249 @@ impl<'a> Iterator for FrameReader<'a> {
     type Item = Result<Frame<'a>, CaptureError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.finished {
-            return None;
+        loop {
+            if self.finished {
+                return None;
+            }
+            let input: &'a [u8] = self.file.get(self.pos..).unwrap_or_default();
+            if input.is_empty() {
+                self.finished = true;
+                return None;
+            }
+            let at = self.pos;
+            match self.records.step(input, at as u64) {
+                Step::Frame {
+                    consumed,
+                    ts_ns,
+                    len,
+                    link,
+                    data,
+                } => {
+                    self.pos += consumed;
+                    self.records.number += 1;
+                    let data = input.get(data).unwrap_or_default();
+                    return Some(Ok(Frame {
+                        number: self.records.number,
+                        ts_ns,
+                        len,
+                        caplen: data.len() as u32,
+                        link,
+                        data,
+                        offset: at,
+                    }));
+                }
+                Step::Skip(n) => self.pos += n.max(1),
+                Step::Incomplete { needed } => {
+                    self.records.cut(at as u64, needed, input.len());
+                    self.finished = true;
+                    return None;
+                }
+                Step::Error(e) => {
+                    self.finished = true;
+                    return Some(Err(e));
+                }
+            }
         }
-        match self.inner {
-            Inner::Pcap { .. } => self.next_pcap(),
-            Inner::PcapNg { .. } => self.next_pcapng(),
+    }
+}
+
+impl FrameSource for FrameReader<'_> {
+    fn next_frame(&mut self) -> Option<Result<Frame<'_>, CaptureError>> {
+        self.next()
+    }
+    fn format(&self) -> Format {
+        self.records.format()
+    }
+    fn ts_resolution_ns(&self) -> u64 {
+        self.records.ts_resolution_ns
+    }
+    fn warnings(&self) -> &[String] {
+        &self.records.warnings
+    }
+    fn warning_count(&self) -> u64 {
+        self.records.warning_count
+    }
+    fn progress(&self) -> (u64, Option<u64>) {
+        (self.pos as u64, Some(self.file.len() as u64))
+    }
+}
+
+/// Frames out of a stream (a file or standard input) through a rolling
+/// buffer: memory stays a few MiB whatever the capture's size.
+pub struct StreamReader {
+    input: Box<dyn Read>,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// File offset of `buf[0]`.
+    base: u64,
+    eof: bool,
+    records: Records,
+    finished: bool,
+    total: Option<u64>,
+}
+
+impl StreamReader {
+    pub fn new(input: Box<dyn Read>, total: Option<u64>) -> Result<Self, CaptureError> {
+        Self::with_buffer(input, total, STREAM_CHUNK)
+    }
+
+    /// With a buffer of `chunk` bytes (it grows for larger records).
+    pub fn with_buffer(
+        mut input: Box<dyn Read>,
+        total: Option<u64>,
+        chunk: usize,
+    ) -> Result<Self, CaptureError> {
+        let mut buf = vec![0u8; chunk.max(64)];
+        let mut end = 0;
+        let mut eof = false;
+        // Enough bytes for the file header (pcapng SHBs can carry options).
+        while end < buf.len() {
+            match input.read(&mut buf[end..]) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(n) => end += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(CaptureError::Io {
+                        path: "<input>".into(),
+                        source: e,
+                    });
+                }
+            }
         }
+        let (records, start) = Records::new(&buf[..end])?;
+        Ok(StreamReader {
+            input,
+            buf,
+            start,
+            end,
+            base: 0,
+            eof,
+            records,
+            finished: false,
+            total,
+        })
+    }
+
+    /// Moves the unread bytes to the front and reads more; false at EOF.
+    fn refill(&mut self, needed: usize) -> Result<bool, CaptureError> {
+        if self.eof {
+            return Ok(false);
+        }
+        self.buf.copy_within(self.start..self.end, 0);
+        self.base += self.start as u64;
+        self.end -= self.start;
+        self.start = 0;
+        if needed > self.buf.len() {
+            // Only up to the largest record we accept.
+            let want = needed.min(MAX_RECORD_LEN as usize + 64);
+            self.buf.resize(want.max(self.buf.len()), 0);
+        }
+        let before = self.end;
+        while self.end < self.buf.len() {
+            match self.input.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(n) => self.end += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(CaptureError::Io {
+                        path: "<input>".into(),
+                        source: e,
+                    });
+                }
+            }
+        }
+        Ok(self.end > before)
+    }
+
+    pub fn if_speed_bps(&self) -> Option<u64> {
+        self.records.if_speed_bps
+    }
+}
+
+impl FrameSource for StreamReader {
+    fn next_frame(&mut self) -> Option<Result<Frame<'_>, CaptureError>> {
+        loop {
+            if self.finished {
+                return None;
+            }
+            if self.start == self.end {
+                match self.refill(0) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        self.finished = true;
+                        return None;
+                    }
+                    Err(e) => {
+                        self.finished = true;
+                        return Some(Err(e));
+                    }
+                }
+            }
+            let at = self.base + self.start as u64;
+            let step = self.records.step(&self.buf[self.start..self.end], at);
+            match step {
+                Step::Frame {
+                    consumed,
+                    ts_ns,
+                    len,
+                    link,
+                    data,
+                } => {
+                    let s = self.start;
+                    self.start += consumed;
+                    self.records.number += 1;
+                    let data = &self.buf[s + data.start..s + data.end];
+                    return Some(Ok(Frame {
+                        number: self.records.number,
+                        ts_ns,
+                        len,
+                        caplen: data.len() as u32,
+                        link,
+                        data,
+                        offset: at as usize,
+                    }));
+                }
+                Step::Skip(n) => self.start = (self.start + n.max(1)).min(self.end),
+                Step::Incomplete { needed } => match self.refill(needed) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        let have = self.end - self.start;
+                        self.records.cut(at, needed, have);
+                        self.finished = true;
+                        return None;
+                    }
+                    Err(e) => {
+                        self.finished = true;
+                        return Some(Err(e));
+                    }
+                },
+                Step::Error(e) => {
+                    self.finished = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+    fn format(&self) -> Format {
+        self.records.format()
+    }
+    fn ts_resolution_ns(&self) -> u64 {
+        self.records.ts_resolution_ns
+    }
+    fn warnings(&self) -> &[String] {
+        &self.records.warnings
+    }
+    fn warning_count(&self) -> u64 {
+        self.records.warning_count
+    }
+    fn progress(&self) -> (u64, Option<u64>) {
+        (self.base + self.start as u64, self.total)
     }
 }
