@@ -24,7 +24,7 @@ impl<'a> JsonWriter<'a> {
     }
 
     /// `k` is the quoted key with its colon, as `q!` makes it.
-    #[inline]
+    #[inline(always)]
     fn key(&mut self, k: &str) {
         if self.comma {
             self.out.push(b',');
@@ -33,16 +33,19 @@ impl<'a> JsonWriter<'a> {
         self.out.extend_from_slice(k.as_bytes());
     }
 
+    #[inline(always)]
     pub fn begin(&mut self) {
         self.out.push(b'{');
         self.comma = false;
     }
 
+    #[inline(always)]
     pub fn end(&mut self) {
         self.out.push(b'}');
         self.comma = true;
     }
 
+    #[inline(always)]
     pub fn object(&mut self, k: &str) {
         self.key(k);
         self.begin();
@@ -76,12 +79,13 @@ impl<'a> JsonWriter<'a> {
             .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
     }
 
+    #[inline(always)]
     pub fn u64(&mut self, k: &str, v: u64) {
         self.key(k);
-        self.out
-            .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+        push_u64(self.out, v);
     }
 
+    #[inline(always)]
     pub fn opt_u64(&mut self, k: &str, v: Option<u64>) {
         match v {
             Some(v) => self.u64(k, v),
@@ -89,12 +93,14 @@ impl<'a> JsonWriter<'a> {
         }
     }
 
+    #[inline(always)]
     pub fn bool(&mut self, k: &str, v: bool) {
         self.key(k);
         self.out
             .extend_from_slice(if v { b"true" } else { b"false" });
     }
 
+    #[inline(always)]
     pub fn opt_bool(&mut self, k: &str, v: Option<bool>) {
         match v {
             Some(v) => self.bool(k, v),
@@ -102,12 +108,14 @@ impl<'a> JsonWriter<'a> {
         }
     }
 
+    #[inline(always)]
     pub fn null(&mut self, k: &str) {
         self.key(k);
         self.out.extend_from_slice(b"null");
     }
 
     /// A string known to need no escaping (names, numbers, addresses).
+    #[inline(always)]
     pub fn str(&mut self, k: &str, v: &str) {
         self.key(k);
         self.out.push(b'"');
@@ -122,11 +130,18 @@ impl<'a> JsonWriter<'a> {
         self.out.extend_from_slice(s.as_bytes());
     }
 
+    #[inline(always)]
     pub fn mac(&mut self, k: &str, m: &[u8; 6]) {
         self.key(k);
-        self.out.push(b'"');
-        push_mac(self.out, m);
-        self.out.push(b'"');
+        let mut b = [0u8; 19];
+        b[0] = b'"';
+        for (i, x) in m.iter().enumerate() {
+            b[1 + i * 3] = HEX[usize::from(x >> 4)];
+            b[2 + i * 3] = HEX[usize::from(x & 0xf)];
+            b[3 + i * 3] = b':';
+        }
+        b[18] = b'"';
+        self.out.extend_from_slice(&b);
     }
 
     pub fn ip(&mut self, k: &str, ip: &IpAddr) {
@@ -151,6 +166,16 @@ impl<'a> JsonWriter<'a> {
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Decimal digits of `v`; one-digit values (flags, small fields) skip itoa.
+#[inline(always)]
+pub fn push_u64(out: &mut Vec<u8>, v: u64) {
+    if v < 10 {
+        out.push(b'0' + v as u8);
+    } else {
+        out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+    }
+}
 
 pub fn push_mac(out: &mut Vec<u8>, m: &[u8; 6]) {
     for (i, b) in m.iter().enumerate() {
