@@ -125,5 +125,13 @@ fn stream_reader_matches_memory_reader_at_any_buffer_size() {
             assert!(got == want, "{} with a {chunk}-byte buffer", p.display());
             assert!(r.warnings().is_empty());
         }
+        // Mapped a 64 KiB window at a time (the smallest), as the CLI reads files.
+        let mut r = StreamReader::mapped(std::fs::File::open(&p).unwrap(), 64 * 1024).unwrap();
+        let mut got = Vec::new();
+        while let Some(f) = r.next_frame() {
+            let f = f.unwrap();
+            got.push((f.number, f.ts_ns, f.offset, f.data.to_vec()));
+        }
+        assert!(got == want, "{} mapped in windows", p.display());
     }
 }

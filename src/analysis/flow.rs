@@ -101,6 +101,8 @@ pub struct FlowState {
     pub ce_to_cnp: DelayAcc,
     pub pending_ce: Option<u64>,
     pub pmtu: Option<u32>,
+    pub pmtu_cached: Option<u32>,
+    pub pmtu_generation: u64,
 
     /// Request sequence (SEND, WRITE, READ request, atomics).
     pub req: Option<Box<PsnTracker>>,
@@ -179,6 +181,8 @@ impl FlowState {
             ce_to_cnp: DelayAcc::default(),
             pending_ce: None,
             pmtu: None,
+            pmtu_cached: None,
+            pmtu_generation: 0,
             req: None,
             ud: FxHashMap::default(),
             resp: None,

@@ -139,6 +139,10 @@ pub struct Analyzer {
     /// Flows with a CE mark still waiting for its CNP, per (src, dst).
     pending_ce: FxHashMap<(IpAddr, IpAddr), Vec<u32>>,
     pauses: PauseTimeline,
+    /// The last flow looked up (consecutive frames are often of one flow).
+    last_flow: Option<(FlowKey, u32)>,
+    /// Bumped whenever a PMTU is learnt, so flows can cache theirs.
+    pmtu_generation: u64,
 }
 
 const RECENT_NAKS: usize = 32;
@@ -156,6 +160,8 @@ impl Analyzer {
             cm_peer: FxHashMap::default(),
             pending_ce: FxHashMap::default(),
             pauses: PauseTimeline::default(),
+            last_flow: None,
+            pmtu_generation: 1,
         }
     }
 
@@ -243,21 +249,44 @@ impl Analyzer {
     }
 
     fn flow_id(&mut self, key: FlowKey, pkt: &Packet<'_>) -> u32 {
-        if let Some(&id) = self.index.get(&key) {
+        if let Some((k, id)) = self.last_flow
+            && k == key
+        {
             return id;
         }
-        let id = self.flows.len() as u32;
-        let version = pkt.roce.unwrap_or(RoceVersion::V2);
-        self.flows.push(FlowState::new(key, version, pkt));
-        self.index.insert(key, id);
+        let id = match self.index.get(&key) {
+            Some(&id) => id,
+            None => {
+                let id = self.flows.len() as u32;
+                let version = pkt.roce.unwrap_or(RoceVersion::V2);
+                self.flows.push(FlowState::new(key, version, pkt));
+                self.index.insert(key, id);
+                id
+            }
+        };
+        self.last_flow = Some((key, id));
         id
     }
 
-    fn pmtu_for(&self, key: &FlowKey) -> Option<u32> {
-        self.pmtu
-            .get(&host_pair(key.src, key.dst))
-            .copied()
-            .or(self.opts.pmtu)
+    /// The PMTU for a flow's host pair, cached in the flow until a new one
+    /// is learnt anywhere.
+    fn pmtu_for(&mut self, id: u32) -> Option<u32> {
+        let f = &mut self.flows[id as usize];
+        if f.pmtu_generation != self.pmtu_generation {
+            f.pmtu_generation = self.pmtu_generation;
+            f.pmtu_cached = self
+                .pmtu
+                .get(&host_pair(f.key.src, f.key.dst))
+                .copied()
+                .or(self.opts.pmtu);
+        }
+        f.pmtu_cached
+    }
+
+    fn learn_pmtu(&mut self, key: &FlowKey, pmtu: u32) {
+        if self.pmtu.insert(host_pair(key.src, key.dst), pmtu) != Some(pmtu) {
+            self.pmtu_generation += 1;
+        }
     }
 
     fn roce_packet(&mut self, pkt: &Packet<'_>, key: FlowKey) {
@@ -286,14 +315,15 @@ impl Analyzer {
         if let (Some(o), Some(n)) = (op, pkt.payload_len)
             && o.is_first_or_middle()
             && n > 0
+            && self.pmtu_for(id) != Some(n)
         {
-            self.pmtu.insert(host_pair(key.src, key.dst), n);
+            self.learn_pmtu(&key, n);
         }
         if let Some(cm) = &pkt.cm {
             self.cm_message(&key, cm);
         }
 
-        let pmtu = self.pmtu_for(&key);
+        let pmtu = self.pmtu_for(id);
         let priority = pkt.pcp().or_else(|| {
             pkt.dscp()
                 .and_then(|d| self.opts.dscp_map[usize::from(d & 63)])
@@ -422,10 +452,8 @@ impl Analyzer {
             } => {
                 self.cm_reqs
                     .insert(local_comm_id, (key.src, key.dst, local_qpn));
-                if (1..=5).contains(&mtu) {
-                    self.pmtu
-                        .entry(host_pair(key.src, key.dst))
-                        .or_insert(128u32 << mtu);
+                if (1..=5).contains(&mtu) && !self.pmtu.contains_key(&host_pair(key.src, key.dst)) {
+                    self.learn_pmtu(key, 128u32 << mtu);
                 }
             }
             CmMessage::Rep {

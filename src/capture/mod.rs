@@ -180,8 +180,9 @@ impl CaptureFile {
     }
 }
 
-/// Opens `path` (or standard input for `-`) for streaming: a bounded buffer
-/// instead of a mapping, so memory stays flat on captures of any size.
+/// Opens `path` (or standard input for `-`) for one pass: a mapped window
+/// (or, for standard input, a buffer) that moves along, so memory stays flat
+/// on captures of any size.
 pub fn open_stream(path: impl AsRef<Path>) -> Result<StreamReader, CaptureError> {
     let path = path.as_ref();
     let io = |source| CaptureError::Io {
@@ -196,5 +197,8 @@ pub fn open_stream(path: impl AsRef<Path>) -> Result<StreamReader, CaptureError>
         return Err(io(std::io::Error::other("is a directory")));
     }
     let file = std::fs::File::open(path).map_err(io)?;
-    StreamReader::new(Box::new(file), Some(meta.len()))
+    StreamReader::mapped(file, reader::MAP_WINDOW).map_err(|e| match e {
+        CaptureError::Io { source, .. } => io(source),
+        other => other,
+    })
 }

@@ -532,19 +532,46 @@ impl FrameSource for FrameReader<'_> {
     }
 }
 
-/// Frames out of a stream (a file or standard input) through a rolling
-/// buffer: memory stays a few MiB whatever the capture's size.
+/// Where a [`StreamReader`] gets its bytes.
+enum Store {
+    /// `read()` into a rolling buffer (standard input, tests).
+    Buffered {
+        input: Box<dyn Read>,
+        buf: Vec<u8>,
+        end: usize,
+        eof: bool,
+    },
+    /// A mapped window of a regular file, remapped as reading proceeds.
+    Mapped {
+        file: std::fs::File,
+        size: u64,
+        window: mapwin::Window,
+        chunk: usize,
+    },
+}
+
+/// Frames out of a file or a stream a window at a time: memory stays a few
+/// MiB whatever the capture's size. Regular files are mapped a window at a
+/// time (no copy); standard input goes through a rolling buffer.
 pub struct StreamReader {
-    input: Box<dyn Read>,
-    buf: Vec<u8>,
+    store: Store,
+    /// Unread bytes start here in the store.
     start: usize,
-    end: usize,
-    /// File offset of `buf[0]`.
+    /// File offset of the store's first byte.
     base: u64,
-    eof: bool,
     records: Records,
     finished: bool,
     total: Option<u64>,
+}
+
+/// Window mapped at a time for regular files.
+pub const MAP_WINDOW: usize = 32 << 20;
+
+fn io_err(e: std::io::Error) -> CaptureError {
+    CaptureError::Io {
+        path: "<input>".into(),
+        source: e,
+    }
 }
 
 impl StreamReader {
@@ -570,60 +597,109 @@ impl StreamReader {
                 }
                 Ok(n) => end += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    return Err(CaptureError::Io {
-                        path: "<input>".into(),
-                        source: e,
-                    });
-                }
+                Err(e) => return Err(io_err(e)),
             }
         }
         let (records, start) = Records::new(&buf[..end])?;
         Ok(StreamReader {
-            input,
-            buf,
+            store: Store::Buffered {
+                input,
+                buf,
+                end,
+                eof,
+            },
             start,
-            end,
             base: 0,
-            eof,
             records,
             finished: false,
             total,
         })
     }
 
-    /// Moves the unread bytes to the front and reads more; false at EOF.
+    /// A regular file, mapped `chunk` bytes at a time.
+    pub fn mapped(file: std::fs::File, chunk: usize) -> Result<Self, CaptureError> {
+        let size = file.metadata().map_err(io_err)?.len();
+        let chunk = chunk.max(64 * 1024);
+        let window = mapwin::Window::map(&file, 0, chunk).map_err(io_err)?;
+        let (records, start) = Records::new(&window)?;
+        Ok(StreamReader {
+            store: Store::Mapped {
+                file,
+                size,
+                window,
+                chunk,
+            },
+            start,
+            base: 0,
+            records,
+            finished: false,
+            total: Some(size),
+        })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match &self.store {
+            Store::Buffered { buf, end, .. } => buf.get(..*end).unwrap_or_default(),
+            Store::Mapped { window, .. } => window,
+        }
+    }
+
+    /// Makes more bytes available after the unread ones; false at the end.
     fn refill(&mut self, needed: usize) -> Result<bool, CaptureError> {
-        if self.eof {
-            return Ok(false);
-        }
-        self.buf.copy_within(self.start..self.end, 0);
-        self.base += self.start as u64;
-        self.end -= self.start;
-        self.start = 0;
-        if needed > self.buf.len() {
-            // Only up to the largest record we accept.
-            let want = needed.min(MAX_RECORD_LEN as usize + 64);
-            self.buf.resize(want.max(self.buf.len()), 0);
-        }
-        let before = self.end;
-        while self.end < self.buf.len() {
-            match self.input.read(&mut self.buf[self.end..]) {
-                Ok(0) => {
-                    self.eof = true;
-                    break;
+        let start = self.start;
+        match &mut self.store {
+            Store::Buffered {
+                input,
+                buf,
+                end,
+                eof,
+            } => {
+                if *eof {
+                    return Ok(false);
                 }
-                Ok(n) => self.end += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    return Err(CaptureError::Io {
-                        path: "<input>".into(),
-                        source: e,
-                    });
+                buf.copy_within(start..*end, 0);
+                self.base += start as u64;
+                *end -= start;
+                self.start = 0;
+                if needed > buf.len() {
+                    // Only up to the largest record accepted.
+                    let want = needed.min(MAX_RECORD_LEN as usize + 64);
+                    buf.resize(want.max(buf.len()), 0);
                 }
+                let before = *end;
+                while *end < buf.len() {
+                    match input.read(&mut buf[*end..]) {
+                        Ok(0) => {
+                            *eof = true;
+                            break;
+                        }
+                        Ok(n) => *end += n,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(io_err(e)),
+                    }
+                }
+                Ok(*end > before)
+            }
+            Store::Mapped {
+                file,
+                size,
+                window,
+                chunk,
+            } => {
+                let from = self.base + start as u64;
+                let had = window.len() - start;
+                if from + had as u64 >= *size {
+                    return Ok(false);
+                }
+                let len = (*chunk).max(needed.min(MAX_RECORD_LEN as usize + 64));
+                // Drop the old window before mapping the next one.
+                *window = mapwin::Window::map(file, from, 0).map_err(io_err)?;
+                *window = mapwin::Window::map(file, from, len).map_err(io_err)?;
+                self.base = from;
+                self.start = 0;
+                Ok(window.len() > had)
             }
         }
-        Ok(self.end > before)
     }
 
     pub fn if_speed_bps(&self) -> Option<u64> {
@@ -637,7 +713,7 @@ impl FrameSource for StreamReader {
             if self.finished {
                 return None;
             }
-            if self.start == self.end {
+            if self.start >= self.bytes().len() {
                 match self.refill(0) {
                     Ok(true) => {}
                     Ok(false) => {
@@ -651,7 +727,14 @@ impl FrameSource for StreamReader {
                 }
             }
             let at = self.base + self.start as u64;
-            let step = self.records.step(&self.buf[self.start..self.end], at);
+            let start = self.start;
+            let step = {
+                let bytes = match &self.store {
+                    Store::Buffered { buf, end, .. } => buf.get(start..*end).unwrap_or_default(),
+                    Store::Mapped { window, .. } => window.get(start..).unwrap_or_default(),
+                };
+                self.records.step(bytes, at)
+            };
             match step {
                 Step::Frame {
                     consumed,
@@ -660,12 +743,15 @@ impl FrameSource for StreamReader {
                     link,
                     data,
                 } => {
-                    let s = self.start;
                     self.start += consumed;
                     self.records.number += 1;
-                    let data = &self.buf[s + data.start..s + data.end];
+                    let number = self.records.number;
+                    let data = self
+                        .bytes()
+                        .get(start + data.start..start + data.end)
+                        .unwrap_or_default();
                     return Some(Ok(Frame {
-                        number: self.records.number,
+                        number,
                         ts_ns,
                         len,
                         caplen: data.len() as u32,
@@ -674,11 +760,11 @@ impl FrameSource for StreamReader {
                         offset: at as usize,
                     }));
                 }
-                Step::Skip(n) => self.start = (self.start + n.max(1)).min(self.end),
+                Step::Skip(n) => self.start = (self.start + n.max(1)).min(self.bytes().len()),
                 Step::Incomplete { needed } => match self.refill(needed) {
                     Ok(true) => {}
                     Ok(false) => {
-                        let have = self.end - self.start;
+                        let have = self.bytes().len() - self.start;
                         self.records.cut(at, needed, have);
                         self.finished = true;
                         return None;

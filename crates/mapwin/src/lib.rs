@@ -1,0 +1,90 @@
+//! Read-only memory maps of a window of a file, behind a safe API.
+//!
+//! roce-dissect is `#![forbid(unsafe_code)]`; this crate holds the one
+//! `unsafe` call it needs. Mapping a window at a time, and dropping it before
+//! mapping the next, keeps the resident set a window's size however large the
+//! capture is, with no copy of the bytes (a `read()` into a buffer costs a
+//! kernel copy of every byte).
+//!
+//! # Safety argument
+//! `memmap2::Mmap::map` is `unsafe` because the bytes may change, or the
+//! file shrink, while mapped, if another process writes it. The map here is
+//! read-only and private to the process, and the caller only reads capture
+//! files; a capture being rewritten under the reader is outside what a
+//! capture reader can guard against (reading it with `read()` would give
+//! torn records just the same). A file truncated while mapped makes later
+//! accesses to the lost pages fault (SIGBUS), as with any file map (the
+//! `filebuffer` crate makes the same trade for whole files).
+
+use std::fs::File;
+use std::io;
+use std::ops::Deref;
+
+/// A mapped window `[offset, offset + len)` of a file.
+pub struct Window {
+    map: Option<memmap2::Mmap>,
+    offset: u64,
+}
+
+impl Window {
+    /// Maps `len` bytes of `file` from `offset` (clipped to the file's end).
+    pub fn map(file: &File, offset: u64, len: usize) -> io::Result<Window> {
+        let size = file.metadata()?.len();
+        let len = len.min(size.saturating_sub(offset) as usize);
+        if len == 0 {
+            return Ok(Window { map: None, offset });
+        }
+        // SAFETY: see the crate documentation: a read-only private map of a
+        // file the process only reads.
+        let map = unsafe {
+            memmap2::MmapOptions::new()
+                .offset(offset)
+                .len(len)
+                .map(file)?
+        };
+        #[cfg(unix)]
+        let _ = map.advise(memmap2::Advice::Sequential);
+        Ok(Window {
+            map: Some(map),
+            offset,
+        })
+    }
+
+    /// File offset of the first byte.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+}
+
+impl Deref for Window {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn windows_see_the_file() {
+        let mut f = tempfile_in_target();
+        let data: Vec<u8> = (0..100_000u32).map(|i| i as u8).collect();
+        f.0.write_all(&data).unwrap();
+        let file = File::open(&f.1).unwrap();
+        let w = Window::map(&file, 12_345, 1000).unwrap();
+        assert_eq!(&w[..], &data[12_345..13_345]);
+        let w = Window::map(&file, 99_990, 1000).unwrap();
+        assert_eq!(&w[..], &data[99_990..]);
+        let w = Window::map(&file, 200_000, 1000).unwrap();
+        assert!(w.is_empty());
+        std::fs::remove_file(&f.1).unwrap();
+    }
+
+    fn tempfile_in_target() -> (File, std::path::PathBuf) {
+        let p = std::env::temp_dir().join(format!("mapwin-test-{}", std::process::id()));
+        (File::create(&p).unwrap(), p)
+    }
+}
