@@ -88,8 +88,21 @@ pub struct ReportArgs {
 pub enum Command {
     /// One line per frame like tshark; -V for the header tree, --json for JSON Lines
     Packets(PacketsArgs),
+    /// Browse flows, packets, header trees, PSN charts and PFC pauses in the terminal
+    Tui(TuiArgs),
     /// Synthesize a capture of a scenario, with the facts its report must show
     Gen(GenArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Keys: arrows/hjkl move, Enter drills in, Esc/Backspace back, Tab switches panes, / filter, s sort, p PSN chart, t PFC timeline, a all frames, g/G top/end, ? help, q quit, Ctrl-C quits anywhere.")]
+pub struct TuiArgs {
+    /// Capture file (pcap or pcapng)
+    #[arg(value_name = "CAPTURE")]
+    pub capture: PathBuf,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 #[derive(Debug, Args)]
@@ -262,6 +275,8 @@ pub fn main() -> ExitCode {
     let result = match &cli.command {
         Some(Command::Packets(args)) => run_packets(args, &cli.decode),
         Some(Command::Gen(args)) => run_gen(args, &cli.decode),
+        Some(Command::Tui(args)) => analysis_options(&cli.decode, &args.report)
+            .and_then(|opts| crate::tui::run(&args.capture, &cli.decode.dissect_options(), opts)),
         None => match &cli.capture {
             Some(path) => run_report(path, &cli.decode, &cli.report),
             None => Err(RunError::Usage("no capture given (see --help)".into())),
@@ -387,16 +402,20 @@ fn with_path(e: CaptureError, path: &std::path::Path) -> RunError {
     RunError::Capture(path.to_path_buf(), e)
 }
 
-fn run_report(path: &PathBuf, decode: &DecodeArgs, args: &ReportArgs) -> Result<(), RunError> {
+fn analysis_options(decode: &DecodeArgs, args: &ReportArgs) -> Result<AnalysisOptions, RunError> {
     let dscp_map = parse_dscp_map(&args.dscp_map).map_err(RunError::Usage)?;
-    let opts = AnalysisOptions {
+    Ok(AnalysisOptions {
         link_speed_bps: decode.link_speed,
         pmtu: args.pmtu,
         dup_window_ns: args.dup_window,
         storm_threshold_ns: args.storm_threshold,
         dscp_map,
         max_events: args.max_events,
-    };
+    })
+}
+
+fn run_report(path: &PathBuf, decode: &DecodeArgs, args: &ReportArgs) -> Result<(), RunError> {
+    let opts = analysis_options(decode, args)?;
     let mut reader = open_stream(path).map_err(|e| with_path(e, path))?;
     let name = path.display().to_string();
     let started = std::time::Instant::now();

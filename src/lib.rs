@@ -14,4 +14,5 @@ pub mod fuzzing;
 pub mod output;
 pub mod pipeline;
 pub mod synth;
+pub mod tui;
 pub mod wire;

@@ -180,8 +180,8 @@ impl Analyzer {
         })
     }
 
-    /// Feeds one packet.
-    pub fn packet(&mut self, pkt: &Packet<'_>) {
+    /// Feeds one packet; returns the (internal) id of its flow, if any.
+    pub fn packet(&mut self, pkt: &Packet<'_>) -> Option<u32> {
         let t = &mut self.totals;
         t.frames += 1;
         if t.first_ts.is_none() {
@@ -201,15 +201,13 @@ impl Analyzer {
         }
         if let Some(p) = &pkt.pause {
             self.pause_frame(pkt, p);
-            return;
+            return None;
         }
         if pkt.roce.is_some() {
             self.totals.roce_frames += 1;
         }
-        let Some(key) = Self::flow_key(pkt) else {
-            return;
-        };
-        self.roce_packet(pkt, key);
+        let key = Self::flow_key(pkt)?;
+        self.roce_packet(pkt, key)
     }
 
     fn pause_frame(&mut self, pkt: &Packet<'_>, p: &PauseRepr) {
@@ -289,10 +287,8 @@ impl Analyzer {
         }
     }
 
-    fn roce_packet(&mut self, pkt: &Packet<'_>, key: FlowKey) {
-        let Some(bth) = pkt.bth else {
-            return;
-        };
+    fn roce_packet(&mut self, pkt: &Packet<'_>, key: FlowKey) -> Option<u32> {
+        let bth = pkt.bth?;
         let id = self.flow_id(key, pkt);
         let dup_window = self.opts.dup_window_ns;
         let max_events = self.opts.max_events;
@@ -305,7 +301,7 @@ impl Analyzer {
             if f.is_duplicate(pkt, dup_window) {
                 f.duplicates += 1;
                 self.totals.duplicates += 1;
-                return;
+                return Some(id);
             }
             f.remember(pkt);
         }
@@ -439,6 +435,7 @@ impl Analyzer {
         if let (Some(prio), Some(eth)) = (priority, pkt.eth) {
             self.pauses.sent(eth.dst, prio, pkt.ts_ns, id);
         }
+        Some(id)
     }
 
     fn cm_message(&mut self, key: &FlowKey, cm: &CmMessage) {
@@ -513,7 +510,13 @@ impl Analyzer {
     }
 
     /// Ends the analysis and builds the report.
-    pub fn finish(mut self, info: CaptureInfo) -> Report {
+    pub fn finish(self, info: CaptureInfo) -> Report {
+        self.finish_indexed(info).0
+    }
+
+    /// Like [`finish`](Self::finish), also giving for each flow id that
+    /// [`packet`](Self::packet) returned its index in `report.flows`.
+    pub fn finish_indexed(mut self, info: CaptureInfo) -> (Report, Vec<usize>) {
         for f in &mut self.flows {
             let key = f.key;
             let pmtu = self

@@ -104,7 +104,7 @@ fn flow_report(f: &FlowState) -> FlowReport {
     }
 }
 
-pub(super) fn build_report(a: Analyzer, info: CaptureInfo) -> Report {
+pub(super) fn build_report(a: Analyzer, info: CaptureInfo) -> (Report, Vec<usize>) {
     let peers = pair_flows(&a);
     let mut flows: Vec<FlowReport> = a.flows.iter().map(flow_report).collect();
     // Sort by trouble; `order[new] = old`, `pos[old] = new`.
@@ -246,5 +246,5 @@ pub(super) fn build_report(a: Analyzer, info: CaptureInfo) -> Report {
         hints: Vec::new(),
     };
     report.hints = hints::hints(&report);
-    report
+    (report, pos)
 }

@@ -4,7 +4,9 @@
 
 mod reader;
 
-pub use reader::{Frame, FrameReader, FrameSource, StreamReader};
+pub use reader::{
+    Frame, FrameReader, FrameSource, OwnedFrame, RandomAccess, Section, StreamReader,
+};
 
 use std::fmt;
 use std::path::{Path, PathBuf};

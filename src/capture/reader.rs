@@ -54,6 +54,8 @@ pub trait FrameSource {
     fn warning_count(&self) -> u64;
     /// Bytes consumed so far and the total when known (for progress).
     fn progress(&self) -> (u64, Option<u64>);
+    /// The sections seen so far (pcapng; pcap has one).
+    fn sections(&self) -> &[Section];
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -93,9 +95,20 @@ enum Step {
     Error(CaptureError),
 }
 
-/// The format state shared by both readers.
-struct Records {
+/// Where a pcapng section's header and interface blocks are, so a frame of
+/// that section can be decoded again later from its offset alone.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Section {
+    /// Number of the first frame read after this section began.
+    pub first_frame: u64,
+    pub shb_offset: u64,
+    pub idb_offsets: Vec<u64>,
+}
+
+/// The format state shared by the readers.
+pub(crate) struct Records {
     kind: Kind,
+    sections: Vec<Section>,
     number: u64,
     warnings: Vec<String>,
     warning_count: u64,
@@ -124,6 +137,10 @@ impl Records {
         }
         let records = |kind, ts_resolution_ns| Records {
             kind,
+            sections: vec![Section {
+                first_frame: 1,
+                ..Section::default()
+            }],
             number: 0,
             warnings: Vec::new(),
             warning_count: 0,
@@ -321,8 +338,18 @@ impl Records {
             return Step::Skip(consumed);
         };
         match raw.type_ {
-            PCAPNG_SHB => interfaces.clear(),
+            PCAPNG_SHB => {
+                interfaces.clear();
+                self.sections.push(Section {
+                    first_frame: self.number.saturating_add(1),
+                    shb_offset: at,
+                    idb_offsets: Vec::new(),
+                });
+            }
             BLOCK_IDB => {
+                if let Some(s) = self.sections.last_mut() {
+                    s.idb_offsets.push(at);
+                }
                 if let Some(idb) = parser.interfaces().last() {
                     let number = u32::from(idb.linktype);
                     let res = idb.ts_resolution();
@@ -529,6 +556,9 @@ impl FrameSource for FrameReader<'_> {
     }
     fn progress(&self) -> (u64, Option<u64>) {
         (self.pos as u64, Some(self.file.len() as u64))
+    }
+    fn sections(&self) -> &[Section] {
+        &self.records.sections
     }
 }
 
@@ -795,5 +825,141 @@ impl FrameSource for StreamReader {
     }
     fn progress(&self) -> (u64, Option<u64>) {
         (self.base + self.start as u64, self.total)
+    }
+    fn sections(&self) -> &[Section] {
+        &self.records.sections
+    }
+}
+
+/// Frames read again by offset after a first pass (the TUI's packet lists),
+/// through small mapped windows, so no frame is kept in memory.
+pub struct RandomAccess {
+    file: std::fs::File,
+    size: u64,
+    sections: Vec<Section>,
+    /// Format state per section, built on first use.
+    states: Vec<Option<Records>>,
+    window: Option<mapwin::Window>,
+}
+
+/// A frame read by offset, with its own copy of the bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedFrame {
+    pub number: u64,
+    pub ts_ns: u64,
+    pub len: u32,
+    pub link: LinkType,
+    pub offset: u64,
+    pub data: Vec<u8>,
+}
+
+impl OwnedFrame {
+    pub fn as_frame(&self) -> Frame<'_> {
+        Frame {
+            number: self.number,
+            ts_ns: self.ts_ns,
+            len: self.len,
+            caplen: self.data.len() as u32,
+            link: self.link,
+            data: &self.data,
+            offset: self.offset as usize,
+        }
+    }
+}
+
+const RANDOM_WINDOW: usize = 4 << 20;
+
+impl RandomAccess {
+    pub fn new(file: std::fs::File, sections: Vec<Section>) -> Result<Self, CaptureError> {
+        let size = file.metadata().map_err(io_err)?.len();
+        let n = sections.len();
+        Ok(RandomAccess {
+            file,
+            size,
+            sections,
+            states: (0..n).map(|_| None).collect(),
+            window: None,
+        })
+    }
+
+    /// Bytes `[at, at + len)` (fewer at the end of the file), from the
+    /// cached window when it holds them.
+    fn bytes(&mut self, at: u64, len: usize) -> Result<&[u8], CaptureError> {
+        let hit = self.window.as_ref().is_some_and(|w| {
+            at >= w.offset() && at + len as u64 <= w.offset() + w.len() as u64
+        });
+        if !hit {
+            let want = len.max(RANDOM_WINDOW);
+            self.window = None;
+            self.window = Some(mapwin::Window::map(&self.file, at, want).map_err(io_err)?);
+        }
+        let w = self.window.as_ref().map(|w| (w.offset(), &w[..]));
+        let (base, bytes) = w.unwrap_or((at, &[]));
+        let from = (at - base) as usize;
+        Ok(bytes.get(from..(from + len).min(bytes.len())).unwrap_or_default())
+    }
+
+    fn state(&mut self, section: usize) -> Result<&mut Records, CaptureError> {
+        if self.states.get(section).is_some_and(Option::is_none) {
+            let sec = self.sections[section].clone();
+            let head = self.bytes(sec.shb_offset, 64 * 1024)?.to_vec();
+            let (mut records, _) = Records::new(&head)?;
+            for idb in &sec.idb_offsets {
+                let bytes = self.bytes(*idb, 64 * 1024)?.to_vec();
+                let _ = records.step(&bytes, *idb);
+            }
+            self.states[section] = Some(records);
+        }
+        self.states
+            .get_mut(section)
+            .and_then(Option::as_mut)
+            .ok_or(CaptureError::Corrupt {
+                what: "index",
+                offset: 0,
+                reason: "no such section".into(),
+            })
+    }
+
+    /// The frame numbered `number` whose record starts at `offset`.
+    pub fn read(&mut self, offset: u64, number: u64) -> Result<OwnedFrame, CaptureError> {
+        let section = self
+            .sections
+            .partition_point(|s| s.first_frame <= number)
+            .saturating_sub(1);
+        let mut want = 64 * 1024usize;
+        loop {
+            let bytes = self.bytes(offset, want)?.to_vec();
+            let available = bytes.len();
+            let records = self.state(section)?;
+            match records.step(&bytes, offset) {
+                Step::Frame {
+                    ts_ns,
+                    len,
+                    link,
+                    data,
+                    ..
+                } => {
+                    return Ok(OwnedFrame {
+                        number,
+                        ts_ns,
+                        len,
+                        link,
+                        offset,
+                        data: bytes.get(data).unwrap_or_default().to_vec(),
+                    });
+                }
+                Step::Incomplete { needed } if needed > want && offset + (available as u64) < self.size => {
+                    want = needed.min(MAX_RECORD_LEN as usize + 64);
+                }
+                Step::Error(e) => return Err(e),
+                _ => {
+                    return Err(CaptureError::Corrupt {
+                        what: "record",
+                        offset: offset as usize,
+                        reason: "no frame at this offset".into(),
+                    });
+                }
+            }
+        }
     }
 }

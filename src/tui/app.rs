@@ -1,0 +1,549 @@
+//! TUI state and key handling. No terminal here: `handle_key` changes
+//! state, `prepare` reads what the next frame shows, `render` draws it.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+
+use super::index::{FrameIndex, NO_FLOW};
+use crate::analysis::psn::psn_diff;
+use crate::analysis::report::{FlowReport, Report};
+use crate::capture::{OwnedFrame, RandomAccess};
+use crate::dissect::{DissectOptions, dissect};
+use crate::output::packets::summary_line;
+use crate::output::tree::{TreeNode, header_tree};
+
+/// What the event loop should do after a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    None,
+    Quit,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    Flows,
+    /// Packets of one flow, or of all frames (`None`).
+    Packets(Option<usize>),
+    Detail,
+    Chart(usize),
+    Pauses,
+}
+
+/// Columns the flows table sorts by (`s` cycles through them).
+pub const SORTS: [&str; 12] = [
+    "trouble", "#", "packets", "bytes", "retx", "ooo", "miss", "nak", "ce", "cnp", "paused", "qp",
+];
+
+/// A packet row ready to draw.
+#[derive(Debug, Clone)]
+pub struct PacketRow {
+    pub number: u64,
+    pub text: String,
+    /// Why it is coloured: an event kind, `bad_icrc`, `cnp`, `pause`, `nak`.
+    pub mark: Option<&'static str>,
+}
+
+/// The packet under the cursor, decoded for the detail view.
+#[derive(Debug, Clone)]
+pub struct Detail {
+    pub frame: OwnedFrame,
+    pub tree: Vec<TreeNode>,
+    pub selected: usize,
+    /// Focus on the hex pane (Tab switches).
+    pub hex_focus: bool,
+    pub hex_scroll: usize,
+}
+
+/// PSN against time for one flow.
+#[derive(Debug, Clone, Default)]
+pub struct ChartData {
+    pub flow: usize,
+    /// (seconds since capture start, unwrapped PSN) by kind.
+    pub normal: Vec<(f64, f64)>,
+    pub retransmit: Vec<(f64, f64)>,
+    pub late: Vec<(f64, f64)>,
+    pub gap: Vec<(f64, f64)>,
+    pub sampled: bool,
+}
+
+pub struct App {
+    pub title: String,
+    pub report: Report,
+    pub index: FrameIndex,
+    access: Option<RandomAccess>,
+    pub dissect_opts: DissectOptions,
+    pub link_bps: u64,
+    pub stack: Vec<View>,
+    pub help: bool,
+    /// Typing a filter (`/`).
+    pub editing: Option<String>,
+    pub filter: String,
+    pub sort: usize,
+    pub reverse: bool,
+    /// Rows of the flows table: report flow indexes, peers after their flow.
+    pub flow_rows: Vec<usize>,
+    pub flow_sel: usize,
+    pub paused_ns: Vec<u64>,
+    /// Frame positions (0-based) of the current packet list.
+    pub packet_list: Vec<u32>,
+    pub packet_sel: usize,
+    pub packet_top: usize,
+    /// Rows visible in the packet list, read on demand by `prepare`.
+    pub packet_rows: Vec<PacketRow>,
+    pub detail: Option<Detail>,
+    pub chart: Option<ChartData>,
+    pub pause_sel: usize,
+    pub status: String,
+    /// Height of the list area at the last draw.
+    pub page: usize,
+}
+
+impl App {
+    pub fn new(title: String, report: Report, index: FrameIndex, access: Option<RandomAccess>) -> Self {
+        let mut paused_ns = vec![0u64; report.flows.len()];
+        for iv in &report.pfc.intervals {
+            for &f in &iv.flows {
+                if let Some(p) = paused_ns.get_mut(f) {
+                    *p += iv.duration_ns;
+                }
+            }
+        }
+        let link_bps = report.pfc.link_speed_bps;
+        let mut app = App {
+            title,
+            report,
+            index,
+            access,
+            dissect_opts: DissectOptions::default(),
+            link_bps,
+            stack: vec![View::Flows],
+            help: false,
+            editing: None,
+            filter: String::new(),
+            sort: 0,
+            reverse: false,
+            flow_rows: Vec::new(),
+            flow_sel: 0,
+            paused_ns,
+            packet_list: Vec::new(),
+            packet_sel: 0,
+            packet_top: 0,
+            packet_rows: Vec::new(),
+            detail: None,
+            chart: None,
+            pause_sel: 0,
+            status: String::new(),
+            page: 20,
+        };
+        app.rebuild_flow_rows();
+        app
+    }
+
+    pub fn view(&self) -> View {
+        self.stack.last().copied().unwrap_or(View::Flows)
+    }
+
+    fn sort_key(&self, i: usize) -> (u64, String) {
+        let f = &self.report.flows[i];
+        let n = match SORTS[self.sort] {
+            "trouble" => f.trouble(),
+            "#" => u64::MAX - i as u64,
+            "packets" => f.packets,
+            "bytes" => f.bytes,
+            "retx" => f.retransmits,
+            "ooo" => f.out_of_order,
+            "miss" => f.missing,
+            "nak" => f.naks.total(),
+            "ce" => f.ecn_ce,
+            "cnp" => f.cnps,
+            "paused" => self.paused_ns[i],
+            _ => u64::from(f.destqp),
+        };
+        (n, format!("{} {}", f.src, f.dst))
+    }
+
+    fn matches(&self, f: &FlowReport) -> bool {
+        if self.filter.is_empty() {
+            return true;
+        }
+        let hay = format!("{} {} 0x{:06x} {}", f.src, f.dst, f.destqp, f.destqp).to_lowercase();
+        self.filter
+            .to_lowercase()
+            .split_whitespace()
+            .all(|w| hay.contains(w))
+    }
+
+    fn peer_of(&self, i: usize) -> Option<usize> {
+        let p = self.report.flows[i].peer.as_ref()?;
+        self.report
+            .flows
+            .iter()
+            .position(|g| g.src == p.src && g.dst == p.dst && g.destqp == p.destqp)
+    }
+
+    /// Orders the flows table: connections stay together, sorted by the
+    /// column chosen (most first), trouble first by default.
+    pub fn rebuild_flow_rows(&mut self) {
+        let n = self.report.flows.len();
+        let mut seen = vec![false; n];
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for i in 0..n {
+            if seen[i] {
+                continue;
+            }
+            seen[i] = true;
+            let mut g = vec![i];
+            if let Some(j) = self.peer_of(i)
+                && !seen[j]
+            {
+                seen[j] = true;
+                g.push(j);
+            }
+            if g.iter().any(|&x| self.matches(&self.report.flows[x])) {
+                groups.push(g);
+            }
+        }
+        if SORTS[self.sort] != "trouble" || self.reverse {
+            groups.sort_by(|a, b| {
+                let ka = a.iter().map(|&x| self.sort_key(x)).max().unwrap_or_default();
+                let kb = b.iter().map(|&x| self.sort_key(x)).max().unwrap_or_default();
+                let o = kb.0.cmp(&ka.0).then(ka.1.cmp(&kb.1));
+                if self.reverse { o.reverse() } else { o }
+            });
+        }
+        self.flow_rows = groups.into_iter().flatten().collect();
+        self.flow_sel = self.flow_sel.min(self.flow_rows.len().saturating_sub(1));
+    }
+
+    pub fn selected_flow(&self) -> Option<usize> {
+        self.flow_rows.get(self.flow_sel).copied()
+    }
+
+    fn open_packets(&mut self, flow: Option<usize>) {
+        self.packet_list = match flow {
+            Some(f) => self
+                .index
+                .flows
+                .iter()
+                .enumerate()
+                .filter(|(_, x)| **x == f as u32)
+                .map(|(i, _)| i as u32)
+                .collect(),
+            None => (0..self.index.len() as u32).collect(),
+        };
+        self.packet_sel = 0;
+        self.packet_top = 0;
+        self.packet_rows.clear();
+        self.stack.push(View::Packets(flow));
+    }
+
+    fn read(&mut self, pos: u32) -> Option<OwnedFrame> {
+        let offset = *self.index.offsets.get(pos as usize)?;
+        let access = self.access.as_mut()?;
+        match access.read(offset, u64::from(pos) + 1) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                self.status = format!("cannot read frame {}: {e}", pos + 1);
+                None
+            }
+        }
+    }
+
+    fn open_detail(&mut self) {
+        let Some(&pos) = self.packet_list.get(self.packet_sel) else {
+            return;
+        };
+        let Some(frame) = self.read(pos) else {
+            return;
+        };
+        let tree = {
+            let f = frame.as_frame();
+            let p = dissect(&f, &self.dissect_opts);
+            header_tree(&p, self.link_bps)
+        };
+        let selected = tree
+            .iter()
+            .position(|n| n.text.starts_with("Base Transport Header"))
+            .unwrap_or(0);
+        self.detail = Some(Detail {
+            frame,
+            tree,
+            selected,
+            hex_focus: false,
+            hex_scroll: 0,
+        });
+        self.stack.push(View::Detail);
+    }
+
+    fn open_chart(&mut self, flow: usize) {
+        const MAX_POINTS: usize = 20_000;
+        let positions: Vec<u32> = self
+            .index
+            .flows
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| **x == flow as u32)
+            .map(|(i, _)| i as u32)
+            .collect();
+        let stride = positions.len().div_ceil(MAX_POINTS).max(1);
+        let mut data = ChartData {
+            flow,
+            sampled: stride > 1,
+            ..ChartData::default()
+        };
+        let t0 = self.index.first_ts_ns;
+        let mut base: Option<u32> = None;
+        let mut offset: i64 = 0;
+        let mut last: u32 = 0;
+        for (k, &pos) in positions.iter().enumerate() {
+            let number = u64::from(pos) + 1;
+            let mark = self.index.marks.get(&number).copied();
+            if k % stride != 0 && mark.is_none() {
+                continue;
+            }
+            let Some(frame) = self.read(pos) else { break };
+            let p = dissect(&frame.as_frame(), &self.dissect_opts);
+            let Some(bth) = p.bth else { continue };
+            if p.is_cnp() {
+                continue;
+            }
+            // Unwrap the 24-bit PSN relative to the first one.
+            match base {
+                None => {
+                    base = Some(bth.psn);
+                    last = bth.psn;
+                }
+                Some(_) => {
+                    offset += i64::from(psn_diff(bth.psn, last));
+                    last = bth.psn;
+                }
+            }
+            let pt = ((frame.ts_ns.saturating_sub(t0)) as f64 / 1e9, offset as f64);
+            match mark {
+                Some("retransmit") => data.retransmit.push(pt),
+                Some("out_of_order") => data.late.push(pt),
+                Some("gap") => data.gap.push(pt),
+                _ => data.normal.push(pt),
+            }
+        }
+        self.chart = Some(data);
+        self.stack.push(View::Chart(flow));
+    }
+
+    /// Loads the visible packet rows (`height` of them) from the capture.
+    pub fn prepare(&mut self, height: usize) {
+        self.page = height.max(1);
+        if !matches!(self.view(), View::Packets(_)) {
+            return;
+        }
+        if self.packet_sel < self.packet_top {
+            self.packet_top = self.packet_sel;
+        } else if self.packet_sel >= self.packet_top + self.page {
+            self.packet_top = self.packet_sel + 1 - self.page;
+        }
+        let want: Vec<u32> = self
+            .packet_list
+            .iter()
+            .skip(self.packet_top)
+            .take(self.page)
+            .copied()
+            .collect();
+        if self
+            .packet_rows
+            .iter()
+            .map(|r| (r.number - 1) as u32)
+            .eq(want.iter().copied())
+        {
+            return;
+        }
+        let t0 = self.index.first_ts_ns;
+        let mut rows = Vec::with_capacity(want.len());
+        for pos in want {
+            let Some(frame) = self.read(pos) else { break };
+            let f = frame.as_frame();
+            let p = dissect(&f, &self.dissect_opts);
+            let mark = self.index.marks.get(&f.number).copied().or_else(|| {
+                if p.icrc.is_some_and(|i| i.valid == Some(false)) {
+                    Some("bad_icrc")
+                } else if p.is_cnp() {
+                    Some("cnp")
+                } else if p.pause.is_some() {
+                    Some("pause")
+                } else if p.aeth.is_some_and(|a| a.syndrome & 0x60 != 0) {
+                    Some("nak")
+                } else {
+                    None
+                }
+            });
+            rows.push(PacketRow {
+                number: f.number,
+                text: summary_line(&p, t0, 9, self.link_bps),
+                mark,
+            });
+        }
+        self.packet_rows = rows;
+    }
+
+    fn move_sel(&mut self, delta: isize) {
+        let step = |sel: usize, len: usize| -> usize {
+            if len == 0 {
+                return 0;
+            }
+            (sel as isize + delta).clamp(0, len as isize - 1) as usize
+        };
+        match self.view() {
+            View::Flows => self.flow_sel = step(self.flow_sel, self.flow_rows.len()),
+            View::Packets(_) => self.packet_sel = step(self.packet_sel, self.packet_list.len()),
+            View::Detail => {
+                if let Some(d) = self.detail.as_mut() {
+                    if d.hex_focus {
+                        let lines = d.frame.data.len().div_ceil(16);
+                        d.hex_scroll = step(d.hex_scroll, lines);
+                    } else {
+                        d.selected = step(d.selected, d.tree.len());
+                    }
+                }
+            }
+            View::Pauses => {
+                self.pause_sel = step(self.pause_sel, self.report.pfc.intervals.len())
+            }
+            View::Chart(_) => {}
+        }
+    }
+
+    fn jump(&mut self, end: bool) {
+        self.move_sel(if end { isize::MAX / 2 } else { isize::MIN / 2 });
+    }
+
+    fn back(&mut self) -> Action {
+        if self.stack.len() > 1 {
+            self.stack.pop();
+            if self.view() == View::Flows {
+                self.packet_rows.clear();
+            }
+        }
+        Action::None
+    }
+
+    pub fn handle_mouse(&mut self, m: MouseEvent) -> Action {
+        match m.kind {
+            MouseEventKind::ScrollDown => self.move_sel(3),
+            MouseEventKind::ScrollUp => self.move_sel(-3),
+            _ => {}
+        }
+        Action::None
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent) -> Action {
+        if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
+            return Action::Quit;
+        }
+        if let Some(text) = self.editing.as_mut() {
+            match key.code {
+                KeyCode::Enter => {
+                    self.filter = self.editing.take().unwrap_or_default();
+                    self.flow_sel = 0;
+                    self.rebuild_flow_rows();
+                }
+                KeyCode::Esc => self.editing = None,
+                KeyCode::Backspace => {
+                    text.pop();
+                }
+                KeyCode::Char(c) => text.push(c),
+                _ => {}
+            }
+            return Action::None;
+        }
+        if self.help {
+            if matches!(key.code, KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Backspace) {
+                self.help = false;
+            }
+            return Action::None;
+        }
+        self.status.clear();
+        let page = self.page as isize;
+        match key.code {
+            KeyCode::Char('?') => self.help = true,
+            KeyCode::Char('q') => {
+                if self.stack.len() == 1 {
+                    return Action::Quit;
+                }
+                return self.back();
+            }
+            KeyCode::Esc | KeyCode::Backspace => return self.back(),
+            KeyCode::Down | KeyCode::Char('j') => self.move_sel(1),
+            KeyCode::Up | KeyCode::Char('k') => self.move_sel(-1),
+            KeyCode::PageDown => self.move_sel(page),
+            KeyCode::PageUp => self.move_sel(-page),
+            KeyCode::Char('g') | KeyCode::Home => self.jump(false),
+            KeyCode::Char('G') | KeyCode::End => self.jump(true),
+            KeyCode::Tab => match self.view() {
+                View::Detail => {
+                    if let Some(d) = self.detail.as_mut() {
+                        d.hex_focus = !d.hex_focus;
+                    }
+                }
+                View::Flows => self.stack.push(View::Pauses),
+                View::Pauses => return self.back(),
+                _ => {}
+            },
+            KeyCode::Left | KeyCode::Char('h') => {
+                if let Some(d) = self.detail.as_mut() {
+                    d.hex_focus = false;
+                }
+            }
+            KeyCode::Right | KeyCode::Char('l') => {
+                if let (View::Detail, Some(d)) = (self.view(), self.detail.as_mut()) {
+                    d.hex_focus = true;
+                } else if self.view() == View::Flows
+                    && let Some(f) = self.selected_flow()
+                {
+                    self.open_packets(Some(f));
+                }
+            }
+            KeyCode::Enter => match self.view() {
+                View::Flows => {
+                    if let Some(f) = self.selected_flow() {
+                        self.open_packets(Some(f));
+                    }
+                }
+                View::Packets(_) => self.open_detail(),
+                _ => {}
+            },
+            KeyCode::Char('a') if self.view() == View::Flows => self.open_packets(None),
+            KeyCode::Char('p') => {
+                let flow = match self.view() {
+                    View::Flows => self.selected_flow(),
+                    View::Packets(Some(f)) => Some(f),
+                    View::Packets(None) => self
+                        .packet_list
+                        .get(self.packet_sel)
+                        .and_then(|&p| self.index.flows.get(p as usize))
+                        .filter(|&&f| f != NO_FLOW)
+                        .map(|&f| f as usize),
+                    _ => None,
+                };
+                if let Some(f) = flow {
+                    self.open_chart(f);
+                }
+            }
+            KeyCode::Char('t') => {
+                if self.view() != View::Pauses {
+                    self.stack.push(View::Pauses);
+                }
+            }
+            KeyCode::Char('/') if self.view() == View::Flows => {
+                self.editing = Some(self.filter.clone());
+            }
+            KeyCode::Char('s') if self.view() == View::Flows => {
+                self.sort = (self.sort + 1) % SORTS.len();
+                self.rebuild_flow_rows();
+            }
+            KeyCode::Char('S') if self.view() == View::Flows => {
+                self.reverse = !self.reverse;
+                self.rebuild_flow_rows();
+            }
+            _ => {}
+        }
+        Action::None
+    }
+}

@@ -1,0 +1,81 @@
+//! The TUI's first pass: the report, and an index of every frame's offset
+//! and flow so packet lists can be read again on demand.
+
+use rustc_hash::FxHashMap;
+
+use crate::analysis::report::Report;
+use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo};
+use crate::capture::{CaptureError, FrameSource, Section};
+use crate::dissect::{DissectOptions, dissect};
+
+/// No flow (not a RoCE frame).
+pub const NO_FLOW: u32 = u32::MAX;
+
+/// Per frame: where its record is and which report flow it belongs to.
+#[derive(Debug, Default)]
+pub struct FrameIndex {
+    pub offsets: Vec<u64>,
+    pub flows: Vec<u32>,
+    pub sections: Vec<Section>,
+    /// Event kind per frame number (retransmit, gap, NAK...), from the report.
+    pub marks: FxHashMap<u64, &'static str>,
+    pub first_ts_ns: u64,
+}
+
+impl FrameIndex {
+    pub fn len(&self) -> usize {
+        self.offsets.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.offsets.is_empty()
+    }
+}
+
+/// Reads `source` once: report and index. `progress(done, total, frames)`
+/// is called every 64 Ki frames.
+pub fn first_pass(
+    source: &mut dyn FrameSource,
+    name: &str,
+    dissect_opts: &DissectOptions,
+    opts: AnalysisOptions,
+    progress: &mut dyn FnMut(u64, Option<u64>, u64),
+) -> Result<(Report, FrameIndex), CaptureError> {
+    let mut an = Analyzer::new(opts);
+    let mut index = FrameIndex::default();
+    let mut first_ts = None;
+    loop {
+        let frame = match source.next_frame() {
+            None => break,
+            Some(f) => f?,
+        };
+        let pkt = dissect(&frame, dissect_opts);
+        first_ts.get_or_insert(frame.ts_ns);
+        index.offsets.push(frame.offset as u64);
+        index.flows.push(an.packet(&pkt).unwrap_or(NO_FLOW));
+        if index.offsets.len().is_multiple_of(1 << 16) {
+            let (done, total) = source.progress();
+            progress(done, total, index.offsets.len() as u64);
+        }
+    }
+    index.sections = source.sections().to_vec();
+    index.first_ts_ns = first_ts.unwrap_or(0);
+    let info = CaptureInfo {
+        file: name.to_string(),
+        format: source.format().to_string(),
+        ts_resolution_ns: source.ts_resolution_ns(),
+        warnings: source.warnings().to_vec(),
+    };
+    let (report, pos) = an.finish_indexed(info);
+    for f in &mut index.flows {
+        if *f != NO_FLOW {
+            *f = pos.get(*f as usize).map_or(NO_FLOW, |&p| p as u32);
+        }
+    }
+    for flow in &report.flows {
+        for e in &flow.events {
+            index.marks.insert(e.frame, e.kind);
+        }
+    }
+    Ok((report, index))
+}

@@ -1,0 +1,120 @@
+//! `roce-dissect tui`: flows, packets, header tree with hex, PSN chart and
+//! PFC timeline in the terminal. State (`app`), drawing (`render`) and the
+//! event loop are separate; the loop is generic over the ratatui backend.
+
+pub mod app;
+pub mod index;
+pub mod render;
+
+use std::io;
+use std::path::Path;
+use std::time::Duration;
+
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use ratatui::crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event, KeyEventKind};
+use ratatui::crossterm::execute;
+use ratatui::layout::Rect;
+use ratatui::widgets::{Block, Borders, Gauge};
+
+pub use app::{Action, App};
+
+use crate::analysis::AnalysisOptions;
+use crate::capture::{CaptureError, FrameSource, RandomAccess, open_stream};
+use crate::dissect::DissectOptions;
+
+/// Runs the event loop until the app asks to quit. `next_event` blocks for
+/// the next input event.
+pub fn event_loop<B: Backend>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    next_event: &mut dyn FnMut() -> io::Result<Option<Event>>,
+) -> io::Result<()>
+where
+    B::Error: Into<io::Error>,
+{
+    loop {
+        let size = terminal.size().map_err(Into::into)?;
+        app.prepare(render::list_height(Rect::new(0, 0, size.width, size.height)));
+        terminal.draw(|f| render::render(app, f)).map_err(Into::into)?;
+        let Some(ev) = next_event()? else { continue };
+        let action = match ev {
+            Event::Key(k) if k.kind != KeyEventKind::Release => app.handle_key(k),
+            Event::Mouse(m) => app.handle_mouse(m),
+            _ => Action::None,
+        };
+        if action == Action::Quit {
+            return Ok(());
+        }
+    }
+}
+
+/// Opens a capture for the TUI: first pass (with a progress gauge drawn by
+/// `draw_progress`) then the app.
+pub fn load(
+    path: &Path,
+    dissect_opts: &DissectOptions,
+    opts: AnalysisOptions,
+    draw_progress: &mut dyn FnMut(f64, u64),
+) -> Result<App, CaptureError> {
+    let mut source = open_stream(path)?;
+    let name = path.display().to_string();
+    let (report, index) = index::first_pass(&mut source, &name, dissect_opts, opts, &mut |done, total, frames| {
+        let ratio = total.map_or(0.0, |t| done as f64 / t.max(1) as f64);
+        draw_progress(ratio, frames);
+    })?;
+    let sections = source.sections().to_vec();
+    let access = if path.as_os_str() == "-" {
+        None
+    } else {
+        let file = std::fs::File::open(path).map_err(|e| CaptureError::Io {
+            path: path.to_path_buf(),
+            source: e,
+        })?;
+        Some(RandomAccess::new(file, sections)?)
+    };
+    let mut app = App::new(name, report, index, access);
+    app.dissect_opts = *dissect_opts;
+    Ok(app)
+}
+
+/// The whole `tui` command on the real terminal. A capture that cannot be
+/// read is reported before the screen is taken over.
+pub fn run(path: &Path, dissect_opts: &DissectOptions, opts: AnalysisOptions) -> Result<(), crate::cli::RunError> {
+    if path.as_os_str() == "-" {
+        return Err(crate::cli::RunError::Usage(
+            "tui needs a file: it reads packets again by offset".into(),
+        ));
+    }
+    // Fail early, on the normal screen, for files that cannot be read.
+    open_stream(path).map_err(|e| crate::cli::RunError::Capture(path.to_path_buf(), e))?;
+    let mut terminal = ratatui::init();
+    let _ = execute!(io::stdout(), EnableMouseCapture);
+    let result = (|| -> Result<(), crate::cli::RunError> {
+        let mut app = load(path, dissect_opts, opts, &mut |ratio, frames| {
+            let _ = terminal.draw(|f| {
+                let g = Gauge::default()
+                    .block(Block::default().borders(Borders::ALL).title(format!(
+                        " Reading {} ({} frames) ",
+                        path.display(),
+                        crate::output::report::grouped(frames)
+                    )))
+                    .ratio(ratio.clamp(0.0, 1.0));
+                let a = f.area();
+                f.render_widget(g, Rect::new(a.x, a.height / 2 - 1, a.width, 3.min(a.height)));
+            });
+        })
+        .map_err(|e| crate::cli::RunError::Capture(path.to_path_buf(), e))?;
+        event_loop(&mut terminal, &mut app, &mut || {
+            if event::poll(Duration::from_millis(250))? {
+                event::read().map(Some)
+            } else {
+                Ok(None)
+            }
+        })?;
+        Ok(())
+    })();
+    let _ = execute!(io::stdout(), DisableMouseCapture);
+    ratatui::restore();
+    result
+}

@@ -1,0 +1,447 @@
+//! Pure drawing: `render(&App, &mut Frame)` and one function per view.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{
+    Axis, Block, Borders, Cell, Chart, Clear, Dataset, GraphType, Paragraph, Row, Table,
+    TableState, Wrap,
+};
+
+use super::app::{App, SORTS, View};
+use crate::output::packets::human_ns;
+use crate::output::report::grouped;
+
+const SELECTED: Style = Style::new().bg(Color::DarkGray).add_modifier(Modifier::BOLD);
+
+/// Colour of an anomaly.
+pub fn mark_style(mark: Option<&str>) -> Style {
+    match mark {
+        Some("retransmit") => Style::new().fg(Color::Yellow),
+        Some("gap" | "out_of_order") => Style::new().fg(Color::Magenta),
+        Some("nak" | "rnr_nak" | "bad_icrc") => Style::new().fg(Color::Red),
+        Some("cnp" | "ecn_ce") => Style::new().fg(Color::Cyan),
+        Some("pause") => Style::new().fg(Color::Blue),
+        _ => Style::new(),
+    }
+}
+
+/// Height of the list area for a terminal of `area` (for `App::prepare`).
+pub fn list_height(area: Rect) -> usize {
+    area.height.saturating_sub(4) as usize
+}
+
+pub fn render(app: &App, f: &mut Frame) {
+    let area = f.area();
+    let [head, body, foot] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let c = &app.report.capture;
+    let title = format!(
+        " roce-dissect  {}  {} frames, {} RoCE, {} flows, {} pause intervals",
+        app.title,
+        grouped(c.frames),
+        grouped(c.roce_frames),
+        app.report.flows.len(),
+        app.report.pfc.intervals.len()
+    );
+    f.render_widget(
+        Paragraph::new(title).style(Style::new().add_modifier(Modifier::REVERSED)),
+        head,
+    );
+    match app.view() {
+        View::Flows => flows(app, f, body),
+        View::Packets(flow) => packets(app, f, body, flow),
+        View::Detail => detail(app, f, body),
+        View::Chart(flow) => chart(app, f, body, flow),
+        View::Pauses => pauses(app, f, body),
+    }
+    let keys = match app.view() {
+        View::Flows => "↑↓ move  Enter packets  a all packets  p PSN chart  t pauses  / filter  s sort  ? help  q quit",
+        View::Packets(_) => "↑↓ move  Enter detail  p PSN chart  g/G top/end  Esc back  ? help",
+        View::Detail => "↑↓ field  Tab tree/hex  Esc back  ? help",
+        View::Chart(_) => "Esc back  ? help",
+        View::Pauses => "↑↓ move  Esc back  ? help",
+    };
+    let foot_text = if let Some(t) = &app.editing {
+        format!(" filter: {t}▏ (Enter apply, Esc cancel)")
+    } else if !app.status.is_empty() {
+        format!(" {}", app.status)
+    } else {
+        format!(" {keys}")
+    };
+    f.render_widget(Paragraph::new(foot_text).style(Style::new().fg(Color::Gray)), foot);
+    if app.help {
+        help(f, area);
+    }
+}
+
+fn flows(app: &App, f: &mut Frame, area: Rect) {
+    let header = Row::new([
+        "#", "source → destination", "QP", "v", "tr", "packets", "bytes", "retx", "ooo", "miss",
+        "NAK", "CE", "CNP", "paused",
+    ])
+    .style(Style::new().add_modifier(Modifier::BOLD));
+    let num = |n: u64| {
+        let c = Cell::from(grouped(n));
+        if n > 0 { c.style(Style::new().fg(Color::Red)) } else { c }
+    };
+    let mut prev_peer: Option<usize> = None;
+    let rows = app.flow_rows.iter().map(|&i| {
+        let fl = &app.report.flows[i];
+        let is_peer = prev_peer == Some(i);
+        prev_peer = fl.peer.as_ref().and_then(|p| {
+            app.report
+                .flows
+                .iter()
+                .position(|g| g.src == p.src && g.dst == p.dst && g.destqp == p.destqp)
+        });
+        let name = format!("{}{} → {}", if is_peer { "└ " } else { "" }, fl.src, fl.dst);
+        let paused = app.paused_ns[i];
+        Row::new([
+            Cell::from((i + 1).to_string()),
+            Cell::from(name),
+            Cell::from(format!("0x{:06x}", fl.destqp)),
+            Cell::from(fl.version),
+            Cell::from(fl.transport),
+            Cell::from(grouped(fl.packets)),
+            Cell::from(grouped(fl.bytes)),
+            num(fl.retransmits),
+            num(fl.out_of_order),
+            num(fl.missing),
+            num(fl.naks.total()),
+            num(fl.ecn_ce),
+            num(fl.cnps),
+            Cell::from(if paused > 0 { human_ns(paused) } else { "-".into() }),
+        ])
+    });
+    let widths = [
+        Constraint::Length(4),
+        Constraint::Min(24),
+        Constraint::Length(8),
+        Constraint::Length(2),
+        Constraint::Length(3),
+        Constraint::Length(9),
+        Constraint::Length(12),
+        Constraint::Length(6),
+        Constraint::Length(5),
+        Constraint::Length(6),
+        Constraint::Length(5),
+        Constraint::Length(5),
+        Constraint::Length(5),
+        Constraint::Length(9),
+    ];
+    let order = if app.reverse { " ↑" } else { "" };
+    let filter = if app.filter.is_empty() {
+        String::new()
+    } else {
+        format!(" filter \"{}\"", app.filter)
+    };
+    let title = format!(
+        " Flows ({} shown) sorted by {}{order}{filter} ",
+        app.flow_rows.len(),
+        SORTS[app.sort]
+    );
+    let table = Table::new(rows, widths)
+        .header(header)
+        .block(Block::default().borders(Borders::ALL).title(title))
+        .row_highlight_style(SELECTED)
+        .highlight_symbol("▶ ");
+    let mut state = TableState::default().with_selected(Some(app.flow_sel));
+    f.render_stateful_widget(table, area, &mut state);
+}
+
+fn packets(app: &App, f: &mut Frame, area: Rect, flow: Option<usize>) {
+    let title = match flow {
+        Some(i) => {
+            let fl = &app.report.flows[i];
+            format!(
+                " Packets of flow #{} {} → {} QP 0x{:06x} ({}) ",
+                i + 1,
+                fl.src,
+                fl.dst,
+                fl.destqp,
+                grouped(app.packet_list.len() as u64)
+            )
+        }
+        None => format!(" All frames ({}) ", grouped(app.packet_list.len() as u64)),
+    };
+    let lines: Vec<Line> = app
+        .packet_rows
+        .iter()
+        .enumerate()
+        .map(|(k, r)| {
+            let mut style = mark_style(r.mark);
+            if app.packet_top + k == app.packet_sel {
+                style = style.patch(SELECTED);
+            }
+            let tag = r.mark.map(|m| format!("  [{m}]")).unwrap_or_default();
+            Line::from(vec![Span::styled(format!("{}{tag}", r.text), style)])
+        })
+        .collect();
+    f.render_widget(
+        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)),
+        area,
+    );
+}
+
+fn detail(app: &App, f: &mut Frame, area: Rect) {
+    let Some(d) = &app.detail else { return };
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(area);
+    let inner_h = left.height.saturating_sub(2) as usize;
+    let top = d.selected.saturating_sub(inner_h.saturating_sub(1));
+    let tree: Vec<Line> = d
+        .tree
+        .iter()
+        .enumerate()
+        .skip(top)
+        .take(inner_h)
+        .map(|(i, n)| {
+            let text = format!("{}{}", "  ".repeat(n.depth as usize), n.text);
+            if i == d.selected {
+                Line::styled(text, SELECTED)
+            } else {
+                Line::raw(text)
+            }
+        })
+        .collect();
+    let border = |focus: bool| {
+        if focus {
+            Style::new().fg(Color::Yellow)
+        } else {
+            Style::new()
+        }
+    };
+    f.render_widget(
+        Paragraph::new(tree).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(border(!d.hex_focus))
+                .title(format!(" Frame {} ", d.frame.number)),
+        ),
+        left,
+    );
+    let sel = d.tree.get(d.selected).and_then(|n| n.bytes.clone());
+    let data = &d.frame.data;
+    let hex: Vec<Line> = data
+        .chunks(16)
+        .enumerate()
+        .skip(d.hex_scroll)
+        .map(|(row, chunk)| {
+            let mut spans = vec![Span::styled(format!("{:04x}  ", row * 16), Style::new().fg(Color::Gray))];
+            for (j, b) in chunk.iter().enumerate() {
+                let at = row * 16 + j;
+                let on = sel.as_ref().is_some_and(|r| r.contains(&at));
+                let style = if on {
+                    Style::new().fg(Color::Black).bg(Color::Yellow)
+                } else {
+                    Style::new()
+                };
+                spans.push(Span::styled(format!("{b:02x}"), style));
+                spans.push(Span::raw(if j == 7 { "  " } else { " " }));
+            }
+            Line::from(spans)
+        })
+        .collect();
+    let range = sel
+        .map(|r| format!(" bytes {}..{} ", r.start, r.end))
+        .unwrap_or_default();
+    f.render_widget(
+        Paragraph::new(hex).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(border(d.hex_focus))
+                .title(format!(" Hex{range}")),
+        ),
+        right,
+    );
+}
+
+fn chart(app: &App, f: &mut Frame, area: Rect, flow: usize) {
+    let Some(c) = &app.chart else { return };
+    let fl = &app.report.flows[flow];
+    let all = c.normal.iter().chain(&c.retransmit).chain(&c.late).chain(&c.gap);
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for (x, y) in all {
+        x0 = x0.min(*x);
+        x1 = x1.max(*x);
+        y0 = y0.min(*y);
+        y1 = y1.max(*y);
+    }
+    if x0 > x1 {
+        (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
+    }
+    if x1 - x0 < 1e-9 {
+        x1 = x0 + 1e-6;
+    }
+    if y1 - y0 < 1.0 {
+        y1 = y0 + 1.0;
+    }
+    let datasets = vec![
+        Dataset::default()
+            .name(format!("in order ({})", c.normal.len()))
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Scatter)
+            .style(Style::new().fg(Color::Green))
+            .data(&c.normal),
+        Dataset::default()
+            .name(format!("retransmit ({})", c.retransmit.len()))
+            .marker(Marker::Dot)
+            .graph_type(GraphType::Scatter)
+            .style(Style::new().fg(Color::Yellow))
+            .data(&c.retransmit),
+        Dataset::default()
+            .name(format!("late ({})", c.late.len()))
+            .marker(Marker::Dot)
+            .graph_type(GraphType::Scatter)
+            .style(Style::new().fg(Color::Magenta))
+            .data(&c.late),
+        Dataset::default()
+            .name(format!("after a gap ({})", c.gap.len()))
+            .marker(Marker::Block)
+            .graph_type(GraphType::Scatter)
+            .style(Style::new().fg(Color::Red))
+            .data(&c.gap),
+    ];
+    let title = format!(
+        " PSN over time: flow #{} {} → {} QP 0x{:06x}{} ",
+        flow + 1,
+        fl.src,
+        fl.dst,
+        fl.destqp,
+        if c.sampled { " (sampled)" } else { "" }
+    );
+    let chart = Chart::new(datasets)
+        .block(Block::default().borders(Borders::ALL).title(title))
+        .x_axis(
+            Axis::default()
+                .title("seconds")
+                .bounds([x0, x1])
+                .labels([format!("{x0:.6}"), format!("{x1:.6}")]),
+        )
+        .y_axis(
+            Axis::default()
+                .title("PSN (from first)")
+                .bounds([y0, y1])
+                .labels([format!("{y0:.0}"), format!("{y1:.0}")]),
+        );
+    f.render_widget(chart, area);
+}
+
+fn pauses(app: &App, f: &mut Frame, area: Rect) {
+    let pfc = &app.report.pfc;
+    let c = &app.report.capture;
+    let rows = pfc.summary.len().max(1) as u16 + 2;
+    let [top, bottom] = Layout::vertical([Constraint::Length(rows), Constraint::Min(3)]).areas(area);
+    let width = top.width.saturating_sub(32).max(10) as usize;
+    let span = c.duration_ns.max(1);
+    let lines: Vec<Line> = if pfc.summary.is_empty() {
+        vec![Line::raw("no PFC or PAUSE frames in this capture")]
+    } else {
+        pfc.summary
+            .iter()
+            .map(|s| {
+                let mut bar = vec![' '; width];
+                for iv in pfc.intervals.iter().filter(|i| i.src_mac == s.src_mac && i.priority == s.priority) {
+                    let a = ((iv.start_ns.saturating_sub(c.first_ts_ns)) as u128 * width as u128 / span as u128) as usize;
+                    let b = ((iv.end_ns.saturating_sub(c.first_ts_ns)) as u128 * width as u128 / span as u128) as usize;
+                    for x in bar.iter_mut().take(b.min(width - 1) + 1).skip(a.min(width - 1)) {
+                        *x = '█';
+                    }
+                }
+                let prio = s.priority.map_or("all".into(), |p| p.to_string());
+                let style = if s.storm { Style::new().fg(Color::Red) } else { Style::new().fg(Color::Blue) };
+                Line::from(vec![
+                    Span::raw(format!("{} p{:<3} ", s.src_mac, prio)),
+                    Span::styled(bar.into_iter().collect::<String>(), style),
+                    Span::raw(format!(" {:>5.1}%", s.fraction * 100.0)),
+                ])
+            })
+            .collect()
+    };
+    f.render_widget(
+        Paragraph::new(lines).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(format!(" PFC timeline over {} ", human_ns(c.duration_ns))),
+        ),
+        top,
+    );
+    let header = Row::new(["start", "MAC", "prio", "duration", "ended by", "flows that sent meanwhile"])
+        .style(Style::new().add_modifier(Modifier::BOLD));
+    let rows = pfc.intervals.iter().map(|iv| {
+        let flows: Vec<String> = iv.flows.iter().map(|i| format!("#{}", i + 1)).collect();
+        let style = if iv.storm { Style::new().fg(Color::Red) } else { Style::new() };
+        Row::new([
+            format!("+{}", human_ns(iv.start_ns.saturating_sub(c.first_ts_ns))),
+            iv.src_mac.clone(),
+            iv.priority.map_or("all".into(), |p| p.to_string()),
+            human_ns(iv.duration_ns),
+            iv.ended_by.to_string(),
+            flows.join(" "),
+        ])
+        .style(style)
+    });
+    let table = Table::new(
+        rows,
+        [
+            Constraint::Length(12),
+            Constraint::Length(18),
+            Constraint::Length(4),
+            Constraint::Length(10),
+            Constraint::Length(8),
+            Constraint::Min(10),
+        ],
+    )
+    .header(header)
+    .block(Block::default().borders(Borders::ALL).title(" Pause intervals "))
+    .row_highlight_style(SELECTED);
+    let mut state = TableState::default().with_selected(Some(app.pause_sel));
+    f.render_stateful_widget(table, bottom, &mut state);
+}
+
+const HELP: &[(&str, &str)] = &[
+    ("↑ ↓  j k", "move"),
+    ("PgUp PgDn", "move a page"),
+    ("g  G", "first / last"),
+    ("Enter  → l", "drill in: flow → packets → packet detail"),
+    ("Esc  Backspace", "back"),
+    ("Tab", "detail: tree ↔ hex; flows ↔ PFC timeline"),
+    ("a", "all frames (from the flows table)"),
+    ("p", "PSN chart of the selected flow"),
+    ("t", "PFC timeline"),
+    ("/", "filter flows by address or QP"),
+    ("s  S", "sort by the next column / reverse"),
+    ("?", "this help"),
+    ("q", "quit (back, below the top level)"),
+    ("Ctrl-C", "quit from anywhere"),
+    ("mouse wheel", "scroll"),
+];
+
+fn help(f: &mut Frame, area: Rect) {
+    let w = 64.min(area.width);
+    let h = (HELP.len() as u16 + 4).min(area.height);
+    let r = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
+    let lines: Vec<Line> = HELP
+        .iter()
+        .map(|(k, v)| Line::from(vec![Span::styled(format!("{k:>16}  "), Style::new().fg(Color::Yellow)), Span::raw(*v)]))
+        .collect();
+    f.render_widget(Clear, r);
+    f.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(Block::default().borders(Borders::ALL).title(" Keys (Esc closes) ")),
+        r,
+    );
+}
