@@ -95,7 +95,9 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Keys: arrows/hjkl move, Enter drills in, Esc/Backspace back, Tab switches panes, / filter, s sort, p PSN chart, t PFC timeline, a all frames, g/G top/end, ? help, q quit, Ctrl-C quits anywhere.")]
+#[command(
+    after_help = "Keys: arrows/hjkl move, Enter drills in, Esc/Backspace back, Tab switches panes, / filter, s sort, p PSN chart, t PFC timeline, a all frames, g/G top/end, ? help, q quit, Ctrl-C quits anywhere."
+)]
 pub struct TuiArgs {
     /// Capture file (pcap or pcapng)
     #[arg(value_name = "CAPTURE")]

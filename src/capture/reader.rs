@@ -885,9 +885,10 @@ impl RandomAccess {
     /// Bytes `[at, at + len)` (fewer at the end of the file), from the
     /// cached window when it holds them.
     fn bytes(&mut self, at: u64, len: usize) -> Result<&[u8], CaptureError> {
-        let hit = self.window.as_ref().is_some_and(|w| {
-            at >= w.offset() && at + len as u64 <= w.offset() + w.len() as u64
-        });
+        let hit = self
+            .window
+            .as_ref()
+            .is_some_and(|w| at >= w.offset() && at + len as u64 <= w.offset() + w.len() as u64);
         if !hit {
             let want = len.max(RANDOM_WINDOW);
             self.window = None;
@@ -896,7 +897,9 @@ impl RandomAccess {
         let w = self.window.as_ref().map(|w| (w.offset(), &w[..]));
         let (base, bytes) = w.unwrap_or((at, &[]));
         let from = (at - base) as usize;
-        Ok(bytes.get(from..(from + len).min(bytes.len())).unwrap_or_default())
+        Ok(bytes
+            .get(from..(from + len).min(bytes.len()))
+            .unwrap_or_default())
     }
 
     fn state(&mut self, section: usize) -> Result<&mut Records, CaptureError> {
@@ -948,7 +951,9 @@ impl RandomAccess {
                         data: bytes.get(data).unwrap_or_default().to_vec(),
                     });
                 }
-                Step::Incomplete { needed } if needed > want && offset + (available as u64) < self.size => {
+                Step::Incomplete { needed }
+                    if needed > want && offset + (available as u64) < self.size =>
+                {
                     want = needed.min(MAX_RECORD_LEN as usize + 64);
                 }
                 Step::Error(e) => return Err(e),

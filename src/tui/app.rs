@@ -98,7 +98,12 @@ pub struct App {
 }
 
 impl App {
-    pub fn new(title: String, report: Report, index: FrameIndex, access: Option<RandomAccess>) -> Self {
+    pub fn new(
+        title: String,
+        report: Report,
+        index: FrameIndex,
+        access: Option<RandomAccess>,
+    ) -> Self {
         let mut paused_ns = vec![0u64; report.flows.len()];
         for iv in &report.pfc.intervals {
             for &f in &iv.flows {
@@ -204,8 +209,16 @@ impl App {
         }
         if SORTS[self.sort] != "trouble" || self.reverse {
             groups.sort_by(|a, b| {
-                let ka = a.iter().map(|&x| self.sort_key(x)).max().unwrap_or_default();
-                let kb = b.iter().map(|&x| self.sort_key(x)).max().unwrap_or_default();
+                let ka = a
+                    .iter()
+                    .map(|&x| self.sort_key(x))
+                    .max()
+                    .unwrap_or_default();
+                let kb = b
+                    .iter()
+                    .map(|&x| self.sort_key(x))
+                    .max()
+                    .unwrap_or_default();
                 let o = kb.0.cmp(&ka.0).then(ka.1.cmp(&kb.1));
                 if self.reverse { o.reverse() } else { o }
             });
@@ -403,9 +416,7 @@ impl App {
                     }
                 }
             }
-            View::Pauses => {
-                self.pause_sel = step(self.pause_sel, self.report.pfc.intervals.len())
-            }
+            View::Pauses => self.pause_sel = step(self.pause_sel, self.report.pfc.intervals.len()),
             View::Chart(_) => {}
         }
     }
@@ -454,7 +465,10 @@ impl App {
             return Action::None;
         }
         if self.help {
-            if matches!(key.code, KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Backspace) {
+            if matches!(
+                key.code,
+                KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::Backspace
+            ) {
                 self.help = false;
             }
             return Action::None;
@@ -526,11 +540,7 @@ impl App {
                     self.open_chart(f);
                 }
             }
-            KeyCode::Char('t') => {
-                if self.view() != View::Pauses {
-                    self.stack.push(View::Pauses);
-                }
-            }
+            KeyCode::Char('t') if self.view() != View::Pauses => self.stack.push(View::Pauses),
             KeyCode::Char('/') if self.view() == View::Flows => {
                 self.editing = Some(self.filter.clone());
             }

@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use ratatui::Terminal;
 use ratatui::backend::Backend;
-use ratatui::crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event, KeyEventKind};
+use ratatui::crossterm::event::{
+    self, DisableMouseCapture, EnableMouseCapture, Event, KeyEventKind,
+};
 use ratatui::crossterm::execute;
 use ratatui::layout::Rect;
 use ratatui::widgets::{Block, Borders, Gauge};
@@ -31,12 +33,19 @@ pub fn event_loop<B: Backend>(
     next_event: &mut dyn FnMut() -> io::Result<Option<Event>>,
 ) -> io::Result<()>
 where
-    B::Error: Into<io::Error>,
+    B::Error: std::error::Error + Send + Sync + 'static,
 {
     loop {
-        let size = terminal.size().map_err(Into::into)?;
-        app.prepare(render::list_height(Rect::new(0, 0, size.width, size.height)));
-        terminal.draw(|f| render::render(app, f)).map_err(Into::into)?;
+        let size = terminal.size().map_err(io::Error::other)?;
+        app.prepare(render::list_height(Rect::new(
+            0,
+            0,
+            size.width,
+            size.height,
+        )));
+        terminal
+            .draw(|f| render::render(app, f))
+            .map_err(io::Error::other)?;
         let Some(ev) = next_event()? else { continue };
         let action = match ev {
             Event::Key(k) if k.kind != KeyEventKind::Release => app.handle_key(k),
@@ -59,10 +68,16 @@ pub fn load(
 ) -> Result<App, CaptureError> {
     let mut source = open_stream(path)?;
     let name = path.display().to_string();
-    let (report, index) = index::first_pass(&mut source, &name, dissect_opts, opts, &mut |done, total, frames| {
-        let ratio = total.map_or(0.0, |t| done as f64 / t.max(1) as f64);
-        draw_progress(ratio, frames);
-    })?;
+    let (report, index) = index::first_pass(
+        &mut source,
+        &name,
+        dissect_opts,
+        opts,
+        &mut |done, total, frames| {
+            let ratio = total.map_or(0.0, |t| done as f64 / t.max(1) as f64);
+            draw_progress(ratio, frames);
+        },
+    )?;
     let sections = source.sections().to_vec();
     let access = if path.as_os_str() == "-" {
         None
@@ -80,7 +95,11 @@ pub fn load(
 
 /// The whole `tui` command on the real terminal. A capture that cannot be
 /// read is reported before the screen is taken over.
-pub fn run(path: &Path, dissect_opts: &DissectOptions, opts: AnalysisOptions) -> Result<(), crate::cli::RunError> {
+pub fn run(
+    path: &Path,
+    dissect_opts: &DissectOptions,
+    opts: AnalysisOptions,
+) -> Result<(), crate::cli::RunError> {
     if path.as_os_str() == "-" {
         return Err(crate::cli::RunError::Usage(
             "tui needs a file: it reads packets again by offset".into(),
@@ -101,7 +120,10 @@ pub fn run(path: &Path, dissect_opts: &DissectOptions, opts: AnalysisOptions) ->
                     )))
                     .ratio(ratio.clamp(0.0, 1.0));
                 let a = f.area();
-                f.render_widget(g, Rect::new(a.x, a.height / 2 - 1, a.width, 3.min(a.height)));
+                f.render_widget(
+                    g,
+                    Rect::new(a.x, a.height / 2 - 1, a.width, 3.min(a.height)),
+                );
             });
         })
         .map_err(|e| crate::cli::RunError::Capture(path.to_path_buf(), e))?;

@@ -14,7 +14,9 @@ use super::app::{App, SORTS, View};
 use crate::output::packets::human_ns;
 use crate::output::report::grouped;
 
-const SELECTED: Style = Style::new().bg(Color::DarkGray).add_modifier(Modifier::BOLD);
+const SELECTED: Style = Style::new()
+    .bg(Color::DarkGray)
+    .add_modifier(Modifier::BOLD);
 
 /// Colour of an anomaly.
 pub fn mark_style(mark: Option<&str>) -> Style {
@@ -62,7 +64,9 @@ pub fn render(app: &App, f: &mut Frame) {
         View::Pauses => pauses(app, f, body),
     }
     let keys = match app.view() {
-        View::Flows => "↑↓ move  Enter packets  a all packets  p PSN chart  t pauses  / filter  s sort  ? help  q quit",
+        View::Flows => {
+            "↑↓ move  Enter packets  a all packets  p PSN chart  t pauses  / filter  s sort  ? help  q quit"
+        }
         View::Packets(_) => "↑↓ move  Enter detail  p PSN chart  g/G top/end  Esc back  ? help",
         View::Detail => "↑↓ field  Tab tree/hex  Esc back  ? help",
         View::Chart(_) => "Esc back  ? help",
@@ -75,7 +79,10 @@ pub fn render(app: &App, f: &mut Frame) {
     } else {
         format!(" {keys}")
     };
-    f.render_widget(Paragraph::new(foot_text).style(Style::new().fg(Color::Gray)), foot);
+    f.render_widget(
+        Paragraph::new(foot_text).style(Style::new().fg(Color::Gray)),
+        foot,
+    );
     if app.help {
         help(f, area);
     }
@@ -83,13 +90,29 @@ pub fn render(app: &App, f: &mut Frame) {
 
 fn flows(app: &App, f: &mut Frame, area: Rect) {
     let header = Row::new([
-        "#", "source → destination", "QP", "v", "tr", "packets", "bytes", "retx", "ooo", "miss",
-        "NAK", "CE", "CNP", "paused",
+        "#",
+        "source → destination",
+        "QP",
+        "v",
+        "tr",
+        "packets",
+        "bytes",
+        "retx",
+        "ooo",
+        "miss",
+        "NAK",
+        "CE",
+        "CNP",
+        "paused",
     ])
     .style(Style::new().add_modifier(Modifier::BOLD));
     let num = |n: u64| {
         let c = Cell::from(grouped(n));
-        if n > 0 { c.style(Style::new().fg(Color::Red)) } else { c }
+        if n > 0 {
+            c.style(Style::new().fg(Color::Red))
+        } else {
+            c
+        }
     };
     let mut prev_peer: Option<usize> = None;
     let rows = app.flow_rows.iter().map(|&i| {
@@ -117,7 +140,11 @@ fn flows(app: &App, f: &mut Frame, area: Rect) {
             num(fl.naks.total()),
             num(fl.ecn_ce),
             num(fl.cnps),
-            Cell::from(if paused > 0 { human_ns(paused) } else { "-".into() }),
+            Cell::from(if paused > 0 {
+                human_ns(paused)
+            } else {
+                "-".into()
+            }),
         ])
     });
     let widths = [
@@ -192,8 +219,9 @@ fn packets(app: &App, f: &mut Frame, area: Rect, flow: Option<usize>) {
 
 fn detail(app: &App, f: &mut Frame, area: Rect) {
     let Some(d) = &app.detail else { return };
+    // The hex pane takes what 16 bytes a row need; the tree the rest.
     let [left, right] =
-        Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(area);
+        Layout::horizontal([Constraint::Min(30), Constraint::Length(58)]).areas(area);
     let inner_h = left.height.saturating_sub(2) as usize;
     let top = d.selected.saturating_sub(inner_h.saturating_sub(1));
     let tree: Vec<Line> = d
@@ -234,7 +262,10 @@ fn detail(app: &App, f: &mut Frame, area: Rect) {
         .enumerate()
         .skip(d.hex_scroll)
         .map(|(row, chunk)| {
-            let mut spans = vec![Span::styled(format!("{:04x}  ", row * 16), Style::new().fg(Color::Gray))];
+            let mut spans = vec![Span::styled(
+                format!("{:04x}  ", row * 16),
+                Style::new().fg(Color::Gray),
+            )];
             for (j, b) in chunk.iter().enumerate() {
                 let at = row * 16 + j;
                 let on = sel.as_ref().is_some_and(|r| r.contains(&at));
@@ -266,7 +297,12 @@ fn detail(app: &App, f: &mut Frame, area: Rect) {
 fn chart(app: &App, f: &mut Frame, area: Rect, flow: usize) {
     let Some(c) = &app.chart else { return };
     let fl = &app.report.flows[flow];
-    let all = c.normal.iter().chain(&c.retransmit).chain(&c.late).chain(&c.gap);
+    let all = c
+        .normal
+        .iter()
+        .chain(&c.retransmit)
+        .chain(&c.late)
+        .chain(&c.gap);
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
     for (x, y) in all {
         x0 = x0.min(*x);
@@ -338,7 +374,8 @@ fn pauses(app: &App, f: &mut Frame, area: Rect) {
     let pfc = &app.report.pfc;
     let c = &app.report.capture;
     let rows = pfc.summary.len().max(1) as u16 + 2;
-    let [top, bottom] = Layout::vertical([Constraint::Length(rows), Constraint::Min(3)]).areas(area);
+    let [top, bottom] =
+        Layout::vertical([Constraint::Length(rows), Constraint::Min(3)]).areas(area);
     let width = top.width.saturating_sub(32).max(10) as usize;
     let span = c.duration_ns.max(1);
     let lines: Vec<Line> = if pfc.summary.is_empty() {
@@ -348,15 +385,29 @@ fn pauses(app: &App, f: &mut Frame, area: Rect) {
             .iter()
             .map(|s| {
                 let mut bar = vec![' '; width];
-                for iv in pfc.intervals.iter().filter(|i| i.src_mac == s.src_mac && i.priority == s.priority) {
-                    let a = ((iv.start_ns.saturating_sub(c.first_ts_ns)) as u128 * width as u128 / span as u128) as usize;
-                    let b = ((iv.end_ns.saturating_sub(c.first_ts_ns)) as u128 * width as u128 / span as u128) as usize;
-                    for x in bar.iter_mut().take(b.min(width - 1) + 1).skip(a.min(width - 1)) {
+                for iv in pfc
+                    .intervals
+                    .iter()
+                    .filter(|i| i.src_mac == s.src_mac && i.priority == s.priority)
+                {
+                    let a = ((iv.start_ns.saturating_sub(c.first_ts_ns)) as u128 * width as u128
+                        / span as u128) as usize;
+                    let b = ((iv.end_ns.saturating_sub(c.first_ts_ns)) as u128 * width as u128
+                        / span as u128) as usize;
+                    for x in bar
+                        .iter_mut()
+                        .take(b.min(width - 1) + 1)
+                        .skip(a.min(width - 1))
+                    {
                         *x = '█';
                     }
                 }
                 let prio = s.priority.map_or("all".into(), |p| p.to_string());
-                let style = if s.storm { Style::new().fg(Color::Red) } else { Style::new().fg(Color::Blue) };
+                let style = if s.storm {
+                    Style::new().fg(Color::Red)
+                } else {
+                    Style::new().fg(Color::Blue)
+                };
                 Line::from(vec![
                     Span::raw(format!("{} p{:<3} ", s.src_mac, prio)),
                     Span::styled(bar.into_iter().collect::<String>(), style),
@@ -373,11 +424,22 @@ fn pauses(app: &App, f: &mut Frame, area: Rect) {
         ),
         top,
     );
-    let header = Row::new(["start", "MAC", "prio", "duration", "ended by", "flows that sent meanwhile"])
-        .style(Style::new().add_modifier(Modifier::BOLD));
+    let header = Row::new([
+        "start",
+        "MAC",
+        "prio",
+        "duration",
+        "ended by",
+        "flows that sent meanwhile",
+    ])
+    .style(Style::new().add_modifier(Modifier::BOLD));
     let rows = pfc.intervals.iter().map(|iv| {
         let flows: Vec<String> = iv.flows.iter().map(|i| format!("#{}", i + 1)).collect();
-        let style = if iv.storm { Style::new().fg(Color::Red) } else { Style::new() };
+        let style = if iv.storm {
+            Style::new().fg(Color::Red)
+        } else {
+            Style::new()
+        };
         Row::new([
             format!("+{}", human_ns(iv.start_ns.saturating_sub(c.first_ts_ns))),
             iv.src_mac.clone(),
@@ -400,7 +462,11 @@ fn pauses(app: &App, f: &mut Frame, area: Rect) {
         ],
     )
     .header(header)
-    .block(Block::default().borders(Borders::ALL).title(" Pause intervals "))
+    .block(
+        Block::default()
+            .borders(Borders::ALL)
+            .title(" Pause intervals "),
+    )
     .row_highlight_style(SELECTED);
     let mut state = TableState::default().with_selected(Some(app.pause_sel));
     f.render_stateful_widget(table, bottom, &mut state);
@@ -435,13 +501,20 @@ fn help(f: &mut Frame, area: Rect) {
     };
     let lines: Vec<Line> = HELP
         .iter()
-        .map(|(k, v)| Line::from(vec![Span::styled(format!("{k:>16}  "), Style::new().fg(Color::Yellow)), Span::raw(*v)]))
+        .map(|(k, v)| {
+            Line::from(vec![
+                Span::styled(format!("{k:>16}  "), Style::new().fg(Color::Yellow)),
+                Span::raw(*v),
+            ])
+        })
         .collect();
     f.render_widget(Clear, r);
     f.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(Block::default().borders(Borders::ALL).title(" Keys (Esc closes) ")),
+        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" Keys (Esc closes) "),
+        ),
         r,
     );
 }
