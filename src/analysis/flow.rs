@@ -123,33 +123,40 @@ pub struct FlowState {
     last_frame: Option<Fingerprint>,
 }
 
-/// Enough of a frame to tell a byte-identical copy: its length, its first
-/// bytes (every header, variant fields included) and its last bytes (the
-/// ICRC, which covers the rest), and when it was seen.
+/// Enough of a frame to tell a byte-identical copy: its length, a 64-bit
+/// hash of its first bytes (every header, variant fields included) and its
+/// last eight bytes (the ICRC, which covers the rest), and when it was seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Fingerprint {
     ts_ns: u64,
     len: u32,
-    head: [u8; FINGERPRINT_HEAD],
-    tail: [u8; 8],
+    head: u64,
+    tail: u64,
 }
 
-const FINGERPRINT_HEAD: usize = 112;
+const FINGERPRINT_HEAD: usize = 128;
 
 impl Fingerprint {
     fn of(pkt: &Packet<'_>) -> Self {
         let d = pkt.data;
-        let mut head = [0u8; FINGERPRINT_HEAD];
-        let n = d.len().min(FINGERPRINT_HEAD);
-        head[..n].copy_from_slice(&d[..n]);
+        let head = &d[..d.len().min(FINGERPRINT_HEAD)];
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        let mut chunks = head.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            h = (h ^ w).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(29);
+        }
+        for &b in chunks.remainder() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
         let mut tail = [0u8; 8];
         let t = d.len().min(8);
         tail[8 - t..].copy_from_slice(&d[d.len() - t..]);
         Fingerprint {
             ts_ns: pkt.ts_ns,
             len: d.len() as u32,
-            head,
-            tail,
+            head: h,
+            tail: u64::from_le_bytes(tail),
         }
     }
 }
