@@ -17,7 +17,10 @@ fn wait_for(session: &str, needle: &str) -> String {
         if screen.contains(needle) {
             return screen;
         }
-        assert!(start.elapsed() < Duration::from_secs(20), "never saw {needle:?}:\n{screen}");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "never saw {needle:?}:\n{screen}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -38,20 +41,44 @@ fn browse_in_a_real_terminal() {
     let cap = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/loss-receiver.ns.pcap");
     let session = format!("roce-dissect-test-{}", std::process::id());
     let status = std::env::temp_dir().join(format!("{session}.status"));
-    let cmd = format!("{bin} tui {}; echo $? > {}", cap.display(), status.display());
-    tmux(&["new-session", "-d", "-s", &session, "-x", "140", "-y", "40", &cmd]);
+    let cmd = format!(
+        "{bin} tui {}; echo $? > {}",
+        cap.display(),
+        status.display()
+    );
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &session,
+        "-x",
+        "140",
+        "-y",
+        "40",
+        &cmd,
+    ]);
     let screen = wait_for(&session, "Flows (8 shown)");
     // Every flow is on the screen.
-    assert_eq!(screen.matches("0x0040").count() + screen.matches("0x0001").count(), 8, "{screen}");
+    assert_eq!(
+        screen.matches("0x0040").count() + screen.matches("0x0001").count(),
+        8,
+        "{screen}"
+    );
     keys(&session, "Enter");
     let screen = wait_for(&session, "Packets of flow #1");
-    assert!(screen.contains("PSN=") && screen.contains("[retransmit]"), "{screen}");
+    assert!(
+        screen.contains("PSN=") && screen.contains("[retransmit]"),
+        "{screen}"
+    );
     keys(&session, "Escape");
     wait_for(&session, "Flows (8 shown)");
     keys(&session, "q");
     let start = Instant::now();
     while !status.exists() {
-        assert!(start.elapsed() < Duration::from_secs(10), "tui did not exit");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "tui did not exit"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(100));
