@@ -47,7 +47,7 @@ fn pcap(big_endian: bool, nanos: bool, linktype: u32, frames: &[(u64, Vec<u8>)])
 }
 
 fn block(v: &mut Vec<u8>, kind: u32, body: &[u8]) {
-    let len = (12 + body.len() + 3) / 4 * 4;
+    let len = (12 + body.len()).div_ceil(4) * 4;
     v.extend_from_slice(&kind.to_le_bytes());
     v.extend_from_slice(&(len as u32).to_le_bytes());
     v.extend_from_slice(body);
@@ -92,7 +92,7 @@ fn epb(v: &mut Vec<u8>, iface: u32, raw_ts: u64, f: &[u8]) {
     b.extend_from_slice(&(f.len() as u32).to_le_bytes());
     b.extend_from_slice(&(f.len() as u32).to_le_bytes());
     b.extend_from_slice(f);
-    b.resize((b.len() + 3) / 4 * 4, 0);
+    b.resize(b.len().div_ceil(4) * 4, 0);
     block(v, 6, &b);
 }
 

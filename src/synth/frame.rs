@@ -246,6 +246,16 @@ impl Payload<'_> {
     }
 }
 
+/// The payload pattern (byte i is 31 i + 7), computed once.
+fn pattern() -> &'static [u8] {
+    static PATTERN: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    PATTERN.get_or_init(|| {
+        (0..8192u32)
+            .map(|i| (i as u8).wrapping_mul(31).wrapping_add(7))
+            .collect()
+    })
+}
+
 const IPV4_LEN: usize = 20;
 const IPV6_LEN: usize = 40;
 const UDP_LEN: usize = 8;
@@ -401,8 +411,12 @@ pub fn build_roce(f: &RoceFrame<'_>, out: &mut Vec<u8>) -> usize {
     match f.payload {
         Payload::Bytes(p) => out[at..at + payload_len].copy_from_slice(&p[..payload_len]),
         Payload::Pattern(_) => {
-            for (i, byte) in out[at..at + payload_len].iter_mut().enumerate() {
-                *byte = (i as u8).wrapping_mul(31).wrapping_add(7);
+            let pattern = pattern();
+            let mut done = 0;
+            while done < payload_len {
+                let n = (payload_len - done).min(pattern.len());
+                out[at + done..at + done + n].copy_from_slice(&pattern[..n]);
+                done += n;
             }
         }
     }
@@ -435,18 +449,26 @@ pub fn build_roce(f: &RoceFrame<'_>, out: &mut Vec<u8>) -> usize {
 }
 
 fn udp6_checksum(src: &Ipv6Addr, dst: &Ipv6Addr, udp: &[u8]) -> u16 {
-    let mut sum = 0u64;
-    let mut add = |b: &[u8]| {
-        for c in b.chunks(2) {
-            sum += u64::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]));
+    // RFC 1071: the one's-complement sum can run over 32-bit words and be
+    // folded at the end.
+    fn add(sum: u64, b: &[u8]) -> u64 {
+        let mut sum = sum;
+        let mut words = b.chunks_exact(4);
+        for w in &mut words {
+            sum += u64::from(u32::from_be_bytes([w[0], w[1], w[2], w[3]]));
         }
-    };
-    add(&src.octets());
-    add(&dst.octets());
-    add(&(udp.len() as u32).to_be_bytes());
-    add(&[0, 0, 0, 17]);
-    add(&udp[..6]);
-    add(&udp[8..]);
+        let rest = words.remainder();
+        let mut last = [0u8; 4];
+        last[..rest.len()].copy_from_slice(rest);
+        sum + u64::from(u32::from_be_bytes(last))
+    }
+    let mut sum = add(0, &src.octets());
+    sum = add(sum, &dst.octets());
+    sum = add(sum, &(udp.len() as u32).to_be_bytes());
+    sum = add(sum, &[0, 0, 0, 17]);
+    sum = add(sum, &udp[..4]);
+    sum = add(sum, &[udp[4], udp[5], 0, 0]);
+    sum = add(sum, &udp[8..]);
     while sum > 0xffff {
         sum = (sum & 0xffff) + (sum >> 16);
     }

@@ -12,7 +12,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use super::conn::{Conn, bytes};
+use super::conn::Conn;
 use super::frame::{NetSpec, build_pause, build_pfc, cm_frame, cm_mad};
 use super::samples::Rng;
 use crate::analysis::report::NakCounts;
@@ -163,6 +163,8 @@ pub struct Generator<'s> {
     frames: u64,
     gsi_psn: FxHashMap<(IpAddr, IpAddr), u32>,
     intervals: Vec<IntervalTruth>,
+    /// Frame buffers written out, ready for reuse.
+    pool: Vec<Vec<u8>>,
 }
 
 fn ser_ns(len: usize, bps: u64) -> u64 {
@@ -195,6 +197,7 @@ impl<'s> Generator<'s> {
             frames: 0,
             gsi_psn: FxHashMap::default(),
             intervals: Vec::new(),
+            pool: Vec::new(),
         }
     }
 
@@ -218,7 +221,10 @@ impl<'s> Generator<'s> {
     fn roce(&mut self, ts: u64, f: &super::frame::RoceFrame<'_>) {
         let (s, d) = net_src_dst(&f.net);
         self.flow((s, d, f.bth.dest_qp)).packets += 1;
-        self.push(ts, bytes(f));
+        let mut buf = self.pool.pop().unwrap_or_default();
+        buf.clear();
+        super::frame::build_roce(f, &mut buf);
+        self.push(ts, buf);
     }
 
     fn push(&mut self, ts: u64, frame: Vec<u8>) {
@@ -236,6 +242,10 @@ impl<'s> Generator<'s> {
                 break;
             };
             (self.sink)(ts, &f)?;
+            // Reuse the buffer for a later frame.
+            if self.pool.len() < 1024 {
+                self.pool.push(f);
+            }
             self.frames += 1;
         }
         Ok(())
