@@ -1,7 +1,8 @@
 //! File → frames → packets → report, for the CLI, the TUI and the tests.
 
-use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, FlowKey, Report};
+use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Fingerprint, FlowKey, Report};
 use crate::capture::{CaptureError, CaptureFile, FrameSource};
+use crate::dissect::Packet;
 use crate::dissect::{DissectOptions, dissect};
 
 /// Called now and then with (bytes read, file size, frames so far).
@@ -21,7 +22,42 @@ pub fn analyze(
 
 /// Analyses every frame of `source`. Warnings (a cut file, skipped blocks)
 /// are in `report.capture.warnings`.
+///
+/// With two or more cores, dissection (with its ICRC) and the analysis run
+/// as a two-stage pipeline: this thread reads and dissects, a second thread
+/// analyses batches of packets in order. The result is the same as
+/// [`analyze_sequential`] (tested).
 pub fn analyze_source(
+    source: &mut dyn FrameSource,
+    name: &str,
+    dissect_opts: &DissectOptions,
+    opts: AnalysisOptions,
+    progress: Option<Progress<'_>>,
+) -> Result<Report, CaptureError> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores >= 2 && std::env::var_os("ROCE_DISSECT_THREADS").is_none_or(|v| v != "1") {
+        analyze_pipelined(source, name, dissect_opts, opts, progress)
+    } else {
+        analyze_sequential(source, name, dissect_opts, opts, progress)
+    }
+}
+
+fn capture_info(source: &dyn FrameSource, name: &str) -> CaptureInfo {
+    let mut warnings: Vec<String> = source.warnings().to_vec();
+    let more = source.warning_count().saturating_sub(warnings.len() as u64);
+    if more > 0 {
+        warnings.push(format!("{more} more warnings not shown"));
+    }
+    CaptureInfo {
+        file: name.to_string(),
+        format: source.format().to_string(),
+        ts_resolution_ns: source.ts_resolution_ns(),
+        warnings,
+    }
+}
+
+/// One thread: read, dissect, analyse, frame after frame.
+pub fn analyze_sequential(
     source: &mut dyn FrameSource,
     name: &str,
     dissect_opts: &DissectOptions,
@@ -45,18 +81,86 @@ pub fn analyze_source(
             p(done as usize, total.unwrap_or(0) as usize, n);
         }
     }
-    let mut warnings: Vec<String> = source.warnings().to_vec();
-    let more = source.warning_count().saturating_sub(warnings.len() as u64);
-    if more > 0 {
-        warnings.push(format!("{more} more warnings not shown"));
-    }
-    let info = CaptureInfo {
-        file: name.to_string(),
-        format: source.format().to_string(),
-        ts_resolution_ns: source.ts_resolution_ns(),
-        warnings,
-    };
-    Ok(an.finish(info))
+    Ok(an.finish(capture_info(source, name)))
+}
+
+/// Packets handed to the analysis thread at a time.
+const BATCH: usize = 1024;
+
+fn analyze_pipelined(
+    source: &mut dyn FrameSource,
+    name: &str,
+    dissect_opts: &DissectOptions,
+    opts: AnalysisOptions,
+    mut progress: Option<Progress<'_>>,
+) -> Result<Report, CaptureError> {
+    use std::sync::mpsc::sync_channel;
+    type Batch = Vec<(Packet<'static>, Fingerprint)>;
+    let (to_analysis, batches) = sync_channel::<Batch>(8);
+    let (recycle, recycled) = sync_channel::<Batch>(16);
+    std::thread::scope(|scope| {
+        let analysis = scope.spawn(move || {
+            let mut an = Analyzer::new(opts);
+            for mut batch in batches {
+                for (pkt, fp) in &batch {
+                    an.packet_fingerprinted(pkt, fp);
+                }
+                batch.clear();
+                let _ = recycle.try_send(batch);
+            }
+            an
+        });
+        let mut batch: Batch = Vec::with_capacity(BATCH);
+        let mut n = 0u64;
+        let mut failed = None;
+        loop {
+            let frame = match source.next_frame() {
+                None => break,
+                Some(Ok(f)) => f,
+                Some(Err(e)) => {
+                    failed = Some(e);
+                    break;
+                }
+            };
+            let pkt = dissect(&frame, dissect_opts);
+            let fp = if pkt.bth.is_some() {
+                Fingerprint::of(&pkt)
+            } else {
+                Fingerprint::default()
+            };
+            batch.push((pkt.detached(), fp));
+            n += 1;
+            if batch.len() == BATCH {
+                let next = recycled
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                if to_analysis
+                    .send(std::mem::replace(&mut batch, next))
+                    .is_err()
+                {
+                    break;
+                }
+            }
+            if n.is_multiple_of(1 << 16)
+                && let Some(p) = progress.as_mut()
+            {
+                let (done, total) = source.progress();
+                p(done as usize, total.unwrap_or(0) as usize, n);
+            }
+        }
+        if !batch.is_empty() {
+            let _ = to_analysis.send(batch);
+        }
+        drop(to_analysis);
+        let an = match analysis.join() {
+            Ok(an) => an,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(an.finish(capture_info(source, name))),
+        }
+    })
 }
 
 /// Parses a `--flow SRC,DST,QP` filter (QP decimal or 0x-hex).

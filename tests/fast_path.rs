@@ -135,3 +135,32 @@ fn stream_reader_matches_memory_reader_at_any_buffer_size() {
         assert!(got == want, "{} mapped in windows", p.display());
     }
 }
+
+#[test]
+fn pipelined_analysis_equals_sequential() {
+    use roce_dissect::pipeline::{analyze_sequential, analyze_source};
+    for e in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/captures")).unwrap() {
+        let p = e.unwrap().path();
+        if !p.extension().is_some_and(|x| x == "pcap" || x == "pcapng") {
+            continue;
+        }
+        let file = CaptureFile::open(&p).unwrap();
+        let a = analyze_sequential(
+            &mut file.frames().unwrap(),
+            "x",
+            &Default::default(),
+            Default::default(),
+            None,
+        )
+        .unwrap();
+        let b = analyze_source(
+            &mut file.frames().unwrap(),
+            "x",
+            &Default::default(),
+            Default::default(),
+            None,
+        )
+        .unwrap();
+        assert_eq!(a, b, "{}", p.display());
+    }
+}

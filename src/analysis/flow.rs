@@ -126,8 +126,8 @@ pub struct FlowState {
 /// Enough of a frame to tell a byte-identical copy: its length, a 64-bit
 /// hash of its first bytes (every header, variant fields included) and its
 /// last eight bytes (the ICRC, which covers the rest), and when it was seen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Fingerprint {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Fingerprint {
     ts_ns: u64,
     len: u32,
     head: u64,
@@ -137,7 +137,7 @@ struct Fingerprint {
 const FINGERPRINT_HEAD: usize = 128;
 
 impl Fingerprint {
-    fn of(pkt: &Packet<'_>) -> Self {
+    pub fn of(pkt: &Packet<'_>) -> Self {
         let d = pkt.data;
         let head = &d[..d.len().min(FINGERPRINT_HEAD)];
         let mut h = 0xcbf2_9ce4_8422_2325u64;
@@ -207,22 +207,18 @@ impl FlowState {
     /// Byte-identical to the previous frame of the flow and close in time.
     /// Frames longer than the fingerprint's head are compared through their
     /// ICRC, which covers everything after the headers.
-    pub fn is_duplicate(&self, pkt: &Packet<'_>, window_ns: u64) -> bool {
+    pub fn is_duplicate(&self, fp: &Fingerprint, window_ns: u64) -> bool {
         let Some(last) = &self.last_frame else {
             return false;
         };
-        last.len as usize == pkt.data.len()
-            && pkt.ts_ns >= last.ts_ns
-            && pkt.ts_ns - last.ts_ns <= window_ns
-            && *last
-                == Fingerprint {
-                    ts_ns: last.ts_ns,
-                    ..Fingerprint::of(pkt)
-                }
+        last.len == fp.len
+            && fp.ts_ns >= last.ts_ns
+            && fp.ts_ns - last.ts_ns <= window_ns
+            && (last.head, last.tail) == (fp.head, fp.tail)
     }
 
-    pub fn remember(&mut self, pkt: &Packet<'_>) {
-        self.last_frame = Some(Fingerprint::of(pkt));
+    pub fn remember(&mut self, fp: &Fingerprint) {
+        self.last_frame = Some(*fp);
     }
 
     #[allow(clippy::too_many_arguments)]

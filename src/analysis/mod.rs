@@ -12,7 +12,7 @@ use std::net::IpAddr;
 
 use rustc_hash::FxHashMap;
 
-pub use flow::FlowKey;
+pub use flow::{Fingerprint, FlowKey};
 use flow::{FlowState, RecentNak};
 pub use report::Report;
 
@@ -182,6 +182,17 @@ impl Analyzer {
 
     /// Feeds one packet; returns the (internal) id of its flow, if any.
     pub fn packet(&mut self, pkt: &Packet<'_>) -> Option<u32> {
+        let fp = if pkt.bth.is_some() {
+            Fingerprint::of(pkt)
+        } else {
+            Fingerprint::default()
+        };
+        self.packet_fingerprinted(pkt, &fp)
+    }
+
+    /// [`packet`](Self::packet) for a packet whose bytes are gone (another
+    /// thread dissected it): `fp` is its [`Fingerprint`].
+    pub fn packet_fingerprinted(&mut self, pkt: &Packet<'_>, fp: &Fingerprint) -> Option<u32> {
         let t = &mut self.totals;
         t.frames += 1;
         if t.first_ts.is_none() {
@@ -207,7 +218,7 @@ impl Analyzer {
             self.totals.roce_frames += 1;
         }
         let key = Self::flow_key(pkt)?;
-        self.roce_packet(pkt, key)
+        self.roce_packet(pkt, key, fp)
     }
 
     fn pause_frame(&mut self, pkt: &Packet<'_>, p: &PauseRepr) {
@@ -287,7 +298,7 @@ impl Analyzer {
         }
     }
 
-    fn roce_packet(&mut self, pkt: &Packet<'_>, key: FlowKey) -> Option<u32> {
+    fn roce_packet(&mut self, pkt: &Packet<'_>, key: FlowKey, fp: &Fingerprint) -> Option<u32> {
         let bth = pkt.bth?;
         let id = self.flow_id(key, pkt);
         let dup_window = self.opts.dup_window_ns;
@@ -298,12 +309,12 @@ impl Analyzer {
             let f = &mut self.flows[id as usize];
             f.packets += 1;
             f.bytes += u64::from(pkt.len);
-            if f.is_duplicate(pkt, dup_window) {
+            if f.is_duplicate(fp, dup_window) {
                 f.duplicates += 1;
                 self.totals.duplicates += 1;
                 return Some(id);
             }
-            f.remember(pkt);
+            f.remember(fp);
         }
 
         let op = bth.opcode.operation();
