@@ -604,3 +604,50 @@ fn bad_icrc_is_counted() {
     assert_eq!(r["capture"]["icrc_errors"], 1);
     assert_eq!(flow(&r, "10.0.0.1", 0x22)["bad_icrc"], 1);
 }
+
+#[test]
+fn a_new_cm_connection_on_reused_qps_restarts_the_psn_sequence() {
+    use roce_dissect::synth::frame::{cm_frame, cm_mad};
+    use roce_dissect::wire::mad::CmMessage;
+    let c = conn();
+    let mut t = Trace::new();
+    let handshake = |t: &mut Trace, at: u64, comm: u32, psn: u32| {
+        let req = cm_mad(
+            1,
+            &CmMessage::Req {
+                local_comm_id: comm,
+                service_id: 1,
+                local_qpn: 0x11,
+                starting_psn: psn,
+                mtu: 5,
+            },
+        );
+        let rep = cm_mad(
+            1,
+            &CmMessage::Rep {
+                local_comm_id: comm + 1,
+                remote_comm_id: comm,
+                local_qpn: 0x22,
+                starting_psn: psn,
+            },
+        );
+        t.at(at, bytes(&cm_frame(c.mac_a, c.mac_b, c.net, comm, &req)));
+        t.at(
+            at + 1,
+            bytes(&cm_frame(c.mac_b, c.mac_a, c.net.reversed(), comm, &rep)),
+        );
+    };
+    handshake(&mut t, 1, 10, 100);
+    t.at(5, bytes(&c.req(0x04, 100, 8)));
+    t.at(6, bytes(&c.req(0x04, 101, 8)));
+    t.at(7, bytes(&c.ack(101, AckKind::Ack, 31, 2)));
+    // rping reconnects with the same QP numbers and a new starting PSN that
+    // is "behind" the old one modulo 2^24.
+    handshake(&mut t, 100, 20, 100 + (1 << 23) + 5);
+    t.at(105, bytes(&c.req(0x04, 100 + (1 << 23) + 5, 8)));
+    t.at(106, bytes(&c.ack(100 + (1 << 23) + 5, AckKind::Ack, 31, 1)));
+    let r = report(&t);
+    let data = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!(counts(data), [3, 0, 0, 0, 0, 0]);
+    assert_eq!(data["peer"]["paired_by"], "cm");
+}

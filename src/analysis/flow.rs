@@ -116,6 +116,8 @@ pub struct FlowState {
     /// PSNs carried by AETH packets (ACKs, NAKs, READ responses).
     pub ack_first_psn: Option<u32>,
     pub ack_last_psn: Option<u32>,
+    /// Missing PSNs of earlier connections on these QPs.
+    carried_missing: u64,
 
     prev: Option<Prev>,
     last_seq_ts: Option<u64>,
@@ -197,6 +199,7 @@ impl FlowState {
             req_first_psn: None,
             ack_first_psn: None,
             ack_last_psn: None,
+            carried_missing: 0,
             prev: None,
             last_seq_ts: None,
             open_episode: None,
@@ -427,9 +430,25 @@ impl FlowState {
         }
     }
 
+    /// RDMA CM set up a new connection on this flow's QPs: PSN sequences
+    /// start again (what was missing from the old one stays counted).
+    pub fn new_connection(&mut self) {
+        let missing = self.missing();
+        self.close_episode(usize::MAX);
+        self.carried_missing += missing;
+        self.req = None;
+        self.resp = None;
+        self.ud.clear();
+        self.pending_read = None;
+        self.req_first_psn = None;
+        self.prev = None;
+        self.last_seq_ts = None;
+    }
+
     /// Still missing at the end of the capture.
     pub fn missing(&self) -> u64 {
-        self.req.as_ref().map_or(0, |t| t.missing())
+        self.carried_missing
+            + self.req.as_ref().map_or(0, |t| t.missing())
             + self.resp.as_ref().map_or(0, |t| t.missing())
             + self.ud.values().map(|t| t.missing()).sum::<u64>()
     }

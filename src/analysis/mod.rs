@@ -486,6 +486,13 @@ impl Analyzer {
                     };
                     self.cm_peer.insert(data, back);
                     self.cm_peer.insert(back, data);
+                    // A new connection on QPs seen before starts new PSN
+                    // sequences (rping reconnecting reuses its QP numbers).
+                    for k in [data, back] {
+                        if let Some(&id) = self.index.get(&k) {
+                            self.flows[id as usize].new_connection();
+                        }
+                    }
                 }
             }
             _ => {}

@@ -138,7 +138,9 @@ pub(super) fn build_report(a: Analyzer, info: CaptureInfo) -> (Report, Vec<usize
                     a.flows[old].transport,
                     Some(Transport::Rc | Transport::Xrc | Transport::Rd)
                 );
-                flows[old].one_way = connected;
+                // A CM-established flow whose partner QPs were reused by a
+                // later connection is not one-way: its partner is known.
+                flows[old].one_way = connected && !a.cm_peer.contains_key(&a.flows[old].key);
             }
         }
     }
