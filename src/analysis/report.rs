@@ -157,6 +157,16 @@ impl FlowReport {
     }
 }
 
+impl Report {
+    /// Index in `flows` of flow `i`'s other direction.
+    pub fn peer_index(&self, i: usize) -> Option<usize> {
+        let p = self.flows.get(i)?.peer.as_ref()?;
+        self.flows
+            .iter()
+            .position(|g| g.src == p.src && g.dst == p.dst && g.destqp == p.destqp)
+    }
+}
+
 /// Two flows of one RC connection.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Connection {

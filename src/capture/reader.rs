@@ -597,6 +597,27 @@ pub struct StreamReader {
 /// Window mapped at a time for regular files.
 pub const MAP_WINDOW: usize = 32 << 20;
 
+/// Reads into `buf[*end..]` until it is full or the input ends.
+fn fill(
+    input: &mut dyn Read,
+    buf: &mut [u8],
+    end: &mut usize,
+    eof: &mut bool,
+) -> Result<(), CaptureError> {
+    while *end < buf.len() {
+        match input.read(&mut buf[*end..]) {
+            Ok(0) => {
+                *eof = true;
+                break;
+            }
+            Ok(n) => *end += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_err(e)),
+        }
+    }
+    Ok(())
+}
+
 fn io_err(e: std::io::Error) -> CaptureError {
     CaptureError::Io {
         path: "<input>".into(),
@@ -618,18 +639,7 @@ impl StreamReader {
         let mut buf = vec![0u8; chunk.max(64)];
         let mut end = 0;
         let mut eof = false;
-        // Enough bytes for the file header (pcapng SHBs can carry options).
-        while end < buf.len() {
-            match input.read(&mut buf[end..]) {
-                Ok(0) => {
-                    eof = true;
-                    break;
-                }
-                Ok(n) => end += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(io_err(e)),
-            }
-        }
+        fill(&mut *input, &mut buf, &mut end, &mut eof)?;
         let (records, start) = Records::new(&buf[..end])?;
         Ok(StreamReader {
             store: Store::Buffered {
@@ -697,17 +707,7 @@ impl StreamReader {
                     buf.resize(want.max(buf.len()), 0);
                 }
                 let before = *end;
-                while *end < buf.len() {
-                    match input.read(&mut buf[*end..]) {
-                        Ok(0) => {
-                            *eof = true;
-                            break;
-                        }
-                        Ok(n) => *end += n,
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(e) => return Err(io_err(e)),
-                    }
-                }
+                fill(&mut **input, buf, end, eof)?;
                 Ok(*end > before)
             }
             Store::Mapped {

@@ -131,19 +131,13 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
             "CNP"
         );
         let mut printed = vec![false; r.flows.len()];
-        let peer_index = |f: &FlowReport| -> Option<usize> {
-            let p = f.peer.as_ref()?;
-            r.flows
-                .iter()
-                .position(|g| g.src == p.src && g.dst == p.dst && g.destqp == p.destqp)
-        };
         for i in 0..r.flows.len() {
             if printed[i] {
                 continue;
             }
             printed[i] = true;
             flow_row(&mut s, r, i, false, st);
-            if let Some(j) = peer_index(&r.flows[i])
+            if let Some(j) = r.peer_index(i)
                 && !printed[j]
             {
                 printed[j] = true;
@@ -346,9 +340,7 @@ fn flow_row(s: &mut String, r: &Report, i: usize, is_peer: bool, st: Style) {
     let peer = match &f.peer {
         Some(p) => {
             let idx = r
-                .flows
-                .iter()
-                .position(|g| g.src == p.src && g.dst == p.dst && g.destqp == p.destqp)
+                .peer_index(i)
                 .map_or(String::new(), |j| format!("#{} ", j + 1));
             format!("{idx}({})", p.paired_by)
         }

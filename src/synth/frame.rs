@@ -41,157 +41,37 @@ pub enum NetSpec {
 }
 
 impl NetSpec {
-    /// Sets the ECN bits (v1: the low bits of the GRH traffic class).
-    pub fn with_ecn(self, e: u8) -> Self {
-        match self {
-            NetSpec::V2Ipv4 {
-                src,
-                dst,
-                dscp,
-                ttl,
-                sport,
-                ..
-            } => NetSpec::V2Ipv4 {
-                src,
-                dst,
-                dscp,
-                ecn: e & 3,
-                ttl,
-                sport,
-            },
-            NetSpec::V2Ipv6 {
-                src,
-                dst,
-                dscp,
-                hop_limit,
-                flow_label,
-                sport,
-                ..
-            } => NetSpec::V2Ipv6 {
-                src,
-                dst,
-                dscp,
-                ecn: e & 3,
-                hop_limit,
-                flow_label,
-                sport,
-            },
-            NetSpec::V1 {
-                sgid,
-                dgid,
-                tclass,
-                hop_limit,
-                flow_label,
-            } => NetSpec::V1 {
-                sgid,
-                dgid,
-                tclass: (tclass & !3) | (e & 3),
-                hop_limit,
-                flow_label,
-            },
+    /// The traffic class byte (DSCP << 2 | ECN) wherever this layer keeps it.
+    fn set_class(mut self, f: impl FnOnce(u8) -> u8) -> Self {
+        match &mut self {
+            NetSpec::V2Ipv4 { dscp, ecn, .. } | NetSpec::V2Ipv6 { dscp, ecn, .. } => {
+                let tc = f((*dscp << 2) | (*ecn & 3));
+                *dscp = tc >> 2;
+                *ecn = tc & 3;
+            }
+            NetSpec::V1 { tclass, .. } => *tclass = f(*tclass),
         }
+        self
     }
 
-    /// The same path in the other direction.
-    pub fn reversed(self) -> Self {
-        match self {
-            NetSpec::V2Ipv4 {
-                src,
-                dst,
-                dscp,
-                ecn,
-                ttl,
-                sport,
-            } => NetSpec::V2Ipv4 {
-                src: dst,
-                dst: src,
-                dscp,
-                ecn,
-                ttl,
-                sport,
-            },
-            NetSpec::V2Ipv6 {
-                src,
-                dst,
-                dscp,
-                ecn,
-                hop_limit,
-                flow_label,
-                sport,
-            } => NetSpec::V2Ipv6 {
-                src: dst,
-                dst: src,
-                dscp,
-                ecn,
-                hop_limit,
-                flow_label,
-                sport,
-            },
-            NetSpec::V1 {
-                sgid,
-                dgid,
-                tclass,
-                hop_limit,
-                flow_label,
-            } => NetSpec::V1 {
-                sgid: dgid,
-                dgid: sgid,
-                tclass,
-                hop_limit,
-                flow_label,
-            },
-        }
+    /// Sets the ECN bits (v1: the low bits of the GRH traffic class).
+    pub fn with_ecn(self, e: u8) -> Self {
+        self.set_class(|tc| (tc & !3) | (e & 3))
     }
 
     /// Sets the DSCP (v1: the top six bits of the traffic class).
     pub fn with_dscp(self, d: u8) -> Self {
-        match self {
-            NetSpec::V2Ipv4 {
-                src,
-                dst,
-                ecn,
-                ttl,
-                sport,
-                ..
-            } => NetSpec::V2Ipv4 {
-                src,
-                dst,
-                dscp: d & 0x3f,
-                ecn,
-                ttl,
-                sport,
-            },
-            NetSpec::V2Ipv6 {
-                src,
-                dst,
-                ecn,
-                hop_limit,
-                flow_label,
-                sport,
-                ..
-            } => NetSpec::V2Ipv6 {
-                src,
-                dst,
-                dscp: d & 0x3f,
-                ecn,
-                hop_limit,
-                flow_label,
-                sport,
-            },
-            NetSpec::V1 {
-                sgid,
-                dgid,
-                tclass,
-                hop_limit,
-                flow_label,
-            } => NetSpec::V1 {
-                sgid,
-                dgid,
-                tclass: (d << 2) | (tclass & 3),
-                hop_limit,
-                flow_label,
-            },
+        self.set_class(|tc| ((d & 0x3f) << 2) | (tc & 3))
+    }
+
+    /// The same path in the other direction.
+    pub fn reversed(mut self) -> Self {
+        match &mut self {
+            NetSpec::V2Ipv4 { src, dst, .. } => std::mem::swap(src, dst),
+            NetSpec::V2Ipv6 { src, dst, .. } => std::mem::swap(src, dst),
+            NetSpec::V1 { sgid, dgid, .. } => std::mem::swap(sgid, dgid),
         }
+        self
     }
 }
 

@@ -177,14 +177,6 @@ impl App {
             .all(|w| hay.contains(w))
     }
 
-    fn peer_of(&self, i: usize) -> Option<usize> {
-        let p = self.report.flows[i].peer.as_ref()?;
-        self.report
-            .flows
-            .iter()
-            .position(|g| g.src == p.src && g.dst == p.dst && g.destqp == p.destqp)
-    }
-
     /// Orders the flows table: connections stay together, sorted by the
     /// column chosen (most first), trouble first by default.
     pub fn rebuild_flow_rows(&mut self) {
@@ -197,7 +189,7 @@ impl App {
             }
             seen[i] = true;
             let mut g = vec![i];
-            if let Some(j) = self.peer_of(i)
+            if let Some(j) = self.report.peer_index(i)
                 && !seen[j]
             {
                 seen[j] = true;

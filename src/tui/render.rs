@@ -118,12 +118,7 @@ fn flows(app: &App, f: &mut Frame, area: Rect) {
     let rows = app.flow_rows.iter().map(|&i| {
         let fl = &app.report.flows[i];
         let is_peer = prev_peer == Some(i);
-        prev_peer = fl.peer.as_ref().and_then(|p| {
-            app.report
-                .flows
-                .iter()
-                .position(|g| g.src == p.src && g.dst == p.dst && g.destqp == p.destqp)
-        });
+        prev_peer = app.report.peer_index(i);
         let name = format!("{}{} → {}", if is_peer { "└ " } else { "" }, fl.src, fl.dst);
         let paused = app.paused_ns[i];
         Row::new([
