@@ -511,9 +511,9 @@ fn run_gen(args: &GenArgs, decode: &DecodeArgs) -> Result<(), RunError> {
     let started = std::time::Instant::now();
     let file = std::fs::File::create(&args.output)
         .map_err(|e| RunError::Usage(format!("{}: {e}", args.output.display())))?;
-    let mut w = CaptureWriter::new(BufWriter::with_capacity(1 << 20, file), format)?;
+    let mut w = CaptureWriter::new(crate::synth::BackgroundWriter::new(file), format)?;
     let truth = generate(opts, &mut |ts, f| w.write(ts, f))?;
-    w.flush()?;
+    w.into_inner().finish()?;
     if let Some(t) = &args.truth {
         let f = std::fs::File::create(t)
             .map_err(|e| RunError::Usage(format!("{}: {e}", t.display())))?;

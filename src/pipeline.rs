@@ -96,8 +96,8 @@ fn analyze_pipelined(
 ) -> Result<Report, CaptureError> {
     use std::sync::mpsc::sync_channel;
     type Batch = Vec<(Packet<'static>, Fingerprint)>;
-    let (to_analysis, batches) = sync_channel::<Batch>(8);
-    let (recycle, recycled) = sync_channel::<Batch>(16);
+    let (to_analysis, batches) = sync_channel::<Batch>(2);
+    let (recycle, recycled) = sync_channel::<Batch>(4);
     std::thread::scope(|scope| {
         let analysis = scope.spawn(move || {
             let mut an = Analyzer::new(opts);

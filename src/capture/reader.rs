@@ -595,7 +595,7 @@ pub struct StreamReader {
 }
 
 /// Window mapped at a time for regular files.
-pub const MAP_WINDOW: usize = 32 << 20;
+pub const MAP_WINDOW: usize = 16 << 20;
 
 /// Reads into `buf[*end..]` until it is full or the input ends.
 fn fill(

@@ -8,4 +8,4 @@ pub mod samples;
 pub mod scenario;
 
 pub use frame::{ExtHeaders, NetSpec, Payload, RoceFrame, build_pause, build_pfc, build_roce};
-pub use pcap::{CaptureWriter, OutFormat};
+pub use pcap::{BackgroundWriter, CaptureWriter, OutFormat};

@@ -126,3 +126,89 @@ impl<W: Write> CaptureWriter<W> {
         self.w.flush()
     }
 }
+
+/// A [`Write`] that hands full buffers to a second thread, which writes
+/// them to the inner writer: generating and writing overlap on two cores.
+pub struct BackgroundWriter {
+    buf: Vec<u8>,
+    tx: Option<std::sync::mpsc::SyncSender<Vec<u8>>>,
+    back: std::sync::mpsc::Receiver<Vec<u8>>,
+    thread: Option<std::thread::JoinHandle<io::Result<()>>>,
+}
+
+const BACKGROUND_CHUNK: usize = 1 << 20;
+
+impl BackgroundWriter {
+    pub fn new<W: Write + Send + 'static>(mut inner: W) -> Self {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+        let (give_back, back) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+        let thread = std::thread::spawn(move || -> io::Result<()> {
+            for mut chunk in rx {
+                inner.write_all(&chunk)?;
+                chunk.clear();
+                let _ = give_back.try_send(chunk);
+            }
+            inner.flush()
+        });
+        BackgroundWriter {
+            buf: Vec::with_capacity(BACKGROUND_CHUNK),
+            tx: Some(tx),
+            back,
+            thread: Some(thread),
+        }
+    }
+
+    fn send(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let next = self
+            .back
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(BACKGROUND_CHUNK));
+        let full = std::mem::replace(&mut self.buf, next);
+        match &self.tx {
+            Some(tx) if tx.send(full).is_ok() => Ok(()),
+            _ => Err(self
+                .join()
+                .err()
+                .unwrap_or_else(|| io::Error::other("writer thread stopped"))),
+        }
+    }
+
+    fn join(&mut self) -> io::Result<()> {
+        self.tx = None;
+        match self.thread.take().map(|t| t.join()) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(io::Error::other("writer thread panicked")),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes what is left and waits for the thread.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.send()?;
+        self.join()
+    }
+}
+
+impl Write for BackgroundWriter {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.buf.extend_from_slice(b);
+        if self.buf.len() >= BACKGROUND_CHUNK {
+            self.send()?;
+        }
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.send()
+    }
+}
+
+impl Drop for BackgroundWriter {
+    fn drop(&mut self) {
+        let _ = self.send();
+        let _ = self.join();
+    }
+}
