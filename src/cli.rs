@@ -20,7 +20,7 @@ Examples:
   roce-dissect packets -V -x capture.pcap   full header tree and hex dump
   roce-dissect packets --json capture.pcap  JSON Lines, one object per frame
 
-Exit status: 0 on success, 2 when the capture cannot be read, 1 on other errors.";
+Exit status: 0 on success, 2 when the capture cannot be read or the command line is wrong, 1 on other errors (e.g. writing the output).";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -320,9 +320,10 @@ impl From<io::Error> for RunError {
 impl RunError {
     pub fn exit_code(&self) -> u8 {
         match self {
-            RunError::Capture(..) => 2,
+            // Unreadable input and command-line misuse, like clap's own errors.
+            RunError::Capture(..) | RunError::Usage(_) => 2,
             RunError::BrokenPipe => 0,
-            _ => 1,
+            RunError::Io(_) => 1,
         }
     }
 }
