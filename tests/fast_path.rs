@@ -48,7 +48,7 @@ fn captures_decode_identically() {
             n += 1;
         }
     }
-    assert!(n > 3000);
+    assert!(n >= 2270, "the sample captures alone hold 2270 frames");
 }
 
 #[test]
