@@ -1,11 +1,12 @@
-//! Decoding throughput: dissect every frame of a synthetic capture.
+//! Throughput of decoding alone and of the full analysis on a capture
+//! (`captures/mixed.pcapng`, or `ROCE_BENCH_CAPTURE=FILE cargo bench`).
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use roce_dissect::capture::CaptureFile;
 use roce_dissect::dissect::{DissectOptions, dissect};
 
 fn bench_decode(c: &mut Criterion) {
     let path = std::env::var("ROCE_BENCH_CAPTURE")
-        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/captures/clean.pcap").into());
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/captures/mixed.pcapng").into());
     let Ok(file) = CaptureFile::open(&path) else {
         eprintln!("bench: {path} not found; set ROCE_BENCH_CAPTURE");
         return;
@@ -22,6 +23,21 @@ fn bench_decode(c: &mut Criterion) {
                 n += u64::from(p.bth.map(|b| b.psn).unwrap_or(0) & 1);
             }
             n
+        })
+    });
+    g.bench_function("full_analysis", |b| {
+        b.iter(|| {
+            let mut frames = file.frames().unwrap();
+            roce_dissect::pipeline::analyze_sequential(
+                &mut frames,
+                "bench",
+                &opts,
+                Default::default(),
+                None,
+            )
+            .unwrap()
+            .flows
+            .len()
         })
     });
     g.finish();
