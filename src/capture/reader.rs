@@ -468,23 +468,9 @@ impl<'a> FrameReader<'a> {
         Ok(r)
     }
 
-    pub fn format(&self) -> Format {
-        self.records.format()
-    }
-    pub fn ts_resolution_ns(&self) -> u64 {
-        self.records.ts_resolution_ns
-    }
+    /// Link speed from a pcapng `if_speed` option, when one was present.
     pub fn if_speed_bps(&self) -> Option<u64> {
         self.records.if_speed_bps
-    }
-    pub fn warnings(&self) -> &[String] {
-        &self.records.warnings
-    }
-    pub fn warning_count(&self) -> u64 {
-        self.records.warning_count
-    }
-    pub fn position(&self) -> usize {
-        self.pos
     }
 }
 
