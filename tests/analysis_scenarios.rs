@@ -388,6 +388,12 @@ fn ce_marks_and_cnps() {
     // (priority 6) does not change the flow's priority.
     assert_eq!(back["priority"], 3);
     assert_eq!(data["priority"], 3);
+    // Per connection: CE marks against the CNPs returned.
+    let conn = &r["connections"][0];
+    assert_eq!(
+        (conn["ecn_ce"].as_u64(), conn["cnps"].as_u64()),
+        (Some(3), Some(2))
+    );
 }
 
 #[test]

@@ -127,9 +127,12 @@ pub(super) fn build_report(a: Analyzer, info: CaptureInfo) -> (Report, Vec<usize
                 });
                 let (x, y) = (pos[old], pos[*other as usize]);
                 if x < y {
+                    let (f, g) = (&a.flows[old], &a.flows[*other as usize]);
                     connections.push(Connection {
                         flows: [x, y],
                         paired_by: by,
+                        ecn_ce: f.ecn_ce + g.ecn_ce,
+                        cnps: f.cnps + g.cnps,
                     });
                 }
             }

@@ -173,6 +173,9 @@ pub struct Connection {
     /// Indexes into `flows`.
     pub flows: [usize; 2],
     pub paired_by: &'static str,
+    /// CE-marked packets in either direction, and the CNPs returned.
+    pub ecn_ce: u64,
+    pub cnps: u64,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
