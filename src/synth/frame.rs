@@ -169,6 +169,13 @@ fn ipv4_checksum(h: &[u8]) -> u16 {
     !(sum as u16)
 }
 
+/// The UDP header of a RoCE v2 frame (checksum left zero).
+fn put_udp(u: &mut [u8], sport: u16, len: usize) {
+    u[0..2].copy_from_slice(&sport.to_be_bytes());
+    u[2..4].copy_from_slice(&crate::dissect::ROCE_V2_PORT.to_be_bytes());
+    u[4..6].copy_from_slice(&(len as u16).to_be_bytes());
+}
+
 /// Appends the frame to `out` and returns its length.
 pub fn build_roce(f: &RoceFrame<'_>, out: &mut Vec<u8>) -> usize {
     let start = out.len();
@@ -212,10 +219,11 @@ pub fn build_roce(f: &RoceFrame<'_>, out: &mut Vec<u8>) -> usize {
             h[16..20].copy_from_slice(&dst.octets());
             let c = ipv4_checksum(h);
             h[10..12].copy_from_slice(&c.to_be_bytes());
-            let u = &mut out[net_start + IPV4_LEN..net_start + IPV4_LEN + UDP_LEN];
-            u[0..2].copy_from_slice(&sport.to_be_bytes());
-            u[2..4].copy_from_slice(&crate::dissect::ROCE_V2_PORT.to_be_bytes());
-            u[4..6].copy_from_slice(&((UDP_LEN + transport_len) as u16).to_be_bytes());
+            put_udp(
+                &mut out[net_start + IPV4_LEN..],
+                sport,
+                UDP_LEN + transport_len,
+            );
         }
         NetSpec::V2Ipv6 {
             src,
@@ -235,10 +243,11 @@ pub fn build_roce(f: &RoceFrame<'_>, out: &mut Vec<u8>) -> usize {
             h[7] = hop_limit;
             h[8..24].copy_from_slice(&src.octets());
             h[24..40].copy_from_slice(&dst.octets());
-            let u = &mut out[net_start + IPV6_LEN..net_start + IPV6_LEN + UDP_LEN];
-            u[0..2].copy_from_slice(&sport.to_be_bytes());
-            u[2..4].copy_from_slice(&crate::dissect::ROCE_V2_PORT.to_be_bytes());
-            u[4..6].copy_from_slice(&((UDP_LEN + transport_len) as u16).to_be_bytes());
+            put_udp(
+                &mut out[net_start + IPV6_LEN..],
+                sport,
+                UDP_LEN + transport_len,
+            );
         }
         NetSpec::V1 {
             sgid,
