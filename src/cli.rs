@@ -1,7 +1,7 @@
 //! Command-line parsing and the commands. `main.rs` only calls [`main`].
 
 use std::io::{self, BufWriter, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
@@ -417,10 +417,8 @@ fn analysis_options(decode: &DecodeArgs, args: &ReportArgs) -> Result<AnalysisOp
     })
 }
 
-fn run_report(path: &PathBuf, decode: &DecodeArgs, args: &ReportArgs) -> Result<(), RunError> {
+fn run_report(path: &Path, decode: &DecodeArgs, args: &ReportArgs) -> Result<(), RunError> {
     let opts = analysis_options(decode, args)?;
-    let mut reader = open_stream(path).map_err(|e| with_path(e, path))?;
-    let name = path.display().to_string();
     let started = std::time::Instant::now();
     let show = io::stderr().is_terminal();
     let mut shown = false;
@@ -435,13 +433,8 @@ fn run_report(path: &PathBuf, decode: &DecodeArgs, args: &ReportArgs) -> Result<
             );
         }
     };
-    let result = crate::pipeline::analyze_source(
-        &mut reader,
-        &name,
-        &decode.dissect_options(),
-        opts,
-        Some(&mut progress),
-    );
+    let result =
+        crate::pipeline::analyze_path(path, &decode.dissect_options(), opts, Some(&mut progress));
     if shown {
         eprint!("\r{:60}\r", "");
     }

@@ -4,9 +4,11 @@ use std::net::IpAddr;
 
 use rustc_hash::FxHashMap;
 
+use super::facts::{Facts, RoceFacts};
 use super::psn::{PsnTracker, Verdict, WINDOW, psn_add, psn_diff};
 use super::report::{DelayStats, Episode, Event, NakCounts};
 use crate::dissect::{Packet, RoceVersion};
+use crate::wire::BthRepr;
 use crate::wire::{Operation, Transport};
 
 /// (source address, destination address, BTH DestQP). Addresses are IPs
@@ -164,7 +166,7 @@ impl Fingerprint {
 }
 
 impl FlowState {
-    pub fn new(key: FlowKey, version: RoceVersion, pkt: &Packet<'_>) -> Self {
+    pub fn new(key: FlowKey, version: RoceVersion, pkt: &Facts) -> Self {
         FlowState {
             key,
             version,
@@ -229,7 +231,7 @@ impl FlowState {
         &mut self,
         max: usize,
         kind: &'static str,
-        pkt: &Packet<'_>,
+        pkt: &Facts,
         psn: Option<u32>,
         count: Option<u32>,
         code: Option<u8>,
@@ -267,15 +269,20 @@ impl FlowState {
     }
 
     /// A packet of the request sequence.
-    pub fn request(&mut self, pkt: &Packet<'_>, op: Operation, pmtu: Option<u32>, max: usize) {
-        let Some(bth) = pkt.bth else {
-            return;
-        };
+    pub fn request(
+        &mut self,
+        pkt: &Facts,
+        r: &RoceFacts,
+        op: Operation,
+        pmtu: Option<u32>,
+        max: usize,
+    ) {
+        let bth = r.bth;
         if pmtu.is_some() {
             self.pmtu = pmtu;
         }
         let verdict = if bth.opcode.transport() == Transport::Ud {
-            let src_qp = pkt.deth.map(|d| d.src_qp).unwrap_or(0);
+            let src_qp = r.src_qp.unwrap_or(0);
             self.ud.entry(src_qp).or_default().observe(bth.psn, 1)
         } else {
             // A replay of the pending READ itself does not settle its span.
@@ -284,12 +291,12 @@ impl FlowState {
             }
             let mut span = 1;
             if op == Operation::ReadRequest
-                && let Some(reth) = pkt.reth
+                && let Some(dma_len) = r.dma_len
             {
                 match pmtu {
-                    Some(m) => span = read_span(reth.dma_len, m),
+                    Some(m) => span = read_span(dma_len, m),
                     None if self.pending_read.is_none() => {
-                        self.pending_read = Some((bth.psn, reth.dma_len))
+                        self.pending_read = Some((bth.psn, dma_len))
                     }
                     None => {}
                 }
@@ -305,10 +312,7 @@ impl FlowState {
     }
 
     /// A READ response packet.
-    pub fn read_response(&mut self, pkt: &Packet<'_>, op: Operation, max: usize) {
-        let Some(bth) = pkt.bth else {
-            return;
-        };
+    pub fn read_response(&mut self, pkt: &Facts, bth: &BthRepr, op: Operation, max: usize) {
         let t = self.resp.get_or_insert_with(Default::default);
         let verdict = match op {
             Operation::ReadResponseFirst | Operation::ReadResponseOnly => {
@@ -319,7 +323,7 @@ impl FlowState {
         self.sequence_verdict(pkt, bth.psn, verdict, max);
     }
 
-    fn sequence_verdict(&mut self, pkt: &Packet<'_>, psn: u32, verdict: Verdict, max: usize) {
+    fn sequence_verdict(&mut self, pkt: &Facts, psn: u32, verdict: Verdict, max: usize) {
         let silence = self
             .last_seq_ts
             .map(|t| pkt.ts_ns.saturating_sub(t))

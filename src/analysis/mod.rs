@@ -1,6 +1,7 @@
 //! Packets to flows, PSN state, pauses and CNP/ECN: the only stateful layer.
 //! Memory grows with the number of flows, never with the number of packets.
 
+mod facts;
 mod flow;
 pub mod hints;
 mod pairing;
@@ -12,6 +13,7 @@ use std::net::IpAddr;
 
 use rustc_hash::FxHashMap;
 
+pub use facts::{Body, Facts, RoceFacts};
 pub use flow::{Fingerprint, FlowKey};
 use flow::{FlowState, RecentNak};
 pub use report::Report;
@@ -182,49 +184,43 @@ impl Analyzer {
 
     /// Feeds one packet; returns the (internal) id of its flow, if any.
     pub fn packet(&mut self, pkt: &Packet<'_>) -> Option<u32> {
-        let fp = if pkt.bth.is_some() {
-            Fingerprint::of(pkt)
-        } else {
-            Fingerprint::default()
-        };
-        self.packet_fingerprinted(pkt, &fp)
+        self.observe(&Facts::of(pkt))
     }
 
-    /// [`packet`](Self::packet) for a packet whose bytes are gone (another
-    /// thread dissected it): `fp` is its [`Fingerprint`].
-    pub fn packet_fingerprinted(&mut self, pkt: &Packet<'_>, fp: &Fingerprint) -> Option<u32> {
+    /// [`packet`](Self::packet) for a packet dissected elsewhere (another
+    /// thread): its [`Facts`].
+    pub fn observe(&mut self, facts: &Facts) -> Option<u32> {
         let t = &mut self.totals;
         t.frames += 1;
         if t.first_ts.is_none() {
-            t.first_ts = Some(pkt.ts_ns);
+            t.first_ts = Some(facts.ts_ns);
         }
-        t.last_ts = t.last_ts.max(pkt.ts_ns);
-        if pkt.is_truncated() {
+        t.last_ts = t.last_ts.max(facts.ts_ns);
+        if facts.has(Facts::TRUNCATED) {
             t.truncated += 1;
         }
-        if let Some(e) = &pkt.error
-            && !(pkt.is_truncated() && e.is_truncation())
-        {
+        if facts.has(Facts::MALFORMED) {
             t.malformed += 1;
         }
-        if pkt.icrc.is_some_and(|i| i.valid == Some(false)) {
+        if facts.has(Facts::BAD_ICRC) {
             t.icrc_errors += 1;
         }
-        if let Some(p) = &pkt.pause {
-            self.pause_frame(pkt, p);
-            return None;
+        if facts.has(Facts::ROCE) {
+            t.roce_frames += 1;
         }
-        if pkt.roce.is_some() {
-            self.totals.roce_frames += 1;
+        match &facts.body {
+            Body::Other => None,
+            Body::Pause { src_mac, pause } => {
+                if let Some(mac) = src_mac {
+                    self.pause_frame(facts, *mac, pause);
+                }
+                None
+            }
+            Body::Roce(r) => Some(self.roce_packet(facts, r)),
         }
-        let key = Self::flow_key(pkt)?;
-        self.roce_packet(pkt, key, fp)
     }
 
-    fn pause_frame(&mut self, pkt: &Packet<'_>, p: &PauseRepr) {
-        let Some(mac) = pkt.src_mac() else {
-            return;
-        };
+    fn pause_frame(&mut self, pkt: &Facts, mac: [u8; 6], p: &PauseRepr) {
         let bps = self.opts.link_speed_bps;
         match p {
             PauseRepr::Pfc(pfc) => {
@@ -257,7 +253,7 @@ impl Analyzer {
         }
     }
 
-    fn flow_id(&mut self, key: FlowKey, pkt: &Packet<'_>) -> u32 {
+    fn flow_id(&mut self, key: FlowKey, pkt: &Facts, version: RoceVersion) -> u32 {
         if let Some((k, id)) = self.last_flow
             && k == key
         {
@@ -267,7 +263,6 @@ impl Analyzer {
             Some(&id) => id,
             None => {
                 let id = self.flows.len() as u32;
-                let version = pkt.roce.unwrap_or(RoceVersion::V2);
                 self.flows.push(FlowState::new(key, version, pkt));
                 self.index.insert(key, id);
                 id
@@ -298,9 +293,9 @@ impl Analyzer {
         }
     }
 
-    fn roce_packet(&mut self, pkt: &Packet<'_>, key: FlowKey, fp: &Fingerprint) -> Option<u32> {
-        let bth = pkt.bth?;
-        let id = self.flow_id(key, pkt);
+    fn roce_packet(&mut self, pkt: &Facts, r: &RoceFacts) -> u32 {
+        let (bth, key, fp) = (r.bth, r.key, &r.fingerprint);
+        let id = self.flow_id(key, pkt, r.version);
         let dup_window = self.opts.dup_window_ns;
         let max_events = self.opts.max_events;
 
@@ -312,38 +307,37 @@ impl Analyzer {
             if f.is_duplicate(fp, dup_window) {
                 f.duplicates += 1;
                 self.totals.duplicates += 1;
-                return Some(id);
+                return id;
             }
             f.remember(fp);
         }
 
         let op = bth.opcode.operation();
         // PMTU from FIRST/MIDDLE payloads, which are exactly one PMTU.
-        if let (Some(o), Some(n)) = (op, pkt.payload_len)
+        if let (Some(o), Some(n)) = (op, r.payload_len)
             && o.is_first_or_middle()
             && n > 0
             && self.pmtu_for(id) != Some(n)
         {
             self.learn_pmtu(&key, n);
         }
-        if let Some(cm) = &pkt.cm {
+        if let Some(cm) = &r.cm {
             self.cm_message(&key, cm);
         }
 
         let pmtu = self.pmtu_for(id);
-        let priority = pkt.pcp().or_else(|| {
-            pkt.dscp()
-                .and_then(|d| self.opts.dscp_map[usize::from(d & 63)])
-        });
+        let priority = r
+            .pcp
+            .or_else(|| r.dscp.and_then(|d| self.opts.dscp_map[usize::from(d & 63)]));
         let f = &mut self.flows[id as usize];
-        f.payload_bytes += u64::from(pkt.payload_len.unwrap_or(0));
+        f.payload_bytes += u64::from(r.payload_len.unwrap_or(0));
         f.last_ts = f.last_ts.max(pkt.ts_ns);
         // CNPs ride their own priority by design; a flow's priority is that
         // of its other frames (or of its CNPs when it carries nothing else).
         if priority.is_some() && (op != Some(Operation::Cnp) || f.priority.is_none()) {
             f.priority = priority;
         }
-        if pkt.icrc.is_some_and(|i| i.valid == Some(false)) {
+        if pkt.has(Facts::BAD_ICRC) {
             f.bad_icrc += 1;
             f.event(max_events, "bad_icrc", pkt, Some(bth.psn), None, None, None);
         }
@@ -352,7 +346,7 @@ impl Analyzer {
         }
 
         // ECN CE marks.
-        if pkt.ecn() == Some(3) {
+        if r.ecn == Some(3) {
             f.ecn_ce += 1;
             f.event(max_events, "ecn_ce", pkt, Some(bth.psn), None, None, None);
             if f.pending_ce.is_none() {
@@ -372,16 +366,16 @@ impl Analyzer {
                 self.cnp_arrived(&key, pkt.ts_ns);
             }
             Some(o) if o.is_request() => {
-                f.request(pkt, o, pmtu, max_events);
+                f.request(pkt, r, o, pmtu, max_events);
             }
             Some(o) if o.is_read_response() => {
-                f.read_response(pkt, o, max_events);
+                f.read_response(pkt, &bth, o, max_events);
             }
             _ => {}
         }
 
         // ACK/NAK syndromes.
-        if let Some(a) = &pkt.aeth {
+        if let Some(a) = &r.aeth {
             let f = &mut self.flows[id as usize];
             f.note_ack_psn(bth.psn);
             let kind = a.kind();
@@ -443,10 +437,10 @@ impl Analyzer {
         }
 
         // Frames sent on a priority that the receiving port paused.
-        if let (Some(prio), Some(eth)) = (priority, pkt.eth) {
-            self.pauses.sent(eth.dst, prio, pkt.ts_ns, id);
+        if let (Some(prio), Some(dst)) = (priority, r.dst_mac) {
+            self.pauses.sent(dst, prio, pkt.ts_ns, id);
         }
-        Some(id)
+        id
     }
 
     fn cm_message(&mut self, key: &FlowKey, cm: &CmMessage) {

@@ -2,10 +2,12 @@
 //! (several sections and interfaces), memory-mapped, timestamps as u64
 //! nanoseconds. Knows no protocol beyond the link type number.
 
+mod chunks;
 mod reader;
 
+pub use chunks::{PCAP_HEADER_LEN, PcapLayout, RECORD_HEADER_LEN, Record};
 pub use reader::{
-    Frame, FrameReader, FrameSource, OwnedFrame, RandomAccess, Section, StreamReader,
+    Frame, FrameReader, FrameSource, OwnedFrame, RandomAccess, Section, StreamReader, cut_warning,
 };
 
 use std::fmt;

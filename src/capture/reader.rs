@@ -215,10 +215,7 @@ impl Records {
     }
 
     fn cut(&mut self, offset: u64, needed: usize, have: usize) {
-        self.warn(format!(
-            "capture cut mid-record at byte {offset}: record needs {needed} bytes, file has {have}; read {} whole frames before it",
-            self.number
-        ));
+        self.warn(cut_warning(offset, needed, have, self.number));
     }
 
     /// The next step from `input`, which starts at file offset `at`.
@@ -270,8 +267,14 @@ impl Records {
                             data: start..start + data.len(),
                         }
                     }
+                    // The parser counts the header's 16 bytes when the header
+                    // itself is cut, and only the data's after a whole header.
                     Err(PcapParseError::IncompleteBuffer(needed, _)) => Step::Incomplete {
-                        needed: needed.saturating_add(16),
+                        needed: if input.len() < 16 {
+                            16
+                        } else {
+                            needed.saturating_add(16)
+                        },
                     },
                     Err(e) => Step::Error(CaptureError::Corrupt {
                         what: "pcap record",
@@ -428,6 +431,13 @@ impl Records {
         }
         Step::Skip(consumed)
     }
+}
+
+/// The warning for a file that ends inside a record.
+pub fn cut_warning(offset: u64, needed: usize, have: usize, frames: u64) -> String {
+    format!(
+        "capture cut mid-record at byte {offset}: record needs {needed} bytes, file has {have}; read {frames} whole frames before it"
+    )
 }
 
 /// Frames out of a capture held in memory (a memory-mapped file): zero

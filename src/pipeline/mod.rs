@@ -1,8 +1,11 @@
 //! File → frames → packets → report, for the CLI, the TUI and the tests.
 
-use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Fingerprint, FlowKey, Report};
-use crate::capture::{CaptureError, CaptureFile, FrameSource};
-use crate::dissect::Packet;
+pub mod chunked;
+
+use std::path::Path;
+
+use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Facts, FlowKey, Report};
+use crate::capture::{CaptureError, CaptureFile, FrameSource, open_stream};
 use crate::dissect::{DissectOptions, dissect};
 
 /// Called now and then with (bytes read, file size, frames so far).
@@ -20,6 +23,47 @@ pub fn analyze(
     analyze_source(&mut reader, &name, dissect_opts, opts, progress)
 }
 
+/// Threads to use: `ROCE_DISSECT_THREADS` when set to a number, else one
+/// per core.
+pub fn threads() -> usize {
+    std::env::var("ROCE_DISSECT_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// Analyses the capture at `path` (`-` for standard input) the fastest way
+/// the file allows: a classic pcap file of several chunks on several cores
+/// goes to [`chunked::analyze_pcap`], anything else (pcapng, a pipe) through
+/// [`analyze_source`].
+pub fn analyze_path(
+    path: &Path,
+    dissect_opts: &DissectOptions,
+    opts: AnalysisOptions,
+    progress: Option<Progress<'_>>,
+) -> Result<Report, CaptureError> {
+    let name = path.display().to_string();
+    // Opening for the sequential reader first gives its errors (missing
+    // file, bad header) whichever reader then runs.
+    let mut source = open_stream(path)?;
+    let threads = threads();
+    if threads >= 2
+        && path.as_os_str() != "-"
+        && let Ok(file) = std::fs::File::open(path)
+        && let Some(pcap) = chunked::PcapFile::new(&file)
+        && pcap.size > 2 * chunked::CHUNK
+    {
+        drop(source);
+        let plan = chunked::Plan {
+            threads,
+            chunk: chunked::CHUNK,
+        };
+        return chunked::analyze_pcap(pcap, &name, dissect_opts, opts, plan, progress);
+    }
+    analyze_source(&mut source, &name, dissect_opts, opts, progress)
+}
+
 /// Analyses every frame of `source`. Warnings (a cut file, skipped blocks)
 /// are in `report.capture.warnings`.
 ///
@@ -34,8 +78,7 @@ pub fn analyze_source(
     opts: AnalysisOptions,
     progress: Option<Progress<'_>>,
 ) -> Result<Report, CaptureError> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if cores >= 2 && std::env::var_os("ROCE_DISSECT_THREADS").is_none_or(|v| v != "1") {
+    if threads() >= 2 {
         analyze_pipelined(source, name, dissect_opts, opts, progress)
     } else {
         analyze_sequential(source, name, dissect_opts, opts, progress)
@@ -95,15 +138,15 @@ fn analyze_pipelined(
     mut progress: Option<Progress<'_>>,
 ) -> Result<Report, CaptureError> {
     use std::sync::mpsc::sync_channel;
-    type Batch = Vec<(Packet<'static>, Fingerprint)>;
+    type Batch = Vec<Facts>;
     let (to_analysis, batches) = sync_channel::<Batch>(2);
     let (recycle, recycled) = sync_channel::<Batch>(4);
     std::thread::scope(|scope| {
         let analysis = scope.spawn(move || {
             let mut an = Analyzer::new(opts);
             for mut batch in batches {
-                for (pkt, fp) in &batch {
-                    an.packet_fingerprinted(pkt, fp);
+                for facts in &batch {
+                    an.observe(facts);
                 }
                 batch.clear();
                 let _ = recycle.try_send(batch);
@@ -122,13 +165,7 @@ fn analyze_pipelined(
                     break;
                 }
             };
-            let pkt = dissect(&frame, dissect_opts);
-            let fp = if pkt.bth.is_some() {
-                Fingerprint::of(&pkt)
-            } else {
-                Fingerprint::default()
-            };
-            batch.push((pkt.detached(), fp));
+            batch.push(Facts::of(&dissect(&frame, dissect_opts)));
             n += 1;
             if batch.len() == BATCH {
                 let next = recycled

@@ -29,19 +29,30 @@ pub struct Window {
 impl Window {
     /// Maps `len` bytes of `file` from `offset` (clipped to the file's end).
     pub fn map(file: &File, offset: u64, len: usize) -> io::Result<Window> {
+        Self::map_with(file, offset, len, false)
+    }
+
+    /// Like [`map`](Self::map), with the page tables filled in one go
+    /// (`MAP_POPULATE` where the system has it) rather than fault by fault:
+    /// cheaper for a window that will be read from end to end.
+    pub fn map_populated(file: &File, offset: u64, len: usize) -> io::Result<Window> {
+        Self::map_with(file, offset, len, true)
+    }
+
+    fn map_with(file: &File, offset: u64, len: usize, populate: bool) -> io::Result<Window> {
         let size = file.metadata()?.len();
         let len = len.min(size.saturating_sub(offset) as usize);
         if len == 0 {
             return Ok(Window { map: None, offset });
         }
+        let mut options = memmap2::MmapOptions::new();
+        options.offset(offset).len(len);
+        if populate {
+            options.populate();
+        }
         // SAFETY: see the crate documentation: a read-only private map of a
         // file the process only reads.
-        let map = unsafe {
-            memmap2::MmapOptions::new()
-                .offset(offset)
-                .len(len)
-                .map(file)?
-        };
+        let map = unsafe { options.map(file)? };
         #[cfg(unix)]
         let _ = map.advise(memmap2::Advice::Sequential);
         Ok(Window {

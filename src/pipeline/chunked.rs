@@ -1,0 +1,430 @@
+//! A pcap file analysed by every core: the file is cut into chunks that
+//! worker threads map, read and dissect (with the ICRC, the costly part) in
+//! any order, while the calling thread feeds the chunks to the one
+//! [`Analyzer`] in file order, and dissects chunks itself when it would
+//! otherwise wait.
+//!
+//! A chunk's first record is found by a guess ([`PcapLayout::resync`]); the
+//! calling thread accepts a chunk only when its guessed start is where the
+//! previous chunk's last record ended, and otherwise dissects it again from
+//! the right offset. The report is therefore the sequential one, frame for
+//! frame (tested, including files built to fool the guess).
+
+use std::fs::File;
+use std::sync::{Condvar, Mutex};
+
+use super::Progress;
+use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Facts, Report};
+use crate::capture::{
+    CaptureError, Format, Frame, PCAP_HEADER_LEN, PcapLayout, Record, cut_warning,
+};
+use crate::dissect::{DissectOptions, dissect};
+
+/// Bytes per chunk: large enough that per-chunk costs (a map, a hand-over)
+/// vanish, small enough that the chunks in flight stay a few MiB.
+pub const CHUNK: u64 = 2 << 20;
+/// Mapped beyond a chunk for the record that straddles its end.
+const MARGIN: usize = 64 << 10;
+
+/// How the chunked reader is set up.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan {
+    /// Threads in all, the calling one included (at least 2).
+    pub threads: usize,
+    /// Bytes per chunk.
+    pub chunk: u64,
+}
+
+type Packets = Vec<Facts>;
+
+/// How a chunk's walk over its records ended.
+#[derive(Debug)]
+enum End {
+    /// The next record starts here, at or after the chunk's end.
+    Next(u64),
+    /// The last record ended exactly at the end of the file.
+    Eof,
+    /// The file ends inside the record at `at`.
+    Cut { at: u64, needed: usize, have: usize },
+    /// The record at `at` claims more than [`MAX_RECORD_LEN`] bytes.
+    Absurd { at: u64, len: u32 },
+    /// The chunk could not be mapped.
+    Io(std::io::Error),
+}
+
+/// One chunk, dissected.
+struct Chunk {
+    /// Where its first record was taken to be (`None`: no record found).
+    start: Option<u64>,
+    end: End,
+    /// Frame numbers count from 1 within the chunk.
+    packets: Packets,
+}
+
+/// The file and what every chunk job needs.
+struct Job<'a> {
+    file: &'a File,
+    size: u64,
+    layout: PcapLayout,
+    chunk: u64,
+    opts: &'a DissectOptions,
+}
+
+impl Job<'_> {
+    fn chunks(&self) -> usize {
+        let body = self.size.saturating_sub(PCAP_HEADER_LEN as u64);
+        body.div_ceil(self.chunk).max(1) as usize
+    }
+
+    /// Byte range `[lo, hi)` whose record starts belong to chunk `k`.
+    fn bounds(&self, k: usize) -> (u64, u64) {
+        let lo = PCAP_HEADER_LEN as u64 + k as u64 * self.chunk;
+        (lo, (lo + self.chunk).min(self.size))
+    }
+
+    /// Maps and dissects chunk `k`, from `known_start` when the caller knows
+    /// where its first record is, else from a guess.
+    fn run(&self, k: usize, known_start: Option<u64>, mut packets: Packets) -> Chunk {
+        packets.clear();
+        let (lo, hi) = self.bounds(k);
+        let from = known_start.unwrap_or(lo);
+        let limit = (hi - from.min(hi)) as usize;
+        let fail = |e, packets| Chunk {
+            start: None,
+            end: End::Io(e),
+            packets,
+        };
+        // The chunk and a margin for its last record, mapped in one go; a
+        // record longer than the margin maps more.
+        let mut window = match self.map(from, limit + MARGIN, true) {
+            Ok(w) => w,
+            Err(e) => return fail(e, packets),
+        };
+        let first = match known_start {
+            Some(_) => Some(0),
+            None => {
+                let at_eof = self.reaches_eof(from, &window);
+                self.layout.resync(&window, 0, limit, at_eof)
+            }
+        };
+        let Some(mut at) = first else {
+            return Chunk {
+                start: None,
+                end: End::Next(hi),
+                packets,
+            };
+        };
+        let start = Some(from + at as u64);
+        let end = loop {
+            let buf: &[u8] = &window;
+            let at_eof = self.reaches_eof(from, &window);
+            if at >= limit {
+                break if at == buf.len() && at_eof {
+                    End::Eof
+                } else {
+                    End::Next(from + at as u64)
+                };
+            }
+            match self.layout.record(buf, at) {
+                Record::Frame {
+                    ts_ns,
+                    len,
+                    data,
+                    next,
+                } => {
+                    let data = buf.get(data).unwrap_or_default();
+                    let frame = Frame {
+                        number: packets.len() as u64 + 1,
+                        ts_ns,
+                        len,
+                        caplen: data.len() as u32,
+                        link: self.layout.link,
+                        data,
+                        offset: (from + at as u64) as usize,
+                    };
+                    packets.push(Facts::of(&dissect(&frame, self.opts)));
+                    at = next;
+                }
+                Record::Incomplete { needed } if !at_eof => {
+                    window = match self.map(from, at + needed, false) {
+                        Ok(w) => w,
+                        Err(e) => return fail(e, packets),
+                    };
+                }
+                Record::Incomplete { needed } => {
+                    break End::Cut {
+                        at: from + at as u64,
+                        needed,
+                        have: buf.len() - at,
+                    };
+                }
+                Record::Absurd { len } => {
+                    break End::Absurd {
+                        at: from + at as u64,
+                        len,
+                    };
+                }
+            }
+        };
+        Chunk {
+            start,
+            end,
+            packets,
+        }
+    }
+
+    /// `len` bytes from `from`, clipped to the file.
+    fn map(&self, from: u64, len: usize, populate: bool) -> std::io::Result<mapwin::Window> {
+        let len = (len as u64).min(self.size.saturating_sub(from)) as usize;
+        if populate {
+            mapwin::Window::map_populated(self.file, from, len)
+        } else {
+            mapwin::Window::map(self.file, from, len)
+        }
+    }
+
+    fn reaches_eof(&self, from: u64, window: &[u8]) -> bool {
+        from + window.len() as u64 >= self.size
+    }
+}
+
+/// Chunks done and waiting, and who does what next.
+struct State {
+    /// The next chunk nobody has taken yet.
+    next: usize,
+    /// Chunks the analysis has finished with.
+    consumed: usize,
+    /// Finished chunks, chunk `k` in slot `k % ahead`.
+    done: Vec<Option<Chunk>>,
+    /// Packet buffers to reuse.
+    spare: Vec<Packets>,
+    stop: bool,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+    /// Chunks that may be taken beyond the one being analysed.
+    ahead: usize,
+    total: usize,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes the next chunk if the window allows; with a buffer to fill.
+    fn claim(&self, st: &mut State) -> Option<(usize, Packets)> {
+        if st.stop || st.next >= self.total || st.next >= st.consumed + self.ahead {
+            return None;
+        }
+        let k = st.next;
+        st.next += 1;
+        Some((k, st.spare.pop().unwrap_or_default()))
+    }
+
+    fn finished(&self, k: usize, chunk: Chunk) {
+        let mut st = self.lock();
+        st.done[k % self.ahead] = Some(chunk);
+        drop(st);
+        self.changed.notify_all();
+    }
+
+    /// A worker: dissects chunks until there are none left.
+    fn work(&self, job: &Job<'_>) {
+        loop {
+            let (k, buf) = {
+                let mut st = self.lock();
+                loop {
+                    if st.stop || st.next >= self.total {
+                        return;
+                    }
+                    if let Some(c) = self.claim(&mut st) {
+                        break c;
+                    }
+                    st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+                }
+            };
+            let chunk = job.run(k, None, buf);
+            self.finished(k, chunk);
+        }
+    }
+
+    /// Chunk `k` for the analysis, dissecting others while it is not ready.
+    fn take(&self, k: usize, job: &Job<'_>) -> Chunk {
+        let mut st = self.lock();
+        loop {
+            if let Some(c) = st.done[k % self.ahead].take() {
+                return c;
+            }
+            if let Some((j, buf)) = self.claim(&mut st) {
+                drop(st);
+                let chunk = job.run(j, None, buf);
+                if j == k {
+                    return chunk;
+                }
+                self.finished(j, chunk);
+                st = self.lock();
+                continue;
+            }
+            st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Chunk `k` is analysed: its buffer goes back, and one more chunk may
+    /// be taken.
+    fn consumed(&self, k: usize, packets: Packets) {
+        let mut st = self.lock();
+        st.consumed = k + 1;
+        st.spare.push(packets);
+        drop(st);
+        self.changed.notify_all();
+    }
+
+    fn stop(&self) {
+        self.lock().stop = true;
+        self.changed.notify_all();
+    }
+}
+
+/// A classic pcap file opened for the chunked reader.
+#[derive(Debug, Clone, Copy)]
+pub struct PcapFile<'a> {
+    pub file: &'a File,
+    pub size: u64,
+    pub layout: PcapLayout,
+}
+
+impl<'a> PcapFile<'a> {
+    /// `None` when `file` is not a regular file holding a classic pcap
+    /// header (pcapng, a pipe, a bad header: the sequential reader's cases).
+    pub fn new(file: &'a File) -> Option<PcapFile<'a>> {
+        use std::os::unix::fs::FileExt;
+        let meta = file.metadata().ok()?;
+        if !meta.is_file() {
+            return None;
+        }
+        let mut head = [0u8; PCAP_HEADER_LEN];
+        file.read_exact_at(&mut head, 0).ok()?;
+        let layout = PcapLayout::parse(&head).ok().flatten()?;
+        Some(PcapFile {
+            file,
+            size: meta.len(),
+            layout,
+        })
+    }
+}
+
+/// Analyses a pcap file with `plan.threads` threads.
+pub fn analyze_pcap(
+    pcap: PcapFile<'_>,
+    name: &str,
+    dissect_opts: &DissectOptions,
+    opts: AnalysisOptions,
+    plan: Plan,
+    mut progress: Option<Progress<'_>>,
+) -> Result<Report, CaptureError> {
+    let PcapFile { file, size, layout } = pcap;
+    let job = Job {
+        file,
+        size,
+        layout,
+        chunk: plan.chunk.max(1),
+        opts: dissect_opts,
+    };
+    let ahead = 2 * plan.threads.max(2);
+    let shared = Shared {
+        state: Mutex::new(State {
+            next: 0,
+            consumed: 0,
+            done: (0..ahead).map(|_| None).collect(),
+            spare: Vec::new(),
+            stop: false,
+        }),
+        changed: Condvar::new(),
+        ahead,
+        total: job.chunks(),
+    };
+    let mut an = Analyzer::new(opts);
+    let mut warnings = Vec::new();
+    let result = std::thread::scope(|scope| {
+        for _ in 1..plan.threads.max(2) {
+            scope.spawn(|| shared.work(&job));
+        }
+        let result = feed(&job, &shared, &mut an, &mut warnings, &mut progress);
+        shared.stop();
+        result
+    });
+    result?;
+    Ok(an.finish(CaptureInfo {
+        file: name.to_string(),
+        format: Format::Pcap {
+            nanos: layout.nanos,
+            big_endian: layout.big_endian,
+        }
+        .to_string(),
+        ts_resolution_ns: if layout.nanos { 1 } else { 1000 },
+        warnings,
+    }))
+}
+
+/// The analysis side: chunks in file order, each checked against where the
+/// previous one ended.
+fn feed(
+    job: &Job<'_>,
+    shared: &Shared,
+    an: &mut Analyzer,
+    warnings: &mut Vec<String>,
+    progress: &mut Option<Progress<'_>>,
+) -> Result<(), CaptureError> {
+    // Where the next record really starts.
+    let mut pos = PCAP_HEADER_LEN as u64;
+    let mut frames = 0u64;
+    for k in 0..shared.total {
+        let (_, hi) = job.bounds(k);
+        let mut chunk = shared.take(k, job);
+        if pos >= hi {
+            // A record from an earlier chunk covers all of this one.
+            shared.consumed(k, chunk.packets);
+            continue;
+        }
+        if chunk.start != Some(pos) {
+            chunk = job.run(k, Some(pos), chunk.packets);
+        }
+        for facts in &mut chunk.packets {
+            facts.number += frames;
+            an.observe(facts);
+        }
+        frames += chunk.packets.len() as u64;
+        let end = chunk.end;
+        shared.consumed(k, chunk.packets);
+        match end {
+            End::Next(next) => {
+                pos = next;
+                if let Some(p) = progress.as_mut() {
+                    p(pos.min(job.size) as usize, job.size as usize, frames);
+                }
+            }
+            End::Eof => break,
+            End::Cut { at, needed, have } => {
+                warnings.push(cut_warning(at, needed, have, frames));
+                break;
+            }
+            End::Absurd { at, len } => {
+                return Err(CaptureError::AbsurdLength {
+                    frame: frames + 1,
+                    offset: at as usize,
+                    len: u64::from(len),
+                });
+            }
+            End::Io(source) => {
+                return Err(CaptureError::Io {
+                    path: "<input>".into(),
+                    source,
+                });
+            }
+        }
+    }
+    Ok(())
+}

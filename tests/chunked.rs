@@ -1,0 +1,195 @@
+//! The multi-threaded pcap reader must give the sequential report exactly:
+//! on the sample and external captures, on generated scenarios, and on
+//! files built to defeat its guesses (payloads full of fake record
+//! headers, records longer than a chunk, cut and corrupt files), with
+//! chunk sizes from a few bytes up and 2 to 4 threads.
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+
+use roce_dissect::analysis::{AnalysisOptions, Report};
+use roce_dissect::capture::{CaptureError, CaptureFile, PcapLayout};
+use roce_dissect::dissect::DissectOptions;
+use roce_dissect::pipeline::analyze_sequential;
+use roce_dissect::pipeline::chunked::{PcapFile, Plan, analyze_pcap};
+use roce_dissect::synth::pcap::{CaptureWriter, OutFormat};
+use roce_dissect::synth::scenario::{GenOptions, generate};
+
+fn outcome(r: Result<Report, CaptureError>) -> String {
+    match r {
+        Ok(report) => serde_json::to_string_pretty(&report).unwrap(),
+        Err(e) => format!("error: {e}"),
+    }
+}
+
+fn sequential(bytes: &[u8]) -> String {
+    let file = CaptureFile::from_bytes(bytes.to_vec());
+    let mut reader = file.frames().unwrap();
+    outcome(analyze_sequential(
+        &mut reader,
+        "capture",
+        &DissectOptions::default(),
+        AnalysisOptions::default(),
+        None,
+    ))
+}
+
+fn chunked(path: &Path, plan: Plan) -> String {
+    let file = std::fs::File::open(path).unwrap();
+    outcome(analyze_pcap(
+        PcapFile::new(&file).expect("a pcap file"),
+        "capture",
+        &DissectOptions::default(),
+        AnalysisOptions::default(),
+        plan,
+        None,
+    ))
+}
+
+/// Asserts that every plan agrees with the sequential reader on `bytes`.
+fn agree(bytes: &[u8], what: &str, chunks: &[u64]) {
+    let want = sequential(bytes);
+    let mut tmp = tempfile::NamedTempFile::new().unwrap();
+    tmp.write_all(bytes).unwrap();
+    tmp.flush().unwrap();
+    for &chunk in chunks {
+        for threads in [2, 3, 4] {
+            let got = chunked(tmp.path(), Plan { threads, chunk });
+            assert!(
+                got == want,
+                "{what}: chunk {chunk}, {threads} threads: report differs from the sequential one\n{}",
+                first_difference(&want, &got)
+            );
+        }
+    }
+}
+
+fn first_difference(a: &str, b: &str) -> String {
+    for (i, (x, y)) in a.lines().zip(b.lines()).enumerate() {
+        if x != y {
+            return format!("line {}: sequential {x:?}, chunked {y:?}", i + 1);
+        }
+    }
+    format!("lengths {} and {}", a.len(), b.len())
+}
+
+fn pcap_header(nanos: bool) -> Vec<u8> {
+    let magic: u32 = if nanos { 0xa1b2_3c4d } else { 0xa1b2_c3d4 };
+    let mut f = magic.to_le_bytes().to_vec();
+    f.extend(2u16.to_le_bytes());
+    f.extend(4u16.to_le_bytes());
+    f.extend([0; 8]);
+    f.extend(262_144u32.to_le_bytes());
+    f.extend(1u32.to_le_bytes());
+    f
+}
+
+fn record(f: &mut Vec<u8>, sec: u32, frac: u32, data: &[u8], orig: u32) {
+    f.extend(sec.to_le_bytes());
+    f.extend(frac.to_le_bytes());
+    f.extend((data.len() as u32).to_le_bytes());
+    f.extend(orig.to_le_bytes());
+    f.extend(data);
+}
+
+fn scenario(name: &str, seed: u64, format: OutFormat) -> Vec<u8> {
+    let mut w = CaptureWriter::new(Vec::new(), format).unwrap();
+    let opts = GenOptions {
+        scenario: name.into(),
+        seed,
+        qps: 6,
+        messages: 12,
+        size: 5000,
+        pmtu: 1024,
+        loss: 0.03,
+        ..GenOptions::default()
+    };
+    generate(opts, &mut |ts, f| w.write(ts, f)).unwrap();
+    w.into_inner()
+}
+
+#[test]
+fn sample_and_external_pcaps() {
+    let mut paths = common::external_captures();
+    for e in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/captures")).unwrap() {
+        paths.push(e.unwrap().path());
+    }
+    let mut n = 0;
+    for p in paths {
+        let bytes = std::fs::read(&p).unwrap();
+        if !matches!(PcapLayout::parse(&bytes), Ok(Some(_))) {
+            continue;
+        }
+        agree(&bytes, &p.display().to_string(), &[97, 4096, 1 << 20]);
+        n += 1;
+    }
+    assert!(n >= 2, "captures/ holds two pcap files");
+}
+
+#[test]
+fn generated_scenarios_in_both_resolutions() {
+    for (name, seed) in [("mixed", 3), ("loss", 4), ("pfc-storm", 5), ("incast", 6)] {
+        for format in [OutFormat::PcapMicros, OutFormat::PcapNanos] {
+            let bytes = scenario(name, seed, format);
+            agree(&bytes, name, &[333, 65_536]);
+        }
+    }
+}
+
+/// Payloads made of records that chain plausibly: a guess that lands in
+/// them is wrong, and the reader must notice and reread.
+#[test]
+fn payloads_that_look_like_records() {
+    let mut inner = Vec::new();
+    for i in 0..40u32 {
+        record(&mut inner, 1_700_000_000, i, &[0xab; 20], 20);
+    }
+    let real = scenario("loss", 9, OutFormat::PcapMicros);
+    let frames = roce_dissect::capture::CaptureFile::from_bytes(real.clone());
+    let mut f = pcap_header(false);
+    for (i, fr) in frames.frames().unwrap().enumerate() {
+        let fr = fr.unwrap();
+        let sec = 1_700_000_000 + i as u32;
+        record(&mut f, sec, 0, fr.data, fr.len);
+        if i % 3 == 0 {
+            // A non-RoCE frame whose bytes are a run of fake records.
+            let mut fake = vec![0u8; 14];
+            fake[12] = 0x88;
+            fake[13] = 0xb5;
+            fake.extend(&inner);
+            record(&mut f, sec, 1, &fake, fake.len() as u32);
+        }
+    }
+    agree(&f, "fake records", &[50, 700, 3000]);
+}
+
+#[test]
+fn records_longer_than_a_chunk() {
+    let mut f = pcap_header(true);
+    for i in 0..30u32 {
+        let len = if i % 7 == 0 { 20_000 } else { 100 + i as usize };
+        record(&mut f, 10, i, &vec![i as u8; len], len as u32);
+    }
+    agree(&f, "long records", &[64, 5000, 30_000]);
+}
+
+#[test]
+fn cut_and_corrupt_files() {
+    let good = scenario("mixed", 12, OutFormat::PcapMicros);
+    for cut in [good.len() - 1, good.len() - 17, good.len() / 2, 40, 30, 24] {
+        agree(&good[..cut], &format!("cut at {cut}"), &[100, 4096]);
+    }
+    // A record claiming 4 GiB in the middle.
+    let file = CaptureFile::from_bytes(good.clone());
+    let middle = file.frames().unwrap().nth(300).unwrap().unwrap().offset;
+    let mut bad = good.clone();
+    bad[middle + 8..middle + 12].copy_from_slice(&u32::MAX.to_le_bytes());
+    agree(&bad, "absurd length", &[100, 4096, 1 << 20]);
+    assert!(sequential(&bad).starts_with("error: record 301"));
+    // Garbage after the last record.
+    let mut tail = good.clone();
+    tail.extend([0x55; 37]);
+    agree(&tail, "garbage tail", &[100, 4096]);
+}
