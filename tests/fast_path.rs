@@ -1,22 +1,49 @@
 //! The fixed-offset fast path must decode exactly what the etherparse path
-//! decodes: checked frame by frame on the external captures, the sample
-//! captures, every opcode, and every truncation and many mutations of them.
+//! decodes, and the analysis facts computed straight from the bytes must be
+//! those of the decoded packet: checked frame by frame on the external
+//! captures, the sample captures, every opcode, and every truncation and
+//! many mutations of them.
 
 mod common;
 
+use roce_dissect::analysis::{Body, Facts};
 use roce_dissect::capture::{CaptureFile, Frame, LinkType};
 use roce_dissect::dissect::{DissectOptions, dissect, dissect_reference};
 use roce_dissect::synth::samples::{self, Rng};
 
-fn same(f: &Frame<'_>, what: &str) {
-    let opts = DissectOptions::default();
-    let a = dissect(f, &opts);
-    let b = dissect_reference(f, &opts);
-    assert_eq!(
-        a, b,
-        "{what}: frame {} differs between the fast path and etherparse",
-        f.number
-    );
+/// Returns whether the facts came the quick way, and whether they should
+/// have (a whole, well-formed RoCE frame outside CM).
+fn same(f: &Frame<'_>, what: &str) -> (bool, bool) {
+    let mut quick = false;
+    let mut expected = false;
+    for check_icrc in [true, false] {
+        let opts = DissectOptions {
+            check_icrc,
+            ..DissectOptions::default()
+        };
+        let a = dissect(f, &opts);
+        let b = dissect_reference(f, &opts);
+        assert_eq!(
+            a, b,
+            "{what}: frame {} differs between the fast path and etherparse",
+            f.number
+        );
+        let want = Facts::of(&b);
+        expected = matches!(&want.body, Body::Roce(r) if r.key.dest_qp != 1)
+            && want.flags & (Facts::TRUNCATED | Facts::MALFORMED) == 0
+            && f.link == LinkType::Ethernet;
+        assert_eq!(
+            Facts::from_frame(f, &opts),
+            want,
+            "{what}: frame {}: facts differ from the decoded packet's",
+            f.number
+        );
+        if let Some(q) = Facts::quick(f, &opts) {
+            assert_eq!(q, want);
+            quick = true;
+        }
+    }
+    (quick, expected)
 }
 
 fn frame(data: &[u8], len: u32) -> Frame<'_> {
@@ -40,15 +67,26 @@ fn captures_decode_identically() {
             paths.push(p);
         }
     }
-    let mut n = 0;
+    let (mut n, mut quick, mut expected) = (0, 0, 0);
     for p in paths {
         let file = CaptureFile::open(&p).unwrap();
         for f in file.frames().unwrap() {
-            same(&f.unwrap(), &p.display().to_string());
+            let f = f.unwrap();
+            let (q, e) = same(&f, &p.display().to_string());
+            assert!(
+                q == e,
+                "{}: frame {}: quick path {q}, expected {e}",
+                p.display(),
+                f.number
+            );
+            quick += usize::from(q);
+            expected += usize::from(e);
             n += 1;
         }
     }
     assert!(n >= 2270, "the sample captures alone hold 2270 frames");
+    assert_eq!(quick, expected);
+    assert!(quick >= 1800, "{quick} of {n} frames took the quick path");
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Facts, FlowKey, Report};
 use crate::capture::{CaptureError, CaptureFile, FrameSource, open_stream};
-use crate::dissect::{DissectOptions, dissect};
+use crate::dissect::DissectOptions;
 
 /// Called now and then with (bytes read, file size, frames so far).
 pub type Progress<'p> = &'p mut dyn FnMut(usize, usize, u64);
@@ -57,7 +57,7 @@ pub fn analyze_path(
         drop(source);
         let plan = chunked::Plan {
             threads,
-            chunk: chunked::CHUNK,
+            chunk: chunked::chunk_size(),
         };
         return chunked::analyze_pcap(pcap, &name, dissect_opts, opts, plan, progress);
     }
@@ -114,8 +114,7 @@ pub fn analyze_sequential(
             None => break,
             Some(f) => f?,
         };
-        let pkt = dissect(&frame, dissect_opts);
-        an.packet(&pkt);
+        an.observe(&Facts::from_frame(&frame, dissect_opts));
         n += 1;
         if n.is_multiple_of(1 << 16)
             && let Some(p) = progress.as_mut()
@@ -165,7 +164,7 @@ fn analyze_pipelined(
                     break;
                 }
             };
-            batch.push(Facts::of(&dissect(&frame, dissect_opts)));
+            batch.push(Facts::from_frame(&frame, dissect_opts));
             n += 1;
             if batch.len() == BATCH {
                 let next = recycled

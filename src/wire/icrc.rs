@@ -38,10 +38,10 @@ pub fn compute(net: NetHeader<'_>, transport: &[u8]) -> u32 {
     let mut b = [0u8; MAX_PREFIX];
     let mut n = 0usize;
     let mut push = |src: &[u8], max: usize, ones: &[usize], v6: bool| {
-        let len = src.len().min(max);
         let start = n;
-        for (d, s) in b.iter_mut().skip(start).zip(src.iter().take(len)) {
-            *d = *s;
+        let len = src.len().min(max).min(b.len().saturating_sub(start));
+        if let (Some(d), Some(s)) = (b.get_mut(start..start.saturating_add(len)), src.get(..len)) {
+            d.copy_from_slice(s);
         }
         for &i in ones {
             if i < len
