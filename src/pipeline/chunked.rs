@@ -23,12 +23,6 @@ use crate::dissect::DissectOptions;
 /// Bytes per chunk: large enough that per-chunk costs (a map, a hand-over)
 /// vanish, small enough that the chunks in flight stay a few MiB.
 pub const CHUNK: u64 = 2 << 20;
-pub fn chunk_size() -> u64 {
-    std::env::var("CHUNK")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(CHUNK)
-}
 /// How far past the frame being decoded its successors' bytes are hinted
 /// into the cache (reading is memory-bound; measured best at 2-4 KiB).
 const PREFETCH_AHEAD: usize = 4 << 10;
@@ -191,20 +185,13 @@ impl Job<'_> {
     }
 
     /// `len` bytes from `from`, clipped to the file.
-    fn map(&self, from: u64, len: usize, populate: bool) -> std::io::Result<Bytes> {
+    fn map(&self, from: u64, len: usize, populate: bool) -> std::io::Result<mapwin::Window> {
         let len = (len as u64).min(self.size.saturating_sub(from)) as usize;
-        if std::env::var_os("PREAD").is_some() {
-            use std::os::unix::fs::FileExt;
-            let mut v = BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
-            v.resize(len, 0);
-            self.file.read_exact_at(&mut v, from)?;
-            return Ok(Bytes::Buf(v));
-        }
-        Ok(Bytes::Map(if populate {
-            mapwin::Window::map_populated(self.file, from, len)?
+        if populate {
+            mapwin::Window::map_populated(self.file, from, len)
         } else {
-            mapwin::Window::map(self.file, from, len)?
-        }))
+            mapwin::Window::map(self.file, from, len)
+        }
     }
 
     fn reaches_eof(&self, from: u64, window: &[u8]) -> bool {
@@ -451,32 +438,4 @@ fn feed(
         }
     }
     Ok(())
-}
-
-thread_local! {
-    static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-enum Bytes {
-    Map(mapwin::Window),
-    Buf(Vec<u8>),
-}
-
-impl std::ops::Deref for Bytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            Bytes::Map(w) => w,
-            Bytes::Buf(v) => v,
-        }
-    }
-}
-
-impl Drop for Bytes {
-    fn drop(&mut self) {
-        if let Bytes::Buf(v) = self {
-            let v = std::mem::take(v);
-            BUF.with(|b| *b.borrow_mut() = v);
-        }
-    }
 }

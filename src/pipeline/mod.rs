@@ -57,7 +57,7 @@ pub fn analyze_path(
         drop(source);
         let plan = chunked::Plan {
             threads,
-            chunk: chunked::chunk_size(),
+            chunk: chunked::CHUNK,
         };
         return chunked::analyze_pcap(pcap, &name, dissect_opts, opts, plan, progress);
     }
