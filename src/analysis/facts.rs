@@ -244,11 +244,11 @@ fn fast(frame: &Frame<'_>, opts: &DissectOptions) -> Option<Facts> {
     // Whole, with headers, pad and ICRC inside the claimed length.
     let region = transport.get(..claimed)?;
     let b = BthRepr::parse(region).ok()?;
-    let h = b.opcode.headers()?;
+    let (h, headers_len) = b.opcode.layout()?;
     if b.dest_qp == GSI_QP {
         return None;
     }
-    let need = bth::LEN + h.len() + usize::from(b.padcnt) + icrc::LEN;
+    let need = bth::LEN + headers_len + usize::from(b.padcnt) + icrc::LEN;
     if claimed < need {
         return None;
     }

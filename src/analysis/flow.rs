@@ -13,11 +13,25 @@ use crate::wire::{Operation, Transport};
 
 /// (source address, destination address, BTH DestQP). Addresses are IPs
 /// for v2 and GIDs for v1; the UDP source port is entropy, never a key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct FlowKey {
     pub src: IpAddr,
     pub dst: IpAddr,
     pub dest_qp: u32,
+}
+
+/// Hashed as three words rather than field by field and byte by byte: the
+/// flow table is looked up for every packet.
+impl std::hash::Hash for FlowKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let bits = |a: IpAddr| match a {
+            IpAddr::V4(v4) => u128::from(v4.to_bits()),
+            IpAddr::V6(v6) => v6.to_bits(),
+        };
+        state.write_u128(bits(self.src));
+        state.write_u128(bits(self.dst));
+        state.write_u32(self.dest_qp);
+    }
 }
 
 /// A NAK remembered for attributing the replay that follows it.
@@ -182,9 +196,14 @@ impl Fingerprint {
         for &b in words.remainder() {
             h = (h ^ u64::from(b)).wrapping_mul(K);
         }
-        let mut tail = [0u8; 8];
-        let t = d.len().min(8);
-        tail[8 - t..].copy_from_slice(&d[d.len() - t..]);
+        let tail = match d.last_chunk::<8>() {
+            Some(t) => *t,
+            None => {
+                let mut tail = [0u8; 8];
+                tail[8 - d.len()..].copy_from_slice(d);
+                tail
+            }
+        };
         Fingerprint {
             ts_ns,
             len: d.len() as u32,

@@ -35,6 +35,11 @@ const MAX_PREFIX: usize = 60 + 8 + bth::LEN;
 /// The masked headers are gathered into one stack buffer so the CRC runs in
 /// two calls (headers, then payload), which keeps small packets cheap.
 pub fn compute(net: NetHeader<'_>, transport: &[u8]) -> u32 {
+    compute_common(net, transport).unwrap_or_else(|| compute_any(net, transport))
+}
+
+/// [`compute`] for any header sizes (IPv4 options, cut headers).
+fn compute_any(net: NetHeader<'_>, transport: &[u8]) -> u32 {
     let mut b = [0u8; MAX_PREFIX];
     let mut n = 0usize;
     let mut push = |src: &[u8], max: usize, ones: &[usize], v6: bool| {
@@ -74,6 +79,56 @@ pub fn compute(net: NetHeader<'_>, transport: &[u8]) -> u32 {
     h.update(b.get(..n).unwrap_or_default());
     h.update(transport.get(bth::LEN..).unwrap_or_default());
     h.finalize()
+}
+
+/// [`compute`] for the usual header sizes (IPv4 without options, IPv6, GRH;
+/// whole UDP and BTH), with fixed-size copies; `None` otherwise.
+fn compute_common(net: NetHeader<'_>, transport: &[u8]) -> Option<u32> {
+    let bth: &[u8; bth::LEN] = transport.first_chunk()?;
+    let mut b = [0u8; 60];
+    // Put `parts` one after the other; set the bytes at `ones` to 0xff.
+    let mut fill = |parts: &[&[u8]], ones: &[usize]| -> Option<usize> {
+        let mut n = 0usize;
+        for p in parts {
+            let end = n.checked_add(p.len())?;
+            b.get_mut(n..end)?.copy_from_slice(p);
+            n = end;
+        }
+        for &i in ones {
+            *b.get_mut(i)? = 0xff;
+        }
+        Some(n)
+    };
+    let n = match net {
+        NetHeader::Ipv4 { ip, udp } => {
+            let ip: &[u8; 20] = ip.first_chunk().filter(|_| ip.len() == 20)?;
+            let udp: &[u8; 8] = udp.first_chunk()?;
+            fill(
+                &[ip, udp, bth],
+                &[1, 8, 10, 11, 26, 27, 28 + bth::VARIANT_BYTE],
+            )?
+        }
+        NetHeader::Ipv6 { ip, udp } => {
+            let ip: &[u8; 40] = ip.first_chunk()?;
+            let udp: &[u8; 8] = udp.first_chunk()?;
+            let n = fill(
+                &[ip, udp, bth],
+                &[1, 2, 3, 7, 46, 47, 48 + bth::VARIANT_BYTE],
+            )?;
+            *b.first_mut()? |= 0x0f;
+            n
+        }
+        NetHeader::Grh(grh) => {
+            let grh: &[u8; 40] = grh.first_chunk()?;
+            let n = fill(&[grh, bth], &[1, 2, 3, 7, 40 + bth::VARIANT_BYTE])?;
+            *b.first_mut()? |= 0x0f;
+            n
+        }
+    };
+    let mut h = crc32fast::Hasher::new_with_initial(LRH_CRC);
+    h.update(b.get(..n)?);
+    h.update(transport.get(bth::LEN..)?);
+    Some(h.finalize())
 }
 
 /// The ICRC as stored in its four trailer bytes.
@@ -164,5 +219,34 @@ mod tests {
             &g[42..g.len() - 4],
         );
         assert_ne!(base, other);
+    }
+
+    #[test]
+    fn common_sizes_agree_with_the_general_way() {
+        use proptest::prelude::*;
+        let mut runner = proptest::test_runner::TestRunner::default();
+        runner
+            .run(
+                &(
+                    proptest::collection::vec(any::<u8>(), 40),
+                    proptest::collection::vec(any::<u8>(), 8),
+                    proptest::collection::vec(any::<u8>(), 12..200),
+                ),
+                |(ip, udp, transport)| {
+                    for net in [
+                        NetHeader::Ipv4 {
+                            ip: &ip[..20],
+                            udp: &udp,
+                        },
+                        NetHeader::Ipv6 { ip: &ip, udp: &udp },
+                        NetHeader::Grh(&ip),
+                    ] {
+                        let common = compute_common(net, &transport);
+                        prop_assert_eq!(common, Some(compute_any(net, &transport)));
+                    }
+                    Ok(())
+                },
+            )
+            .unwrap();
     }
 }

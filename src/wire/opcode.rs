@@ -123,6 +123,26 @@ impl Headers {
     }
 }
 
+/// Operation and headers of each of the 256 opcodes, worked out once: they
+/// are looked up for every packet.
+struct Entry {
+    operation: Option<Operation>,
+    headers: Option<Headers>,
+    headers_len: usize,
+}
+
+static TABLE: std::sync::LazyLock<[Entry; 256]> = std::sync::LazyLock::new(|| {
+    std::array::from_fn(|i| {
+        let op = Opcode(i as u8);
+        let headers = op.compute_headers();
+        Entry {
+            operation: op.compute_operation(),
+            headers,
+            headers_len: headers.map_or(0, |h| h.len()),
+        }
+    })
+});
+
 impl Opcode {
     pub const CNP: Opcode = Opcode(0x81);
 
@@ -141,6 +161,22 @@ impl Opcode {
 
     /// The operation, when this opcode is defined for its transport.
     pub fn operation(self) -> Option<Operation> {
+        TABLE.get(usize::from(self.0)).and_then(|e| e.operation)
+    }
+
+    /// The extended headers this opcode carries, or `None` when the opcode is
+    /// not defined (its layout is unknown).
+    pub fn headers(self) -> Option<Headers> {
+        TABLE.get(usize::from(self.0)).and_then(|e| e.headers)
+    }
+
+    /// [`headers`](Self::headers) with their total length.
+    pub fn layout(self) -> Option<(Headers, usize)> {
+        let e = TABLE.get(usize::from(self.0))?;
+        Some((e.headers?, e.headers_len))
+    }
+
+    fn compute_operation(self) -> Option<Operation> {
         use Operation::*;
         let low = self.0 & 0x1f;
         let op = match low {
@@ -181,11 +217,9 @@ impl Opcode {
         defined.then_some(op)
     }
 
-    /// The extended headers this opcode carries, or `None` when the opcode is
-    /// not defined (its layout is unknown).
-    pub fn headers(self) -> Option<Headers> {
+    fn compute_headers(self) -> Option<Headers> {
         use Operation::*;
-        let op = self.operation()?;
+        let op = self.compute_operation()?;
         let mut h = Headers {
             payload: true,
             ..Headers::default()
