@@ -46,6 +46,11 @@ pub struct Cli {
 
     #[command(flatten)]
     pub report: ReportArgs,
+
+    /// Threads for reading and analysing (default: one per core, or
+    /// ROCE_DISSECT_THREADS; 1 reads sequentially)
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
 }
 
 /// Options of the analysis report (the default command).
@@ -280,7 +285,7 @@ pub fn main() -> ExitCode {
         Some(Command::Tui(args)) => analysis_options(&cli.decode, &args.report)
             .and_then(|opts| crate::tui::run(&args.capture, &cli.decode.dissect_options(), opts)),
         None => match &cli.capture {
-            Some(path) => run_report(path, &cli.decode, &cli.report),
+            Some(path) => run_report(path, &cli.decode, &cli.report, cli.threads),
             None => Err(RunError::Usage("no capture given (see --help)".into())),
         },
     };
@@ -417,7 +422,12 @@ fn analysis_options(decode: &DecodeArgs, args: &ReportArgs) -> Result<AnalysisOp
     })
 }
 
-fn run_report(path: &Path, decode: &DecodeArgs, args: &ReportArgs) -> Result<(), RunError> {
+fn run_report(
+    path: &Path,
+    decode: &DecodeArgs,
+    args: &ReportArgs,
+    threads: Option<u16>,
+) -> Result<(), RunError> {
     let opts = analysis_options(decode, args)?;
     let started = std::time::Instant::now();
     let show = io::stderr().is_terminal();
@@ -433,8 +443,14 @@ fn run_report(path: &Path, decode: &DecodeArgs, args: &ReportArgs) -> Result<(),
             );
         }
     };
-    let result =
-        crate::pipeline::analyze_path(path, &decode.dissect_options(), opts, Some(&mut progress));
+    let threads = threads.map_or_else(crate::pipeline::threads, usize::from);
+    let result = crate::pipeline::analyze_path(
+        path,
+        &decode.dissect_options(),
+        opts,
+        threads,
+        Some(&mut progress),
+    );
     if shown {
         eprint!("\r{:60}\r", "");
     }
@@ -443,7 +459,7 @@ fn run_report(path: &Path, decode: &DecodeArgs, args: &ReportArgs) -> Result<(),
         eprintln!("roce-dissect: warning: {w}");
     }
     let stdout = io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
+    let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
     if args.json {
         serde_json::to_writer_pretty(&mut out, &report).map_err(io::Error::other)?;
         writeln!(out)?;

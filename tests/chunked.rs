@@ -193,3 +193,52 @@ fn cut_and_corrupt_files() {
     tail.extend([0x55; 37]);
     agree(&tail, "garbage tail", &[100, 4096]);
 }
+
+/// The command line picks the chunked reader for a pcap of several chunks;
+/// `--threads` and the other readers agree with it, and so do pcapng and a
+/// pipe of the same frames.
+#[test]
+fn command_line_readers_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = dir.path().join("big.pcap");
+    let status = common::bin()
+        .args(["gen", "--scenario", "mixed", "--seed", "5", "--qps", "16"])
+        .args(["--messages", "60", "--size", "8192", "--pmtu", "1024", "-o"])
+        .arg(&pcap)
+        .output()
+        .unwrap()
+        .status;
+    assert!(status.success());
+    assert!(
+        std::fs::metadata(&pcap).unwrap().len() > 5 << 20,
+        "several 2 MiB chunks"
+    );
+    let report = |args: &[&str], input: Option<&Path>| {
+        let mut cmd = common::bin();
+        cmd.args(args);
+        if let Some(p) = input {
+            cmd.pipe_stdin(p).unwrap();
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        // The file name differs between a path and standard input.
+        v["capture"]["file"] = serde_json::Value::Null;
+        v
+    };
+    let p = pcap.to_str().unwrap();
+    let want = report(&[p, "--json", "--threads", "1"], None);
+    assert!(want["capture"]["frames"].as_u64().unwrap() > 5000);
+    for threads in ["2", "3", "8"] {
+        assert_eq!(
+            report(&[p, "--json", "-j", threads], None),
+            want,
+            "-j {threads}"
+        );
+    }
+    assert_eq!(
+        report(&["-", "--json"], Some(&pcap)),
+        want,
+        "standard input"
+    );
+}

@@ -33,23 +33,25 @@ pub fn threads() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// Analyses the capture at `path` (`-` for standard input) the fastest way
-/// the file allows: a classic pcap file of several chunks on several cores
-/// goes to [`chunked::analyze_pcap`], anything else (pcapng, a pipe) through
-/// [`analyze_source`].
+/// Analyses the capture at `path` (`-` for standard input) with `threads`
+/// threads, the fastest way the file allows: a classic pcap file of several
+/// chunks goes to [`chunked::analyze_pcap`], anything else (pcapng, a pipe)
+/// through the two-stage pipeline, and one thread reads sequentially.
 pub fn analyze_path(
     path: &Path,
     dissect_opts: &DissectOptions,
     opts: AnalysisOptions,
+    threads: usize,
     progress: Option<Progress<'_>>,
 ) -> Result<Report, CaptureError> {
     let name = path.display().to_string();
     // Opening for the sequential reader first gives its errors (missing
     // file, bad header) whichever reader then runs.
     let mut source = open_stream(path)?;
-    let threads = threads();
-    if threads >= 2
-        && path.as_os_str() != "-"
+    if threads < 2 {
+        return analyze_sequential(&mut source, &name, dissect_opts, opts, progress);
+    }
+    if path.as_os_str() != "-"
         && let Ok(file) = std::fs::File::open(path)
         && let Some(pcap) = chunked::PcapFile::new(&file)
         && pcap.size > 2 * chunked::CHUNK
@@ -61,7 +63,7 @@ pub fn analyze_path(
         };
         return chunked::analyze_pcap(pcap, &name, dissect_opts, opts, plan, progress);
     }
-    analyze_source(&mut source, &name, dissect_opts, opts, progress)
+    analyze_pipelined(&mut source, &name, dissect_opts, opts, progress)
 }
 
 /// Analyses every frame of `source`. Warnings (a cut file, skipped blocks)
