@@ -83,6 +83,49 @@ pub fn read_capture(data: &[u8]) {
         from_memory, from_stream,
         "the memory and stream readers disagree"
     );
+    chunk_records(data, &from_memory);
+}
+
+/// The chunked reader's record walk must see the frames the sequential
+/// reader sees (a classic pcap file), and its resync guess must never
+/// panic nor point outside the range it was given.
+fn chunk_records(data: &[u8], frames: &[(u64, u64, u32, usize, Vec<u8>)]) {
+    use crate::capture::{PCAP_HEADER_LEN, PcapLayout, Record};
+    let Ok(Some(layout)) = PcapLayout::parse(data) else {
+        return;
+    };
+    let mut at = PCAP_HEADER_LEN;
+    let mut walked = Vec::new();
+    while at < data.len() {
+        match layout.record(data, at) {
+            Record::Frame {
+                ts_ns,
+                len,
+                data: bytes,
+                next,
+            } => {
+                walked.push((ts_ns, len, at, data[bytes].to_vec()));
+                at = next;
+            }
+            Record::Incomplete { .. } | Record::Absurd { .. } => break,
+        }
+    }
+    let seq: Vec<_> = frames
+        .iter()
+        .map(|(_, ts, len, offset, bytes)| (*ts, *len, *offset, bytes.clone()))
+        .collect();
+    assert_eq!(
+        walked, seq,
+        "the chunked and sequential record walks disagree"
+    );
+    // Guesses from 16 offsets spread over the file, each scanning 1 KiB.
+    for i in 0..16 {
+        let from = data.len() * i / 16;
+        let limit = (from + 1024).min(data.len());
+        if let Some(found) = layout.resync(data, from, limit, true) {
+            assert!(found >= from && found < limit);
+        }
+    }
 }
 
 /// The whole pipeline: capture bytes to report, JSON and text.
