@@ -192,3 +192,149 @@ pub fn mac_string(m: &[u8; 6]) -> String {
     push_mac(&mut v, m);
     String::from_utf8(v).unwrap_or_default()
 }
+
+/// Indented JSON for the report, except that objects and arrays nested
+/// `flat_from` levels deep or more sit on one line: each event, episode and
+/// per-interval flow list is one greppable line, and the document is about
+/// a third of its fully indented size (and as much faster to write).
+pub struct ReportFormatter {
+    depth: usize,
+    flat_from: usize,
+    has_value: bool,
+}
+
+impl ReportFormatter {
+    /// Objects inside the report's lists of events, episodes and flows are
+    /// five levels deep.
+    pub const FLAT_FROM: usize = 5;
+
+    pub fn new(flat_from: usize) -> Self {
+        ReportFormatter {
+            depth: 0,
+            flat_from,
+            has_value: false,
+        }
+    }
+
+    fn flat(&self) -> bool {
+        self.depth >= self.flat_from
+    }
+
+    fn indent<W: ?Sized + std::io::Write>(&self, w: &mut W) -> std::io::Result<()> {
+        for _ in 0..self.depth {
+            w.write_all(b"  ")?;
+        }
+        Ok(())
+    }
+
+    fn begin<W: ?Sized + std::io::Write>(&mut self, w: &mut W, open: &[u8]) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        w.write_all(open)
+    }
+
+    fn end<W: ?Sized + std::io::Write>(&mut self, w: &mut W, close: &[u8]) -> std::io::Result<()> {
+        let was_flat = self.flat();
+        self.depth -= 1;
+        if self.has_value && !was_flat {
+            w.write_all(b"\n")?;
+            self.indent(w)?;
+        }
+        self.has_value = true;
+        w.write_all(close)
+    }
+
+    fn item<W: ?Sized + std::io::Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        if self.flat() {
+            if !first {
+                w.write_all(b",")?;
+            }
+            return Ok(());
+        }
+        w.write_all(if first { b"\n" } else { b",\n" })?;
+        self.indent(w)
+    }
+}
+
+impl serde_json::ser::Formatter for ReportFormatter {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.begin(w, b"[")
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.end(w, b"]")
+    }
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.begin(w, b"{")
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.end(w, b"}")
+    }
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(if self.flat() { b":" } else { b": " })
+    }
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+}
+
+/// Writes the report (or any value) as [`ReportFormatter`] lays it out,
+/// with a final newline.
+pub fn write_report<W: std::io::Write, T: serde::Serialize>(
+    w: W,
+    value: &T,
+) -> serde_json::Result<()> {
+    let mut ser =
+        serde_json::Serializer::with_formatter(w, ReportFormatter::new(ReportFormatter::FLAT_FROM));
+    value.serialize(&mut ser)?;
+    ser.into_inner()
+        .write_all(b"\n")
+        .map_err(serde_json::Error::io)
+}
+
+#[cfg(test)]
+mod report_formatter_tests {
+    use super::*;
+
+    #[test]
+    fn same_value_as_pretty_with_deep_containers_on_one_line() {
+        let v = serde_json::json!({
+            "a": 1,
+            "empty": [],
+            "flows": [{
+                "naks": {"rnr": 0},
+                "events": [{"kind": "gap", "psn": 5, "list": [1, 2]}, {"kind": "cnp"}],
+                "none": {}
+            }]
+        });
+        let mut out = Vec::new();
+        write_report(&mut out, &v).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, v);
+        assert!(text.ends_with("}\n"));
+        assert!(text.contains("\n        {\"kind\":\"gap\",\"list\":[1,2],\"psn\":5},\n"));
+        assert!(text.contains("\n        {\"kind\":\"cnp\"}\n"));
+        assert!(text.contains("\"naks\": {\n        \"rnr\": 0\n      },"));
+        assert!(text.contains("\"empty\": [],"));
+        assert!(text.contains("\"none\": {}"));
+    }
+}
