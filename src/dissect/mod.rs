@@ -360,45 +360,6 @@ impl<'a> Packet<'a> {
             .is_some_and(|b| b.opcode == crate::wire::Opcode::CNP)
     }
 
-    /// The same packet without its bytes (`data` empty), to hand to another
-    /// thread.
-    pub fn detached(&self) -> Packet<'static> {
-        Packet {
-            number: self.number,
-            ts_ns: self.ts_ns,
-            len: self.len,
-            caplen: self.caplen,
-            link: self.link,
-            data: &[],
-            eth: self.eth,
-            sll: self.sll,
-            vlans: self.vlans,
-            ethertype: self.ethertype,
-            ip: self.ip,
-            udp: self.udp,
-            other_l4: self.other_l4,
-            roce: self.roce,
-            grh: self.grh,
-            bth: self.bth,
-            rdeth: self.rdeth,
-            deth: self.deth,
-            xrceth: self.xrceth,
-            reth: self.reth,
-            atomiceth: self.atomiceth,
-            aeth: self.aeth,
-            atomicacketh: self.atomicacketh,
-            immdt: self.immdt,
-            ieth: self.ieth,
-            mad: self.mad,
-            cm: self.cm,
-            payload_len: self.payload_len,
-            icrc: self.icrc,
-            offsets: self.offsets,
-            pause: self.pause,
-            error: self.error,
-        }
-    }
-
     /// Captured fewer bytes than were on the wire.
     pub fn is_truncated(&self) -> bool {
         self.caplen < self.len
