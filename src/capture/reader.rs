@@ -4,12 +4,12 @@
 use std::io::Read;
 
 use pcap_file::Endianness;
-use pcap_file::pcap::{PcapParseError, PcapParser, PcapTsResolution};
+use pcap_file::pcap::{PcapParseError, PcapParser};
 use pcap_file::pcapng::blocks::block_common::Block;
 use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption;
 use pcap_file::pcapng::{PcapNgParseError, PcapNgParser};
 
-use super::{CaptureError, Format, LinkType, MAX_RECORD_LEN, link_type_name};
+use super::{CaptureError, Format, LinkType, MAX_RECORD_LEN, PcapLayout, Record, link_type_name};
 
 const PCAPNG_SHB: u32 = 0x0A0D_0D0A;
 const BLOCK_IDB: u32 = 1;
@@ -64,12 +64,9 @@ struct Interface {
 }
 
 enum Kind {
-    Pcap {
-        parser: PcapParser,
-        link: LinkType,
-        nanos: bool,
-        big_endian: bool,
-    },
+    /// Classic pcap: every record is read by the layout the chunked reader
+    /// uses too.
+    Pcap(PcapLayout),
     PcapNg {
         parser: Box<PcapNgParser>,
         interfaces: Vec<Interface>,
@@ -149,7 +146,7 @@ impl Records {
         };
         match u32::from_be_bytes(*magic) {
             0xA1B2_C3D4 | 0xA1B2_3C4D | 0xD4C3_B2A1 | 0x4D3C_B2A1 => {
-                let (rest, parser) = PcapParser::new(head).map_err(|e| match e {
+                let (rest, _) = PcapParser::new(head).map_err(|e| match e {
                     PcapParseError::IncompleteBuffer(..) => CaptureError::TooShort(head.len()),
                     other => CaptureError::Corrupt {
                         what: "pcap header",
@@ -157,22 +154,10 @@ impl Records {
                         reason: other.to_string(),
                     },
                 })?;
-                let h = parser.header();
-                let number = u32::from(h.datalink);
-                let link =
-                    LinkType::from_number(number).ok_or(CaptureError::UnsupportedLinkType {
-                        number,
-                        name: link_type_name(number),
-                    })?;
-                let nanos = h.ts_resolution == PcapTsResolution::NanoSecond;
-                let kind = Kind::Pcap {
-                    parser,
-                    link,
-                    nanos,
-                    big_endian: h.endianness == Endianness::Big,
-                };
+                let layout = PcapLayout::parse(head)?.ok_or(CaptureError::TooShort(head.len()))?;
+                let kind = Kind::Pcap(layout);
                 Ok((
-                    records(kind, if nanos { 1 } else { 1000 }),
+                    records(kind, if layout.nanos { 1 } else { 1000 }),
                     head.len() - rest.len(),
                 ))
             }
@@ -197,11 +182,9 @@ impl Records {
 
     fn format(&self) -> Format {
         match &self.kind {
-            Kind::Pcap {
-                nanos, big_endian, ..
-            } => Format::Pcap {
-                nanos: *nanos,
-                big_endian: *big_endian,
+            Kind::Pcap(layout) => Format::Pcap {
+                nanos: layout.nanos,
+                big_endian: layout.big_endian,
             },
             Kind::PcapNg { .. } => Format::PcapNg,
         }
@@ -221,68 +204,28 @@ impl Records {
     /// The next step from `input`, which starts at file offset `at`.
     fn step(&mut self, input: &[u8], at: u64) -> Step {
         match &mut self.kind {
-            Kind::Pcap {
-                parser,
-                link,
-                nanos,
-                big_endian,
-            } => {
-                let (link, nanos, big_endian) = (*link, *nanos, *big_endian);
-                // Look at the claimed length before the parser does, so a
-                // corrupt 4 GiB length is an error and not taken for a cut.
-                if let Some(hdr) = input.first_chunk::<16>() {
-                    let incl = [hdr[8], hdr[9], hdr[10], hdr[11]];
-                    let incl = if big_endian {
-                        u32::from_be_bytes(incl)
-                    } else {
-                        u32::from_le_bytes(incl)
-                    };
-                    if incl > MAX_RECORD_LEN {
-                        return Step::Error(CaptureError::AbsurdLength {
-                            frame: self.number.saturating_add(1),
-                            offset: at as usize,
-                            len: u64::from(incl),
-                        });
-                    }
-                }
-                match parser.next_raw_packet(input) {
-                    Ok((after, raw)) => {
-                        let consumed = input.len() - after.len();
-                        let frac = u64::from(raw.ts_frac);
-                        let ts_ns = u64::from(raw.ts_sec)
-                            .saturating_mul(1_000_000_000)
-                            .saturating_add(if nanos {
-                                frac
-                            } else {
-                                frac.saturating_mul(1000)
-                            });
-                        let len = raw.orig_len.max(raw.incl_len);
-                        let data = borrowed(raw.data);
-                        let start = data.as_ptr() as usize - input.as_ptr() as usize;
-                        Step::Frame {
-                            consumed,
-                            ts_ns,
-                            len,
-                            link,
-                            data: start..start + data.len(),
-                        }
-                    }
-                    // The parser counts the header's 16 bytes when the header
-                    // itself is cut, and only the data's after a whole header.
-                    Err(PcapParseError::IncompleteBuffer(needed, _)) => Step::Incomplete {
-                        needed: if input.len() < 16 {
-                            16
-                        } else {
-                            needed.saturating_add(16)
-                        },
-                    },
-                    Err(e) => Step::Error(CaptureError::Corrupt {
-                        what: "pcap record",
-                        offset: at as usize,
-                        reason: e.to_string(),
-                    }),
-                }
-            }
+            Kind::Pcap(layout) => match layout.record(input, 0) {
+                Record::Frame {
+                    ts_ns,
+                    len,
+                    data,
+                    next,
+                } => Step::Frame {
+                    consumed: next,
+                    ts_ns,
+                    len,
+                    link: layout.link,
+                    data,
+                },
+                Record::Incomplete { needed } => Step::Incomplete { needed },
+                // Checked before the data is, so a corrupt 4 GiB length is
+                // an error and not taken for a cut.
+                Record::Absurd { len } => Step::Error(CaptureError::AbsurdLength {
+                    frame: self.number.saturating_add(1),
+                    offset: at as usize,
+                    len: u64::from(len),
+                }),
+            },
             Kind::PcapNg { .. } => self.step_pcapng(input, at),
         }
     }
@@ -465,7 +408,7 @@ impl<'a> FrameReader<'a> {
     /// skips). Frame numbers continue from `number`.
     pub fn at(file: &'a [u8], offset: usize, number: u64) -> Result<Self, CaptureError> {
         let mut r = Self::new(file)?;
-        if matches!(r.records.kind, Kind::Pcap { .. }) && offset >= r.pos && offset <= file.len() {
+        if matches!(r.records.kind, Kind::Pcap(_)) && offset >= r.pos && offset <= file.len() {
             r.pos = offset;
             r.records.number = number.saturating_sub(1);
         } else {
