@@ -71,7 +71,8 @@ fn pair_flows(a: &Analyzer) -> Vec<Option<(u32, &'static str)>> {
     peer
 }
 
-fn flow_report(f: &FlowState) -> FlowReport {
+/// The report of a flow; its episodes and events move into it.
+fn flow_report(f: &mut FlowState) -> FlowReport {
     FlowReport {
         src: f.key.src.to_string(),
         dst: f.key.dst.to_string(),
@@ -92,21 +93,21 @@ fn flow_report(f: &FlowState) -> FlowReport {
         cnps: f.cnps,
         naks: f.naks,
         retransmit_episodes: f.episode_count,
-        episodes: f.episodes.clone(),
+        episodes: std::mem::take(&mut f.episodes),
         ce_to_cnp: f.ce_to_cnp.stats(),
         pmtu: f.pmtu,
         priority: f.priority,
         peer: None,
         one_way: false,
         bad_icrc: f.bad_icrc,
-        events: f.events.clone(),
+        events: std::mem::take(&mut f.events),
         events_dropped: f.events_dropped,
     }
 }
 
-pub(super) fn build_report(a: Analyzer, info: CaptureInfo) -> (Report, Vec<usize>) {
+pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<usize>) {
     let peers = pair_flows(&a);
-    let mut flows: Vec<FlowReport> = a.flows.iter().map(flow_report).collect();
+    let mut flows: Vec<FlowReport> = a.flows.iter_mut().map(flow_report).collect();
     // Sort by trouble; `order[new] = old`, `pos[old] = new`.
     let mut order: Vec<usize> = (0..flows.len()).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(flows[i].trouble()), flows[i].first_frame));
