@@ -4,6 +4,7 @@
 mod facts;
 mod flow;
 pub mod hints;
+mod index;
 mod pairing;
 pub mod pfc;
 pub mod psn;
@@ -16,6 +17,7 @@ use rustc_hash::FxHashMap;
 pub use facts::{Body, Facts, RoceFacts};
 pub use flow::{Fingerprint, FlowKey};
 use flow::{FlowState, RecentNak};
+use index::{FlowIndex, hash_key};
 pub use report::Report;
 
 use crate::dissect::{Packet, RoceVersion};
@@ -129,7 +131,7 @@ pub struct Analyzer {
     opts: AnalysisOptions,
     totals: Totals,
     flows: Vec<FlowState>,
-    index: FxHashMap<FlowKey, u32>,
+    index: FlowIndex,
     /// PMTU per host pair, from FIRST/MIDDLE payloads and CM REQs.
     pmtu: FxHashMap<(IpAddr, IpAddr), u32>,
     /// Recent NAKs per (NAK sender, NAK receiver).
@@ -141,8 +143,6 @@ pub struct Analyzer {
     /// Flows with a CE mark still waiting for its CNP, per (src, dst).
     pending_ce: FxHashMap<(IpAddr, IpAddr), Vec<u32>>,
     pauses: PauseTimeline,
-    /// The last flow looked up (consecutive frames are often of one flow).
-    last_flow: Option<(FlowKey, u32)>,
     /// Bumped whenever a PMTU is learnt, so flows can cache theirs.
     pmtu_generation: u64,
 }
@@ -155,14 +155,13 @@ impl Analyzer {
             opts,
             totals: Totals::default(),
             flows: Vec::new(),
-            index: FxHashMap::default(),
+            index: FlowIndex::default(),
             pmtu: FxHashMap::default(),
             naks: FxHashMap::default(),
             cm_reqs: FxHashMap::default(),
             cm_peer: FxHashMap::default(),
             pending_ce: FxHashMap::default(),
             pauses: PauseTimeline::default(),
-            last_flow: None,
             pmtu_generation: 1,
         }
     }
@@ -253,22 +252,22 @@ impl Analyzer {
         }
     }
 
+    /// The id of the flow with `key`, if it has been seen.
+    fn find_flow(&self, key: &FlowKey) -> Option<u32> {
+        let flows = &self.flows;
+        self.index
+            .get(key, hash_key(key), |id| &flows[id as usize].key)
+    }
+
     fn flow_id(&mut self, key: FlowKey, pkt: &Facts, version: RoceVersion) -> u32 {
-        if let Some((k, id)) = self.last_flow
-            && k == key
-        {
+        let hash = hash_key(&key);
+        let flows = &self.flows;
+        if let Some(id) = self.index.get(&key, hash, |id| &flows[id as usize].key) {
             return id;
         }
-        let id = match self.index.get(&key) {
-            Some(&id) => id,
-            None => {
-                let id = self.flows.len() as u32;
-                self.flows.push(FlowState::new(key, version, pkt));
-                self.index.insert(key, id);
-                id
-            }
-        };
-        self.last_flow = Some((key, id));
+        let id = self.flows.len() as u32;
+        self.flows.push(FlowState::new(key, version, pkt));
+        self.index.insert(hash, id);
         id
     }
 
@@ -483,7 +482,7 @@ impl Analyzer {
                     // A new connection on QPs seen before starts new PSN
                     // sequences (rping reconnecting reuses its QP numbers).
                     for k in [data, back] {
-                        if let Some(&id) = self.index.get(&k) {
+                        if let Some(id) = self.find_flow(&k) {
                             self.flows[id as usize].new_connection();
                         }
                     }
@@ -498,7 +497,7 @@ impl Analyzer {
         let data_id = self
             .cm_peer
             .get(cnp)
-            .and_then(|k| self.index.get(k).copied())
+            .and_then(|k| self.find_flow(k))
             .filter(|&id| self.flows[id as usize].pending_ce.is_some())
             .or_else(|| {
                 let list = self.pending_ce.get_mut(&(cnp.dst, cnp.src))?;

@@ -20,7 +20,7 @@ fn pair_flows(a: &Analyzer) -> Vec<Option<(u32, &'static str)>> {
     let mut peer: Vec<Option<(u32, &'static str)>> = vec![None; a.flows.len()];
     // 1. RDMA CM REQ/REP.
     for (k, other) in &a.cm_peer {
-        if let (Some(&x), Some(&y)) = (a.index.get(k), a.index.get(other))
+        if let (Some(x), Some(y)) = (a.find_flow(k), a.find_flow(other))
             && peer[x as usize].is_none()
             && peer[y as usize].is_none()
         {
