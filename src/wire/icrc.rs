@@ -94,55 +94,54 @@ fn compute_any(net: NetHeader<'_>, transport: &[u8]) -> u32 {
 /// ([`crc32_split`]).
 fn compute_common(net: NetHeader<'_>, transport: &[u8]) -> Option<u32> {
     let (bth, after) = transport.split_first_chunk::<{ bth::LEN }>()?;
-    let mut b = [0xffu8; 96];
-    // Put `parts` after the eight LRH bytes; set the bytes at `ones` (counted
-    // from the network header) to 0xff.
-    let mut fill = |parts: &[&[u8]], ones: &[usize]| -> Option<usize> {
-        let mut n = LRH_LEN;
-        for p in parts {
-            let end = n.checked_add(p.len())?;
-            b.get_mut(n..end)?.copy_from_slice(p);
-            n = end;
-        }
-        for &i in ones {
-            *b.get_mut(LRH_LEN.checked_add(i)?)? = 0xff;
-        }
-        Some(n)
-    };
-    let n = match net {
-        NetHeader::Ipv4 { ip, udp } => {
-            let ip: &[u8; 20] = ip.first_chunk().filter(|_| ip.len() == 20)?;
-            let udp: &[u8; 8] = udp.first_chunk()?;
-            fill(
-                &[ip, udp, bth],
-                &[1, 8, 10, 11, 26, 27, 28 + bth::VARIANT_BYTE],
-            )?
-        }
-        NetHeader::Ipv6 { ip, udp } => {
-            let ip: &[u8; 40] = ip.first_chunk()?;
-            let udp: &[u8; 8] = udp.first_chunk()?;
-            let n = fill(
-                &[ip, udp, bth],
-                &[1, 2, 3, 7, 46, 47, 48 + bth::VARIANT_BYTE],
-            )?;
-            *b.get_mut(LRH_LEN)? |= 0x0f;
-            n
-        }
-        NetHeader::Grh(grh) => {
-            let grh: &[u8; 40] = grh.first_chunk()?;
-            let n = fill(&[grh, bth], &[1, 2, 3, 7, 40 + bth::VARIANT_BYTE])?;
-            *b.get_mut(LRH_LEN)? |= 0x0f;
-            n
-        }
-    };
-    // Whole 16-byte blocks on the stack: borrow the first bytes after the
-    // BTH (at least 16 must be there, or the short way is as good).
     if after.len() < 16 {
         return None;
     }
-    let end = n.checked_next_multiple_of(16)?;
-    let (lent, rest) = after.split_at_checked(end.checked_sub(n)?)?;
-    b.get_mut(n..end)?.copy_from_slice(lent);
+    let mut b = [0xffu8; 96];
+    // Fixed-size copies at fixed offsets (moves, no copy calls); the LRH
+    // stand-in is the buffer's first eight 0xff bytes.
+    fn put<const N: usize>(b: &mut [u8; 96], at: usize, src: &[u8; N]) -> Option<()> {
+        b.get_mut(at..at.checked_add(N)?)?.copy_from_slice(src);
+        Some(())
+    }
+    // Sets the variant bytes (offsets from the network header) to ones.
+    fn ones<const K: usize>(b: &mut [u8; 96], at: [usize; K]) -> Option<()> {
+        for i in at {
+            *b.get_mut(LRH_LEN.checked_add(i)?)? = 0xff;
+        }
+        Some(())
+    }
+    // Whole 16-byte blocks on the stack: the first bytes after the BTH are
+    // borrowed to fill the last one.
+    let (end, rest) = match net {
+        NetHeader::Ipv4 { ip, udp } => {
+            let ip: &[u8; 20] = ip.first_chunk().filter(|_| ip.len() == 20)?;
+            put(&mut b, LRH_LEN, ip)?;
+            put(&mut b, LRH_LEN + 20, udp.first_chunk::<8>()?)?;
+            put(&mut b, LRH_LEN + 28, bth)?;
+            ones(&mut b, [1, 8, 10, 11, 26, 27, 28 + bth::VARIANT_BYTE])?;
+            (48, after)
+        }
+        NetHeader::Ipv6 { ip, udp } => {
+            put(&mut b, LRH_LEN, ip.first_chunk::<40>()?)?;
+            put(&mut b, LRH_LEN + 40, udp.first_chunk::<8>()?)?;
+            put(&mut b, LRH_LEN + 48, bth)?;
+            ones(&mut b, [1, 2, 3, 7, 46, 47, 48 + bth::VARIANT_BYTE])?;
+            *b.get_mut(LRH_LEN)? |= 0x0f;
+            let (lent, rest) = after.split_first_chunk::<12>()?;
+            put(&mut b, 68, lent)?;
+            (80, rest)
+        }
+        NetHeader::Grh(grh) => {
+            put(&mut b, LRH_LEN, grh.first_chunk::<40>()?)?;
+            put(&mut b, LRH_LEN + 40, bth)?;
+            ones(&mut b, [1, 2, 3, 7, 40 + bth::VARIANT_BYTE])?;
+            *b.get_mut(LRH_LEN)? |= 0x0f;
+            let (lent, rest) = after.split_first_chunk::<4>()?;
+            put(&mut b, 60, lent)?;
+            (64, rest)
+        }
+    };
     Some(crc32_split(b.get(..end)?, rest))
 }
 
