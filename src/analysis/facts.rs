@@ -143,9 +143,19 @@ impl Facts {
         Self::quick(frame, opts).unwrap_or_else(|| Facts::of(&dissect(frame, opts)))
     }
 
+    /// `out.push(Facts::from_frame(frame, opts))`, with the facts built in
+    /// their place in `out` rather than copied there (a frame's facts are
+    /// three cache lines).
+    #[inline]
+    pub fn push_from_frame(out: &mut Vec<Facts>, frame: &Frame<'_>, opts: &DissectOptions) {
+        if fast(frame, opts, |f| out.push(f)).is_none() {
+            out.push(Facts::of(&dissect(frame, opts)));
+        }
+    }
+
     /// The direct computation alone: `None` for a frame it does not cover.
     pub fn quick(frame: &Frame<'_>, opts: &DissectOptions) -> Option<Facts> {
-        fast(frame, opts)
+        fast(frame, opts, |f| f)
     }
 }
 
@@ -163,7 +173,9 @@ struct Net<'a> {
     header: NetHeader<'a>,
 }
 
-fn fast(frame: &Frame<'_>, opts: &DissectOptions) -> Option<Facts> {
+/// The facts of a frame the direct way, handed to `emit`.
+#[inline(always)]
+fn fast<R>(frame: &Frame<'_>, opts: &DissectOptions, emit: impl FnOnce(Facts) -> R) -> Option<R> {
     let data = frame.data;
     if frame.link != LinkType::Ethernet || frame.caplen < frame.len {
         return None;
@@ -280,7 +292,7 @@ fn fast(frame: &Frame<'_>, opts: &DissectOptions) -> Option<Facts> {
             flags |= Facts::BAD_ICRC;
         }
     }
-    Some(Facts {
+    Some(emit(Facts {
         number: frame.number,
         ts_ns: frame.ts_ns,
         len: frame.len,
@@ -304,7 +316,7 @@ fn fast(frame: &Frame<'_>, opts: &DissectOptions) -> Option<Facts> {
             cm: None,
             fingerprint: Fingerprint::of_bytes(data, frame.ts_ns),
         }),
-    })
+    }))
 }
 
 /// The UDP header and RoCE bytes of an IP payload, when it is RoCE and its

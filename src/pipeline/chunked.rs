@@ -153,7 +153,7 @@ impl Job<'_> {
                         data,
                         offset: (from + at as u64) as usize,
                     };
-                    packets.push(Facts::from_frame(&frame, self.opts));
+                    Facts::push_from_frame(&mut packets, &frame, self.opts);
                     at = next;
                 }
                 Record::Incomplete { needed } if !at_eof => {

@@ -166,7 +166,7 @@ fn analyze_pipelined(
                     break;
                 }
             };
-            batch.push(Facts::from_frame(&frame, dissect_opts));
+            Facts::push_from_frame(&mut batch, &frame, dissect_opts);
             n += 1;
             if batch.len() == BATCH {
                 let next = recycled
