@@ -209,13 +209,8 @@ impl ReportFormatter {
     pub const FLAT_FROM: usize = 5;
 
     pub fn new(flat_from: usize) -> Self {
-        Self::at_depth(flat_from, 0)
-    }
-
-    /// For a value that sits `depth` containers deep in the document.
-    pub fn at_depth(flat_from: usize, depth: usize) -> Self {
         ReportFormatter {
-            depth,
+            depth: 0,
             flat_from,
             has_value: false,
         }
@@ -315,86 +310,6 @@ pub fn write_report<W: std::io::Write, T: serde::Serialize>(
         .map_err(serde_json::Error::io)
 }
 
-/// `value` as [`write_report`] lays it out `depth` containers deep.
-fn render_at<T: serde::Serialize + ?Sized>(
-    out: &mut Vec<u8>,
-    value: &T,
-    depth: usize,
-) -> serde_json::Result<()> {
-    let f = ReportFormatter::at_depth(ReportFormatter::FLAT_FROM, depth);
-    value.serialize(&mut serde_json::Serializer::with_formatter(out, f))
-}
-
-/// Flows below this many are rendered by one thread.
-const PARALLEL_FLOWS: usize = 64;
-
-/// The report exactly as [`write_report`] writes it, with the flows (most
-/// of the document: their events and episodes) rendered by up to `threads`
-/// threads.
-pub fn write_report_parallel<W: std::io::Write>(
-    mut w: W,
-    report: &crate::analysis::Report,
-    threads: usize,
-) -> std::io::Result<()> {
-    // The flows, `flows[i]` as the i-th element of an array two deep.
-    let render_flows = |flows: &[crate::analysis::report::FlowReport], first: bool| {
-        let mut out = Vec::with_capacity(flows.len() * 1024);
-        for (i, f) in flows.iter().enumerate() {
-            out.extend_from_slice(if first && i == 0 {
-                b"\n    "
-            } else {
-                b",\n    "
-            });
-            render_at(&mut out, f, 2)?;
-        }
-        serde_json::Result::Ok(out)
-    };
-    // Every field by name: a new one cannot be left out unnoticed.
-    let crate::analysis::Report {
-        schema,
-        capture,
-        flows,
-        connections,
-        pfc,
-        hints,
-    } = report;
-    let parts: Vec<Vec<u8>> = if threads < 2 || flows.len() < PARALLEL_FLOWS {
-        vec![render_flows(flows, true)?]
-    } else {
-        let per = flows.len().div_ceil(threads);
-        std::thread::scope(|s| {
-            let jobs: Vec<_> = flows
-                .chunks(per)
-                .enumerate()
-                .map(|(k, part)| s.spawn(move || render_flows(part, k == 0)))
-                .collect();
-            jobs.into_iter()
-                .map(|j| j.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect::<serde_json::Result<Vec<_>>>()
-        })?
-    };
-    let mut head = Vec::with_capacity(4096);
-    head.extend_from_slice(b"{\n  \"schema\": ");
-    render_at(&mut head, schema, 1)?;
-    head.extend_from_slice(b",\n  \"capture\": ");
-    render_at(&mut head, capture, 1)?;
-    head.extend_from_slice(b",\n  \"flows\": [");
-    w.write_all(&head)?;
-    for p in &parts {
-        w.write_all(p)?;
-    }
-    let mut tail = Vec::with_capacity(4096);
-    tail.extend_from_slice(if flows.is_empty() { b"]" } else { b"\n  ]" });
-    tail.extend_from_slice(b",\n  \"connections\": ");
-    render_at(&mut tail, connections, 1)?;
-    tail.extend_from_slice(b",\n  \"pfc\": ");
-    render_at(&mut tail, pfc, 1)?;
-    tail.extend_from_slice(b",\n  \"hints\": ");
-    render_at(&mut tail, hints, 1)?;
-    tail.extend_from_slice(b"\n}\n");
-    w.write_all(&tail)
-}
-
 #[cfg(test)]
 mod report_formatter_tests {
     use super::*;
@@ -421,60 +336,5 @@ mod report_formatter_tests {
         assert!(text.contains("\"naks\": {\n        \"rnr\": 0\n      },"));
         assert!(text.contains("\"empty\": [],"));
         assert!(text.contains("\"none\": {}"));
-    }
-
-    #[test]
-    fn parallel_flows_write_the_same_bytes() {
-        use crate::analysis::AnalysisOptions;
-        use crate::dissect::DissectOptions;
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
-        let mut seen_parallel = false;
-        for name in [
-            "clean.pcapng",
-            "incast.pcapng",
-            "loss.pcap",
-            "mixed.pcapng",
-            "pfc-storm.pcapng",
-        ] {
-            let full = crate::pipeline::analyze_path(
-                &dir.join(name),
-                &DissectOptions::default(),
-                AnalysisOptions::default(),
-                1,
-                None,
-            )
-            .unwrap();
-            // The whole report, its flows repeated past the parallel
-            // path's threshold (to uneven thread shares), and none.
-            let mut many = full.clone();
-            many.flows = full
-                .flows
-                .iter()
-                .cycle()
-                .take(3 * PARALLEL_FLOWS + 1)
-                .cloned()
-                .collect();
-            let mut none = full.clone();
-            none.flows.clear();
-            for report in [&full, &many, &none] {
-                let mut want = Vec::new();
-                write_report(&mut want, report).unwrap();
-                for threads in [1, 2, 3, 8] {
-                    let mut got = Vec::new();
-                    write_report_parallel(&mut got, report, threads).unwrap();
-                    assert_eq!(
-                        String::from_utf8(got).unwrap(),
-                        String::from_utf8(want.clone()).unwrap(),
-                        "{name}, {} flows, {threads} threads",
-                        report.flows.len()
-                    );
-                }
-                seen_parallel |= report.flows.len() >= PARALLEL_FLOWS;
-            }
-        }
-        assert!(
-            seen_parallel,
-            "no capture has enough flows for the parallel path"
-        );
     }
 }
