@@ -71,11 +71,22 @@ fn pair_flows(a: &Analyzer) -> Vec<Option<(u32, &'static str)>> {
     peer
 }
 
+/// Addresses as text, each formatted once: a capture has far fewer hosts
+/// than flows, and formatting an IPv6 address costs a thousand instructions.
+#[derive(Default)]
+struct AddrText(FxHashMap<IpAddr, String>);
+
+impl AddrText {
+    fn get(&mut self, a: IpAddr) -> String {
+        self.0.entry(a).or_insert_with(|| a.to_string()).clone()
+    }
+}
+
 /// The report of a flow; its episodes and events move into it.
-fn flow_report(f: &mut FlowState) -> FlowReport {
+fn flow_report(f: &mut FlowState, text: &mut AddrText) -> FlowReport {
     FlowReport {
-        src: f.key.src.to_string(),
-        dst: f.key.dst.to_string(),
+        src: text.get(f.key.src),
+        dst: text.get(f.key.dst),
         destqp: f.key.dest_qp,
         version: f.version.as_str(),
         transport: f.transport.map_or("CNP", Transport::as_str),
@@ -107,7 +118,12 @@ fn flow_report(f: &mut FlowState) -> FlowReport {
 
 pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<usize>) {
     let peers = pair_flows(&a);
-    let mut flows: Vec<FlowReport> = a.flows.iter_mut().map(flow_report).collect();
+    let mut text = AddrText::default();
+    let mut flows: Vec<FlowReport> = a
+        .flows
+        .iter_mut()
+        .map(|f| flow_report(f, &mut text))
+        .collect();
     // Sort by trouble; `order[new] = old`, `pos[old] = new`.
     let mut order: Vec<usize> = (0..flows.len()).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(flows[i].trouble()), flows[i].first_frame));
@@ -121,8 +137,8 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
             Some((other, by)) => {
                 let o = &a.flows[*other as usize].key;
                 flows[old].peer = Some(PeerRef {
-                    src: o.src.to_string(),
-                    dst: o.dst.to_string(),
+                    src: text.get(o.src),
+                    dst: text.get(o.dst),
                     destqp: o.dest_qp,
                     paired_by: by,
                 });
