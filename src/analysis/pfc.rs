@@ -56,10 +56,18 @@ struct Open {
     flows_total: u32,
 }
 
+/// Where a priority (`None`: 802.3x) is counted in `open_per_priority`.
+fn slot(priority: Option<u8>) -> usize {
+    priority.map_or(8, |p| usize::from(p & 7))
+}
+
 /// All pause state of a capture.
 #[derive(Debug, Default)]
 pub struct PauseTimeline {
     open: FxHashMap<PauseKey, Open>,
+    /// Open pauses per priority (index 8: 802.3x), so that a frame sent on
+    /// a priority nothing pauses costs no lookups.
+    open_per_priority: [u32; 9],
     pub closed: Vec<Interval>,
     pub pfc_frames: u64,
     pub pause_frames: u64,
@@ -68,6 +76,7 @@ pub struct PauseTimeline {
 impl PauseTimeline {
     fn close(&mut self, key: PauseKey, end_ns: u64, by: EndedBy) {
         if let Some(o) = self.open.remove(&key) {
+            self.open_per_priority[slot(key.priority)] -= 1;
             self.closed.push(Interval {
                 key,
                 start_ns: o.start_ns,
@@ -98,6 +107,7 @@ impl PauseTimeline {
                 o.frames += 1;
             }
             (_, None) => {
+                self.open_per_priority[slot(key.priority)] += 1;
                 self.open.insert(
                     key,
                     Open {
@@ -116,19 +126,30 @@ impl PauseTimeline {
     /// A RoCE frame of `flow` sent at `ts` with `priority` to `dst_mac`:
     /// note it against an open pause of that MAC and priority.
     pub fn sent(&mut self, dst_mac: [u8; 6], priority: u8, ts: u64, flow: u32) {
-        if self.open.is_empty() {
+        let pfc = self.open_per_priority[slot(Some(priority))] > 0;
+        let pause = self.open_per_priority[slot(None)] > 0;
+        if !pfc && !pause {
             return;
         }
-        for key in [
-            PauseKey {
-                mac: dst_mac,
-                priority: Some(priority),
-            },
-            PauseKey {
-                mac: dst_mac,
-                priority: None,
-            },
+        for (key, any) in [
+            (
+                PauseKey {
+                    mac: dst_mac,
+                    priority: Some(priority),
+                },
+                pfc,
+            ),
+            (
+                PauseKey {
+                    mac: dst_mac,
+                    priority: None,
+                },
+                pause,
+            ),
         ] {
+            if !any {
+                continue;
+            }
             let expired = match self.open.get(&key) {
                 Some(o) => ts > o.expiry_ns,
                 None => continue,
