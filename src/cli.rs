@@ -461,7 +461,7 @@ fn run_report(
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
     if args.json {
-        crate::output::json::write_report(&mut out, &report).map_err(io::Error::other)?;
+        crate::output::report_json::write(&mut out, &report)?;
     } else {
         let color = !args.no_color
             && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())

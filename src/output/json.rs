@@ -209,8 +209,13 @@ impl ReportFormatter {
     pub const FLAT_FROM: usize = 5;
 
     pub fn new(flat_from: usize) -> Self {
+        Self::at_depth(flat_from, 0)
+    }
+
+    /// For a value that sits `depth` containers deep in the document.
+    pub fn at_depth(flat_from: usize, depth: usize) -> Self {
         ReportFormatter {
-            depth: 0,
+            depth,
             flat_from,
             has_value: false,
         }

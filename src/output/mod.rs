@@ -3,4 +3,5 @@
 pub mod json;
 pub mod packets;
 pub mod report;
+pub mod report_json;
 pub mod tree;
