@@ -173,19 +173,33 @@ impl Fingerprint {
         ];
         let word = |w: &[u8]| w.first_chunk::<8>().map_or(0, |w| u64::from_le_bytes(*w));
         let mix = |lane: u64, w: u64| (lane ^ w).wrapping_mul(K).rotate_left(29);
-        let mut blocks = head.chunks_exact(32);
-        for b in &mut blocks {
-            let (w0, rest) = b.split_at(8);
-            let (w1, rest) = rest.split_at(8);
-            let (w2, w3) = rest.split_at(8);
-            lanes = [
-                mix(lanes[0], word(w0)),
-                mix(lanes[1], word(w1)),
-                mix(lanes[2], word(w2)),
-                mix(lanes[3], word(w3)),
-            ];
-        }
-        let mut words = blocks.remainder().chunks_exact(8);
+        let block = |lanes: [u64; 4], b: &[u8; 32]| {
+            let w = |i: usize| u64::from_le_bytes(*b[i..].first_chunk::<8>().unwrap_or(&[0; 8]));
+            [
+                mix(lanes[0], w(0)),
+                mix(lanes[1], w(8)),
+                mix(lanes[2], w(16)),
+                mix(lanes[3], w(24)),
+            ]
+        };
+        // A whole head (the usual case) is four blocks known at compile
+        // time: the loop unrolls.
+        let rest: &[u8] = match head.first_chunk::<FINGERPRINT_HEAD>() {
+            Some(whole) => {
+                for b in whole.as_chunks::<32>().0 {
+                    lanes = block(lanes, b);
+                }
+                &[]
+            }
+            None => {
+                let (blocks, rest) = head.as_chunks::<32>();
+                for b in blocks {
+                    lanes = block(lanes, b);
+                }
+                rest
+            }
+        };
+        let mut words = rest.chunks_exact(8);
         for (lane, w) in lanes.iter_mut().zip(&mut words) {
             *lane = mix(*lane, word(w));
         }
