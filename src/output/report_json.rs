@@ -101,6 +101,22 @@ macro_rules! flat {
     };
 }
 
+/// Numeric members, each on its own line at `indent`; `first`: they open
+/// their object (no comma before the first).
+fn numbers(out: &mut Vec<u8>, indent: &str, first: bool, members: &[(&str, u64)]) {
+    for (i, (key, v)) in members.iter().enumerate() {
+        if !(first && i == 0) {
+            out.push(b',');
+        }
+        out.push(b'\n');
+        out.extend_from_slice(indent.as_bytes());
+        out.push(b'"');
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(b"\": ");
+        push_u64(out, *v);
+    }
+}
+
 /// A flow, as the third level of the document (its members indented by 6).
 fn flow(out: &mut Vec<u8>, f: &FlowReport) {
     let FlowReport {
@@ -144,30 +160,25 @@ fn flow(out: &mut Vec<u8>, f: &FlowReport) {
     string(out, version);
     member!(out, "      ", false, "transport");
     string(out, transport);
-    member!(out, "      ", false, "packets");
-    push_u64(out, *packets);
-    member!(out, "      ", false, "bytes");
-    push_u64(out, *bytes);
-    member!(out, "      ", false, "payload_bytes");
-    push_u64(out, *payload_bytes);
-    member!(out, "      ", false, "duplicates");
-    push_u64(out, *duplicates);
-    member!(out, "      ", false, "first_frame");
-    push_u64(out, *first_frame);
-    member!(out, "      ", false, "first_ts_ns");
-    push_u64(out, *first_ts_ns);
-    member!(out, "      ", false, "last_ts_ns");
-    push_u64(out, *last_ts_ns);
-    member!(out, "      ", false, "retransmits");
-    push_u64(out, *retransmits);
-    member!(out, "      ", false, "out_of_order");
-    push_u64(out, *out_of_order);
-    member!(out, "      ", false, "missing");
-    push_u64(out, *missing);
-    member!(out, "      ", false, "ecn_ce");
-    push_u64(out, *ecn_ce);
-    member!(out, "      ", false, "cnps");
-    push_u64(out, *cnps);
+    numbers(
+        out,
+        "      ",
+        false,
+        &[
+            ("packets", *packets),
+            ("bytes", *bytes),
+            ("payload_bytes", *payload_bytes),
+            ("duplicates", *duplicates),
+            ("first_frame", *first_frame),
+            ("first_ts_ns", *first_ts_ns),
+            ("last_ts_ns", *last_ts_ns),
+            ("retransmits", *retransmits),
+            ("out_of_order", *out_of_order),
+            ("missing", *missing),
+            ("ecn_ce", *ecn_ce),
+            ("cnps", *cnps),
+        ],
+    );
     member!(out, "      ", false, "naks");
     nak_counts(out, naks);
     member!(out, "      ", false, "retransmit_episodes");
@@ -227,18 +238,19 @@ fn nak_counts(out: &mut Vec<u8>, n: &NakCounts) {
         invalid_rd,
     } = n;
     out.push(b'{');
-    member!(out, "        ", true, "psn_seq_err");
-    push_u64(out, *psn_seq_err);
-    member!(out, "        ", false, "rnr");
-    push_u64(out, *rnr);
-    member!(out, "        ", false, "invalid_request");
-    push_u64(out, *invalid_request);
-    member!(out, "        ", false, "remote_access");
-    push_u64(out, *remote_access);
-    member!(out, "        ", false, "remote_op");
-    push_u64(out, *remote_op);
-    member!(out, "        ", false, "invalid_rd");
-    push_u64(out, *invalid_rd);
+    numbers(
+        out,
+        "        ",
+        true,
+        &[
+            ("psn_seq_err", *psn_seq_err),
+            ("rnr", *rnr),
+            ("invalid_request", *invalid_request),
+            ("remote_access", *remote_access),
+            ("remote_op", *remote_op),
+            ("invalid_rd", *invalid_rd),
+        ],
+    );
     out.extend_from_slice(b"\n      }");
 }
 
@@ -250,14 +262,17 @@ fn delay(out: &mut Vec<u8>, d: &DelayStats) {
         max_ns,
     } = d;
     out.push(b'{');
-    member!(out, "        ", true, "count");
-    push_u64(out, *count);
-    member!(out, "        ", false, "min_ns");
-    push_u64(out, *min_ns);
-    member!(out, "        ", false, "mean_ns");
-    push_u64(out, *mean_ns);
-    member!(out, "        ", false, "max_ns");
-    push_u64(out, *max_ns);
+    numbers(
+        out,
+        "        ",
+        true,
+        &[
+            ("count", *count),
+            ("min_ns", *min_ns),
+            ("mean_ns", *mean_ns),
+            ("max_ns", *max_ns),
+        ],
+    );
     out.extend_from_slice(b"\n      }");
 }
 
