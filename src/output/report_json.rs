@@ -117,6 +117,13 @@ fn numbers(out: &mut Vec<u8>, indent: &str, first: bool, members: &[(&str, u64)]
     }
 }
 
+/// An object of numbers at the fourth level (a flow's `naks`, `ce_to_cnp`).
+fn number_object(out: &mut Vec<u8>, members: &[(&str, u64)]) {
+    out.push(b'{');
+    numbers(out, "        ", true, members);
+    out.extend_from_slice(b"\n      }");
+}
+
 /// A flow, as the third level of the document (its members indented by 6).
 fn flow(out: &mut Vec<u8>, f: &FlowReport) {
     let FlowReport {
@@ -237,11 +244,8 @@ fn nak_counts(out: &mut Vec<u8>, n: &NakCounts) {
         remote_op,
         invalid_rd,
     } = n;
-    out.push(b'{');
-    numbers(
+    number_object(
         out,
-        "        ",
-        true,
         &[
             ("psn_seq_err", *psn_seq_err),
             ("rnr", *rnr),
@@ -251,7 +255,6 @@ fn nak_counts(out: &mut Vec<u8>, n: &NakCounts) {
             ("invalid_rd", *invalid_rd),
         ],
     );
-    out.extend_from_slice(b"\n      }");
 }
 
 fn delay(out: &mut Vec<u8>, d: &DelayStats) {
@@ -261,11 +264,8 @@ fn delay(out: &mut Vec<u8>, d: &DelayStats) {
         mean_ns,
         max_ns,
     } = d;
-    out.push(b'{');
-    numbers(
+    number_object(
         out,
-        "        ",
-        true,
         &[
             ("count", *count),
             ("min_ns", *min_ns),
@@ -273,7 +273,6 @@ fn delay(out: &mut Vec<u8>, d: &DelayStats) {
             ("max_ns", *max_ns),
         ],
     );
-    out.extend_from_slice(b"\n      }");
 }
 
 fn peer_ref(out: &mut Vec<u8>, p: &PeerRef) {
