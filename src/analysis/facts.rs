@@ -5,6 +5,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::flow::{Fingerprint, FlowKey};
+use super::index::hash_key;
 use crate::capture::{Frame, LinkType};
 use crate::dissect::{DissectOptions, ETHERTYPE_ROCE_V1, Packet, RoceVersion, dissect};
 use crate::wire::icrc::{self, NetHeader};
@@ -62,6 +63,9 @@ pub struct RoceFacts {
     pub dst_mac: Option<[u8; 6]>,
     pub cm: Option<CmMessage>,
     pub fingerprint: Fingerprint,
+    /// `hash_key(&key)`, computed where the frame is dissected (off the
+    /// analysis thread).
+    pub flow_hash: u64,
 }
 
 impl Facts {
@@ -98,12 +102,14 @@ impl Facts {
                 pause,
             }
         } else if let (Some(bth), Some((src, dst))) = (pkt.bth, pkt.endpoints()) {
+            let key = FlowKey {
+                src,
+                dst,
+                dest_qp: bth.dest_qp,
+            };
             Body::Roce(RoceFacts {
-                key: FlowKey {
-                    src,
-                    dst,
-                    dest_qp: bth.dest_qp,
-                },
+                key,
+                flow_hash: hash_key(&key),
                 version: pkt.roce.unwrap_or(RoceVersion::V2),
                 bth,
                 aeth: pkt.aeth,
@@ -292,17 +298,19 @@ fn fast<R>(frame: &Frame<'_>, opts: &DissectOptions, emit: impl FnOnce(Facts) ->
             flags |= Facts::BAD_ICRC;
         }
     }
+    let key = FlowKey {
+        src: net.src,
+        dst: net.dst,
+        dest_qp: b.dest_qp,
+    };
     Some(emit(Facts {
         number: frame.number,
         ts_ns: frame.ts_ns,
         len: frame.len,
         flags,
         body: Body::Roce(RoceFacts {
-            key: FlowKey {
-                src: net.src,
-                dst: net.dst,
-                dest_qp: b.dest_qp,
-            },
+            key,
+            flow_hash: hash_key(&key),
             version: net.version,
             bth: b,
             aeth,
@@ -314,7 +322,7 @@ fn fast<R>(frame: &Frame<'_>, opts: &DissectOptions, emit: impl FnOnce(Facts) ->
             pcp,
             dst_mac: Some(dst_mac),
             cm: None,
-            fingerprint: Fingerprint::of_bytes(data, frame.ts_ns),
+            fingerprint: Fingerprint::of_bytes(data),
         }),
     }))
 }

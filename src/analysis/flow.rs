@@ -92,75 +92,86 @@ impl DelayAcc {
     }
 }
 
+/// One flow's state. The fields every packet reads or writes come first
+/// and in this order (`repr(C)`), so that a packet touches the first five
+/// cache lines of the flow rather than all ten; the counters of rare
+/// events follow.
+#[repr(C)]
 pub struct FlowState {
     pub key: FlowKey,
-    pub version: RoceVersion,
-    pub transport: Option<Transport>,
-    pub first_frame: u64,
     pub packets: u64,
     pub bytes: u64,
     pub payload_bytes: u64,
-    pub duplicates: u64,
-    pub first_ts: u64,
     pub last_ts: u64,
-    pub retransmits: u64,
-    pub out_of_order: u64,
-    pub ecn_ce: u64,
-    pub cnps: u64,
-    pub bad_icrc: u64,
-    pub naks: NakCounts,
-    pub priority: Option<u8>,
-    pub events: Vec<Event>,
-    pub events_dropped: u64,
-    pub episodes: Vec<Episode>,
-    pub episode_count: u64,
-    pub ce_to_cnp: DelayAcc,
-    pub pending_ce: Option<u64>,
-    pub pmtu: Option<u32>,
-    pub pmtu_cached: Option<u32>,
+    last_frame: Option<LastFrame>,
     pub pmtu_generation: u64,
-
+    pub pmtu_cached: Option<u32>,
+    pub pmtu: Option<u32>,
     /// Request sequence (SEND, WRITE, READ request, atomics).
-    pub req: Option<Box<PsnTracker>>,
-    /// UD: one request sequence per DETH source QP.
-    ud: FxHashMap<u32, PsnTracker>,
+    pub req: Option<PsnTracker>,
     /// READ responses.
-    resp: Option<Box<PsnTracker>>,
+    resp: Option<PsnTracker>,
+    last_seq_ts: Option<u64>,
+    prev: Option<Prev>,
+    /// Rare (a replay in progress): boxed to keep the hot lines dense.
+    open_episode: Option<Box<OpenEpisode>>,
     /// A READ request whose PSN count waits for the PMTU: (PSN, DMA length).
     pending_read: Option<(u32, u32)>,
     pub req_first_psn: Option<u32>,
     /// PSNs carried by AETH packets (ACKs, NAKs, READ responses).
     pub ack_first_psn: Option<u32>,
     pub ack_last_psn: Option<u32>,
+    pub pending_ce: Option<u64>,
+    pub priority: Option<u8>,
+    pub transport: Option<Transport>,
+    pub version: RoceVersion,
+
+    pub first_frame: u64,
+    pub duplicates: u64,
+    pub first_ts: u64,
+    pub retransmits: u64,
+    pub out_of_order: u64,
+    pub ecn_ce: u64,
+    pub cnps: u64,
+    pub bad_icrc: u64,
+    pub naks: NakCounts,
+    pub events: Vec<Event>,
+    pub events_dropped: u64,
+    pub episodes: Vec<Episode>,
+    pub episode_count: u64,
+    pub ce_to_cnp: DelayAcc,
+    /// UD: one request sequence per DETH source QP.
+    ud: FxHashMap<u32, PsnTracker>,
     /// Missing PSNs of earlier connections on these QPs.
     carried_missing: u64,
-
-    prev: Option<Prev>,
-    last_seq_ts: Option<u64>,
-    open_episode: Option<OpenEpisode>,
-    last_frame: Option<Fingerprint>,
 }
 
 /// Enough of a frame to tell a byte-identical copy: its length, a 64-bit
 /// hash of its first bytes (every header, variant fields included) and its
-/// last eight bytes (the ICRC, which covers the rest), and when it was seen.
+/// last eight bytes (the ICRC, which covers the rest).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Fingerprint {
-    ts_ns: u64,
     len: u32,
     head: u64,
     tail: u64,
+}
+
+/// The fingerprint of a flow's last frame and when it was captured.
+#[derive(Debug, Clone, Copy)]
+struct LastFrame {
+    ts_ns: u64,
+    fp: Fingerprint,
 }
 
 const FINGERPRINT_HEAD: usize = 128;
 
 impl Fingerprint {
     pub fn of(pkt: &Packet<'_>) -> Self {
-        Self::of_bytes(pkt.data, pkt.ts_ns)
+        Self::of_bytes(pkt.data)
     }
 
-    /// The fingerprint of a frame's bytes `d` captured at `ts_ns`.
-    pub fn of_bytes(d: &[u8], ts_ns: u64) -> Self {
+    /// The fingerprint of a frame's bytes `d`.
+    pub fn of_bytes(d: &[u8]) -> Self {
         let head = &d[..d.len().min(FINGERPRINT_HEAD)];
         // Four independent lanes, word i in lane i % 4: the multiplies
         // overlap instead of waiting on each other.
@@ -219,7 +230,6 @@ impl Fingerprint {
             }
         };
         Fingerprint {
-            ts_ns,
             len: d.len() as u32,
             head: h,
             tail: u64::from_le_bytes(tail),
@@ -274,18 +284,15 @@ impl FlowState {
     /// Byte-identical to the previous frame of the flow and close in time.
     /// Frames longer than the fingerprint's head are compared through their
     /// ICRC, which covers everything after the headers.
-    pub fn is_duplicate(&self, fp: &Fingerprint, window_ns: u64) -> bool {
+    pub fn is_duplicate(&self, fp: &Fingerprint, ts_ns: u64, window_ns: u64) -> bool {
         let Some(last) = &self.last_frame else {
             return false;
         };
-        last.len == fp.len
-            && fp.ts_ns >= last.ts_ns
-            && fp.ts_ns - last.ts_ns <= window_ns
-            && (last.head, last.tail) == (fp.head, fp.tail)
+        last.fp == *fp && ts_ns >= last.ts_ns && ts_ns - last.ts_ns <= window_ns
     }
 
-    pub fn remember(&mut self, fp: &Fingerprint) {
-        self.last_frame = Some(*fp);
+    pub fn remember(&mut self, fp: &Fingerprint, ts_ns: u64) {
+        self.last_frame = Some(LastFrame { ts_ns, fp: *fp });
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -425,7 +432,7 @@ impl FlowState {
                     }
                     _ => (pkt.number, pkt.ts_ns, psn, 1, silence),
                 };
-                self.open_episode = Some(OpenEpisode {
+                self.open_episode = Some(Box::new(OpenEpisode {
                     ep: Episode {
                         frame: start.0,
                         ts_ns: start.1,
@@ -438,7 +445,7 @@ impl FlowState {
                     },
                     silence_ns: start.4,
                     attributed: false,
-                });
+                }));
             }
         } else {
             self.close_episode(max);
@@ -454,6 +461,7 @@ impl FlowState {
 
     fn close_episode(&mut self, max: usize) {
         if let Some(o) = self.open_episode.take() {
+            let o = *o;
             self.episode_count += 1;
             if self.episodes.len() < max {
                 self.episodes.push(o.ep);

@@ -259,8 +259,7 @@ impl Analyzer {
             .get(key, hash_key(key), |id| &flows[id as usize].key)
     }
 
-    fn flow_id(&mut self, key: FlowKey, pkt: &Facts, version: RoceVersion) -> u32 {
-        let hash = hash_key(&key);
+    fn flow_id(&mut self, key: FlowKey, hash: u64, pkt: &Facts, version: RoceVersion) -> u32 {
         let flows = &self.flows;
         if let Some(id) = self.index.get(&key, hash, |id| &flows[id as usize].key) {
             return id;
@@ -273,16 +272,24 @@ impl Analyzer {
 
     /// The PMTU for a flow's host pair, cached in the flow until a new one
     /// is learnt anywhere.
+    #[inline]
     fn pmtu_for(&mut self, id: u32) -> Option<u32> {
-        let f = &mut self.flows[id as usize];
-        if f.pmtu_generation != self.pmtu_generation {
-            f.pmtu_generation = self.pmtu_generation;
-            f.pmtu_cached = self
-                .pmtu
-                .get(&host_pair(f.key.src, f.key.dst))
-                .copied()
-                .or(self.opts.pmtu);
+        let f = &self.flows[id as usize];
+        if f.pmtu_generation == self.pmtu_generation {
+            return f.pmtu_cached;
         }
+        self.refresh_pmtu(id)
+    }
+
+    #[inline(never)]
+    fn refresh_pmtu(&mut self, id: u32) -> Option<u32> {
+        let f = &mut self.flows[id as usize];
+        f.pmtu_generation = self.pmtu_generation;
+        f.pmtu_cached = self
+            .pmtu
+            .get(&host_pair(f.key.src, f.key.dst))
+            .copied()
+            .or(self.opts.pmtu);
         f.pmtu_cached
     }
 
@@ -294,7 +301,7 @@ impl Analyzer {
 
     fn roce_packet(&mut self, pkt: &Facts, r: &RoceFacts) -> u32 {
         let (bth, key, fp) = (r.bth, r.key, &r.fingerprint);
-        let id = self.flow_id(key, pkt, r.version);
+        let id = self.flow_id(key, r.flow_hash, pkt, r.version);
         let dup_window = self.opts.dup_window_ns;
         let max_events = self.opts.max_events;
 
@@ -303,12 +310,12 @@ impl Analyzer {
             let f = &mut self.flows[id as usize];
             f.packets += 1;
             f.bytes += u64::from(pkt.len);
-            if f.is_duplicate(fp, dup_window) {
+            if f.is_duplicate(fp, pkt.ts_ns, dup_window) {
                 f.duplicates += 1;
                 self.totals.duplicates += 1;
                 return id;
             }
-            f.remember(fp);
+            f.remember(fp, pkt.ts_ns);
         }
 
         let op = bth.opcode.operation();

@@ -125,12 +125,27 @@ impl PauseTimeline {
 
     /// A RoCE frame of `flow` sent at `ts` with `priority` to `dst_mac`:
     /// note it against an open pause of that MAC and priority.
+    #[inline]
     pub fn sent(&mut self, dst_mac: [u8; 6], priority: u8, ts: u64, flow: u32) {
         let pfc = self.open_per_priority[slot(Some(priority))] > 0;
         let pause = self.open_per_priority[slot(None)] > 0;
-        if !pfc && !pause {
-            return;
+        if pfc || pause {
+            self.sent_while_open(dst_mac, priority, ts, flow, pfc, pause);
         }
+    }
+
+    /// [`sent`](Self::sent) when a pause of that priority, or an 802.3x
+    /// pause, is open somewhere.
+    #[inline(never)]
+    fn sent_while_open(
+        &mut self,
+        dst_mac: [u8; 6],
+        priority: u8,
+        ts: u64,
+        flow: u32,
+        pfc: bool,
+        pause: bool,
+    ) {
         for (key, any) in [
             (
                 PauseKey {

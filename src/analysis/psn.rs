@@ -51,9 +51,14 @@ pub struct PsnTracker {
     /// PSNs skipped and not arrived since, including those slid out of the
     /// window.
     missing: u64,
-    seen: Box<[u64; WORDS]>,
-    missing_bits: Box<[u64; WORDS]>,
+    /// Per 64 PSNs of the window: (seen, missing) bits side by side, so a
+    /// packet touches one cache line of them.
+    bits: Box<[[u64; 2]; WORDS]>,
 }
+
+/// Index of the seen and the missing word in a `bits` entry.
+const SEEN: usize = 0;
+const MISSING: usize = 1;
 
 impl Default for PsnTracker {
     fn default() -> Self {
@@ -61,8 +66,7 @@ impl Default for PsnTracker {
             started: false,
             next: 0,
             missing: 0,
-            seen: Box::new([0; WORDS]),
-            missing_bits: Box::new([0; WORDS]),
+            bits: Box::new([[0; 2]; WORDS]),
         }
     }
 }
@@ -81,19 +85,19 @@ impl PsnTracker {
         self.missing
     }
 
-    fn is_set(bits: &[u64; WORDS], psn: u32) -> bool {
+    fn is_set(&self, which: usize, psn: u32) -> bool {
         let (w, m) = slot(psn);
-        bits[w] & m != 0
+        self.bits[w][which] & m != 0
     }
 
-    fn set(bits: &mut [u64; WORDS], psn: u32) {
+    fn set(&mut self, which: usize, psn: u32) {
         let (w, m) = slot(psn);
-        bits[w] |= m;
+        self.bits[w][which] |= m;
     }
 
-    fn clear(bits: &mut [u64; WORDS], psn: u32) {
+    fn clear(&mut self, which: usize, psn: u32) {
         let (w, m) = slot(psn);
-        bits[w] &= !m;
+        self.bits[w][which] &= !m;
     }
 
     /// Moves `next` forward to `to`; the PSNs in between enter the window
@@ -103,23 +107,22 @@ impl PsnTracker {
         if n >= WINDOW {
             // Everything in the window is replaced; what was still missing
             // there stays counted.
-            self.seen.fill(0);
-            self.missing_bits.fill(0);
+            self.bits.fill([0; 2]);
             if as_missing {
                 // Only the last WINDOW PSNs can still be filled in.
                 let start = psn_add(to, PSN_MOD - WINDOW);
                 for i in 0..WINDOW {
-                    Self::set(&mut self.missing_bits, psn_add(start, i));
+                    self.set(MISSING, psn_add(start, i));
                 }
             }
         } else {
             let mut p = self.next;
             for _ in 0..n {
-                Self::clear(&mut self.seen, p);
+                self.clear(SEEN, p);
                 if as_missing {
-                    Self::set(&mut self.missing_bits, p);
+                    self.set(MISSING, p);
                 } else {
-                    Self::clear(&mut self.missing_bits, p);
+                    self.clear(MISSING, p);
                 }
                 p = psn_add(p, 1);
             }
@@ -135,19 +138,34 @@ impl PsnTracker {
     fn cover(&mut self, psn: u32, count: u32) {
         for i in 0..count.min(WINDOW) {
             let p = psn_add(psn, i);
-            if Self::is_set(&self.missing_bits, p) {
-                Self::clear(&mut self.missing_bits, p);
+            if self.is_set(MISSING, p) {
+                self.clear(MISSING, p);
                 self.missing = self.missing.saturating_sub(1);
             }
-            Self::set(&mut self.seen, p);
+            self.set(SEEN, p);
         }
     }
 
     /// A request packet (or READ response MIDDLE/LAST) with `psn` that
     /// consumes `span` PSNs (1, or ceil(len/PMTU) for a READ request).
     pub fn observe(&mut self, psn: u32, span: u32) -> Verdict {
-        let span = span.max(1);
         let psn = psn & PSN_MASK;
+        if self.started && psn == self.next && span <= 1 {
+            // The common case, `advance` and `cover` by one PSN in one go:
+            // it enters the window seen and not missing.
+            let (w, m) = slot(psn);
+            let e = &mut self.bits[w];
+            e[SEEN] |= m;
+            e[MISSING] &= !m;
+            self.next = psn_add(psn, 1);
+            return Verdict::InOrder;
+        }
+        self.observe_general(psn, span)
+    }
+
+    /// [`observe`](Self::observe) without its shortcut for the next PSN.
+    fn observe_general(&mut self, psn: u32, span: u32) -> Verdict {
+        let span = span.max(1);
         if !self.started {
             self.started = true;
             self.next = psn;
@@ -169,7 +187,7 @@ impl PsnTracker {
                 first,
                 count: d as u32,
             }
-        } else if (-d) as u32 >= WINDOW || Self::is_set(&self.seen, psn) {
+        } else if (-d) as u32 >= WINDOW || self.is_set(SEEN, psn) {
             Verdict::Retransmit
         } else {
             self.cover(psn, span);
@@ -308,5 +326,32 @@ mod tests {
         );
         assert_eq!(t.observe_message_start(20), Verdict::Retransmit);
         assert_eq!(t.missing(), 1);
+    }
+
+    proptest::proptest! {
+        /// The shortcut for the next PSN leaves the same state and verdicts
+        /// as the general path, over sequences with gaps, replays, late
+        /// packets, multi-PSN spans and the 24-bit wrap.
+        #[test]
+        fn shortcut_matches_general_path(
+            start in 0u32..PSN_MOD,
+            steps in proptest::collection::vec((-40i32..40, 0u32..4, 0u8..4), 1..300),
+        ) {
+            let (mut fast, mut general) = (PsnTracker::default(), PsnTracker::default());
+            let mut psn = start;
+            for (jump, span, kind) in steps {
+                // Mostly the next PSN, sometimes a jump either way.
+                psn = match (kind, fast.next()) {
+                    (0 | 1, Some(next)) => next,
+                    _ => psn_add(psn, jump as u32),
+                };
+                let a = fast.observe(psn, span);
+                let b = general.observe_general(psn, span);
+                proptest::prop_assert_eq!(a, b);
+                proptest::prop_assert_eq!(fast.next, general.next);
+                proptest::prop_assert_eq!(fast.missing, general.missing);
+                proptest::prop_assert!(fast.bits == general.bits);
+            }
+        }
     }
 }
