@@ -259,13 +259,13 @@ impl Analyzer {
             .get(key, hash_key(key), |id| &flows[id as usize].key)
     }
 
-    fn flow_id(&mut self, key: FlowKey, hash: u64, pkt: &Facts, version: RoceVersion) -> u32 {
+    fn flow_id(&mut self, key: &FlowKey, hash: u64, pkt: &Facts, version: RoceVersion) -> u32 {
         let flows = &self.flows;
-        if let Some(id) = self.index.get(&key, hash, |id| &flows[id as usize].key) {
+        if let Some(id) = self.index.get(key, hash, |id| &flows[id as usize].key) {
             return id;
         }
         let id = self.flows.len() as u32;
-        self.flows.push(FlowState::new(key, version, pkt));
+        self.flows.push(FlowState::new(*key, version, pkt));
         self.index.insert(hash, id);
         id
     }
@@ -300,7 +300,8 @@ impl Analyzer {
     }
 
     fn roce_packet(&mut self, pkt: &Facts, r: &RoceFacts) -> u32 {
-        let (bth, key, fp) = (r.bth, r.key, &r.fingerprint);
+        // Borrowed, not copied: `r` lives in the caller's batch.
+        let (bth, key, fp) = (&r.bth, &r.key, &r.fingerprint);
         let id = self.flow_id(key, r.flow_hash, pkt, r.version);
         let dup_window = self.opts.dup_window_ns;
         let max_events = self.opts.max_events;
@@ -325,10 +326,10 @@ impl Analyzer {
             && n > 0
             && self.pmtu_for(id) != Some(n)
         {
-            self.learn_pmtu(&key, n);
+            self.learn_pmtu(key, n);
         }
         if let Some(cm) = &r.cm {
-            self.cm_message(&key, cm);
+            self.cm_message(key, cm);
         }
 
         let pmtu = self.pmtu_for(id);
@@ -369,13 +370,13 @@ impl Analyzer {
             Some(Operation::Cnp) => {
                 f.cnps += 1;
                 f.event(max_events, "cnp", pkt, Some(bth.psn), None, None, None);
-                self.cnp_arrived(&key, pkt.ts_ns);
+                self.cnp_arrived(key, pkt.ts_ns);
             }
             Some(o) if o.is_request() => {
                 f.request(pkt, r, o, pmtu, max_events);
             }
             Some(o) if o.is_read_response() => {
-                f.read_response(pkt, &bth, o, max_events);
+                f.read_response(pkt, bth, o, max_events);
             }
             _ => {}
         }
