@@ -351,7 +351,12 @@ pub fn analyze_pcap(
         chunk: plan.chunk.max(1),
         opts: dissect_opts,
     };
-    let ahead = 2 * plan.threads.max(2);
+    // Chunks in flight beyond the one being analysed. The calling thread
+    // takes chunks far ahead when its next one is still being decoded, so
+    // with only two per thread the workers found the window full and
+    // waited (5-21 ms of a 150 ms run on 2 cores); a dozen more removes
+    // that, at ~0.5 MB of facts each.
+    let ahead = 2 * plan.threads.max(2) + 12;
     let shared = Shared {
         state: Mutex::new(State {
             next: 0,
