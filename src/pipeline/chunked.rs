@@ -40,13 +40,6 @@ pub struct Plan {
 
 type Packets = Vec<Facts>;
 
-/// A buffer for one chunk's facts, with room for the frames of a chunk of
-/// typical RoCE traffic (~400-byte records on average and more): filling it
-/// then copies nothing; pages are only touched as facts are written.
-fn new_packets() -> Packets {
-    Vec::with_capacity((CHUNK / 256) as usize)
-}
-
 /// How a chunk's walk over its records ended.
 #[derive(Debug)]
 enum End {
@@ -225,6 +218,10 @@ struct Shared {
     /// Chunks that may be taken beyond the one being analysed.
     ahead: usize,
     total: usize,
+    /// Room in a new buffer: the frames of a chunk whose records average
+    /// 256 bytes or more, so filling it copies nothing (pages are touched
+    /// only as facts are written).
+    facts_per_chunk: usize,
 }
 
 impl Shared {
@@ -239,7 +236,11 @@ impl Shared {
         }
         let k = st.next;
         st.next += 1;
-        Some((k, st.spare.pop().unwrap_or_else(new_packets)))
+        let buf = st
+            .spare
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(self.facts_per_chunk));
+        Some((k, buf))
     }
 
     fn finished(&self, k: usize, chunk: Chunk) {
@@ -368,6 +369,7 @@ pub fn analyze_pcap(
         changed: Condvar::new(),
         ahead,
         total: job.chunks(),
+        facts_per_chunk: (job.chunk / 256) as usize,
     };
     let mut an = Analyzer::new(opts);
     let mut warnings = Vec::new();
