@@ -458,8 +458,8 @@ fn run_report(
     for w in &report.capture.warnings {
         eprintln!("roce-dissect: warning: {w}");
     }
-    let stdout = io::stdout();
-    let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
+    // Both writers below hand over large pieces: no buffer in between.
+    let mut out = io::stdout().lock();
     if args.json {
         crate::output::report_json::write(&mut out, &report)?;
     } else {
