@@ -34,8 +34,13 @@ impl Window {
     }
 
     /// Like [`map`](Self::map), with the page tables filled in one go
-    /// (`MAP_POPULATE` where the system has it) rather than fault by fault:
-    /// cheaper for a window that will be read from end to end.
+    /// rather than fault by fault: cheaper for a window that will be read
+    /// from end to end. On Linux the window is also marked for huge pages
+    /// (`MADV_HUGEPAGE`, honoured where transparent huge pages are enabled):
+    /// parts of the file cached in 2 MiB folios are then mapped with one
+    /// page-table entry per 2 MiB instead of 512, and a file not cached yet
+    /// is read into such folios, so later runs map it that way too. Mapping
+    /// and unmapping 4 KiB pages is otherwise a tenth of an analysis's time.
     pub fn map_populated(file: &File, offset: u64, len: usize) -> io::Result<Window> {
         Self::map_with(file, offset, len, true)
     }
@@ -48,14 +53,26 @@ impl Window {
         }
         let mut options = memmap2::MmapOptions::new();
         options.offset(offset).len(len);
-        if populate {
+        // Linux populates after the huge-page advice (below); elsewhere
+        // MAP_POPULATE where the system has it.
+        if populate && !cfg!(target_os = "linux") {
             options.populate();
         }
         // SAFETY: see the crate documentation: a read-only private map of a
         // file the process only reads.
         let map = unsafe { options.map(file)? };
+        #[cfg(target_os = "linux")]
+        if populate {
+            use memmap2::Advice;
+            // Advice only: a kernel without THP or MADV_POPULATE_READ (5.14)
+            // maps the pages as they are first read instead.
+            let _ = map.advise(Advice::HugePage);
+            let _ = map.advise(Advice::PopulateRead);
+        }
         #[cfg(unix)]
-        let _ = map.advise(memmap2::Advice::Sequential);
+        if !populate {
+            let _ = map.advise(memmap2::Advice::Sequential);
+        }
         Ok(Window {
             map: Some(map),
             offset,
@@ -114,6 +131,11 @@ mod tests {
         assert_eq!(&w[..], &data[99_990..]);
         let w = Window::map(&file, 200_000, 1000).unwrap();
         assert!(w.is_empty());
+        let w = Window::map_populated(&file, 4096, 50_000).unwrap();
+        assert_eq!(&w[..], &data[4096..54_096]);
+        assert_eq!(w.offset(), 4096);
+        let w = Window::map_populated(&file, 65_536, 1 << 20).unwrap();
+        assert_eq!(&w[..], &data[65_536..]);
         std::fs::remove_file(&f.1).unwrap();
     }
 
