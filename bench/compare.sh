@@ -17,10 +17,13 @@
 # `madvise` default) the file is cached in 2 MiB folios, and mapping a chunk
 # takes one page-table entry instead of 512. One more row times a copy
 # written by `cat` and still cached as written (4 KiB-128 KiB folios).
-# The file is read once by `cat` before every run (page cache warm: some
-# virtual machines reclaim idle page cache between runs); each command's
-# time is the best of its runs (shared machines are noisy), its peak RSS
-# the largest (/usr/bin/time -v). Wall time is read from bash's
+# The commands run in rounds, one run of each per round, so that all of
+# them see the same machine: on a shared virtual machine the speed drifts
+# by up to 2x over minutes, and timing one command's runs back to back
+# would compare a fast minute with a slow one. The file is read once by
+# `cat` before every run (page cache warm: some virtual machines reclaim
+# idle page cache between runs); each command's time is the best of its
+# runs, its peak RSS the largest (/usr/bin/time -v). Wall time is read from bash's
 # EPOCHREALTIME (microseconds; GNU time's %e has 10 ms steps), around the
 # whole `time` process, so it includes a fork and exec.
 set -euo pipefail
@@ -37,23 +40,17 @@ if [ -z "${NO_TSHARK:-}" ] && command -v tshark >/dev/null 2>&1; then have_tshar
 timer=/usr/bin/time
 [ -x "$timer" ] || { echo "needs GNU time (apt-get install time)"; exit 1; }
 
-# best N FILE CMD... : the best seconds and largest peak RSS (MiB) of N runs.
-best() {
-    local n=$1 file=$2; shift 2
-    local best_s="" max_kib=0
-    for _ in $(seq "$n"); do
-        cat "$file" > /dev/null
-        local t0=$EPOCHREALTIME
-        "$timer" -f "%M" -o "$out/time.txt" "$@" > /dev/null 2> "$out/stderr.txt" || {
-            echo "$* failed:" >&2; cat "$out/stderr.txt" >&2; exit 1; }
-        local t1=$EPOCHREALTIME
-        read -r kib < "$out/time.txt"
-        local secs
-        secs=$(python3 -c "print(f'{$t1 - $t0:.4f}')")
-        if [ -z "$best_s" ] || python3 -c "import sys; sys.exit(not $secs < $best_s)"; then best_s=$secs; fi
-        [ "$kib" -gt "$max_kib" ] && max_kib=$kib
-    done
-    echo "$best_s $((max_kib / 1024))"
+# measure FILE CMD... : seconds and peak RSS (KiB) of one run, FILE warm.
+measure() {
+    local file=$1; shift
+    cat "$file" > /dev/null
+    local t0=$EPOCHREALTIME
+    "$timer" -f "%M" -o "$out/time.txt" "$@" > /dev/null 2> "$out/stderr.txt" || {
+        echo "$* failed:" >&2; cat "$out/stderr.txt" >&2; exit 1; }
+    local t1=$EPOCHREALTIME
+    local kib
+    read -r kib < "$out/time.txt"
+    echo "$(python3 -c "print(f'{$t1 - $t0:.4f}')") $kib"
 }
 
 # evict FILE: drops FILE from the page cache (no root needed).
@@ -70,12 +67,12 @@ frames_of() {
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/ {print $2}') GiB"
 echo "roce-dissect $($bin --version | cut -d' ' -f2), $(tshark --version 2>/dev/null | head -1 | cut -d' ' -f1-3 || echo 'no tshark')"
-echo "times: best of $runs runs, page cache warm"
+echo "times: best of $runs runs (tshark: ${TSHARK_RUNS:-$runs, 1 on 5 M frames}), in rounds, page cache warm"
 for n in "${sizes[@]}"; do
     f=$out/bench-$n.pcap
     per_qp=$(( n / 256 / 5 + 1 ))
     if [ ! -f "$f" ]; then
-        read -r g_s _ <<< "$(best 1 /dev/null $bin gen --scenario mixed --seed 1 --qps 256 --messages "$per_qp" \
+        read -r g_s _ <<< "$(measure /dev/null $bin gen --scenario mixed --seed 1 --qps 256 --messages "$per_qp" \
             --size 4096 --pmtu 1024 -o "$f")"
         gen_frames=$(frames_of "$f")
         python3 -c "print(f'generated $gen_frames frames in $g_s s ({$gen_frames/max($g_s,0.001)/1e6:.2f} M frames/s)')"
@@ -83,38 +80,61 @@ for n in "${sizes[@]}"; do
     evict "$f"
     frames=$(frames_of "$f")
     size_mb=$(( $(stat -c %s "$f") / 1024 / 1024 ))
+    cat "$f" > "$f.written"
+    # The rows: label, file kept warm, command.
+    labels=("cat FILE > /dev/null"
+        "roce-dissect FILE --json"
+        "roce-dissect FILE --json, a copy cached as cat wrote it"
+        "roce-dissect FILE (text report)"
+        "roce-dissect FILE --json --threads 1"
+        "roce-dissect packets FILE --json")
+    run_row() {
+        case $1 in
+            0) measure "$f" cat "$f" ;;
+            1) measure "$f" $bin "$f" --json ;;
+            2) measure "$f.written" $bin "$f.written" --json ;;
+            3) measure "$f" $bin "$f" ;;
+            4) measure "$f" $bin "$f" --json --threads 1 ;;
+            5) measure "$f" $bin packets "$f" --json ;;
+            6) measure "$f" tshark -n -r "$f" -T fields -e infiniband.bth.opcode \
+                   -e infiniband.bth.destqp -e infiniband.bth.psn ;;
+        esac
+    }
+    t_runs=0
+    if [ $have_tshark = 1 ]; then
+        labels+=("tshark -T fields -e bth.opcode -e bth.destqp -e bth.psn")
+        t_runs=${TSHARK_RUNS:-$([ "$n" -ge 2000000 ] && echo 1 || echo "$runs")}
+    fi
+    best_s=(); max_kib=()
+    rounds=$(( runs > t_runs ? runs : t_runs ))
+    for r in $(seq "$rounds"); do
+        echo "  round $r of $rounds" >&2
+        for i in "${!labels[@]}"; do
+            if [ "$i" = 6 ]; then [ "$r" -le "$t_runs" ] || continue
+            else [ "$r" -le "$runs" ] || continue; fi
+            read -r secs kib <<< "$(run_row "$i")"
+            if [ -z "${best_s[$i]:-}" ] || python3 -c "import sys; sys.exit(not $secs < ${best_s[$i]})"; then
+                best_s[$i]=$secs
+            fi
+            [ "$kib" -gt "${max_kib[$i]:-0}" ] && max_kib[$i]=$kib
+        done
+    done
+    rm -f "$f.written"
+
     echo
     echo "## $f: $frames frames, $size_mb MiB"
     printf '%-58s %9s %13s %9s %9s\n' "command" "seconds" "frames/s" "vs cat" "RSS MiB"
-    read -r cat_s cat_m <<< "$(best "$runs" "$f" cat "$f")"
-    row() {
-        local label=$1 secs=$2 mib=$3
-        python3 - "$label" "$secs" "$mib" "$frames" "$cat_s" <<'PY'
+    cat_s=${best_s[0]}
+    for i in "${!labels[@]}"; do
+        python3 - "${labels[$i]}" "${best_s[$i]}" "$(( max_kib[i] / 1024 ))" "$frames" "$cat_s" <<'PY'
 import sys
 label, secs, mib, frames, cat = sys.argv[1], float(sys.argv[2]), sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
 s = max(secs, 0.005)
 print(f"{label:<58} {secs:9.3f} {frames/s/1e6:11.2f} M {s/max(cat,0.005):8.1f}x {mib:>9}")
 PY
-    }
-    row "cat FILE > /dev/null" "$cat_s" "$cat_m"
-    read -r a_s a_m <<< "$(best "$runs" "$f" $bin "$f" --json)"
-    row "roce-dissect FILE --json" "$a_s" "$a_m"
-    cat "$f" > "$f.written"
-    read -r w_s w_m <<< "$(best "$runs" "$f.written" $bin "$f.written" --json)"
-    rm -f "$f.written"
-    row "roce-dissect FILE --json, a copy cached as cat wrote it" "$w_s" "$w_m"
-    read -r t_s t_m <<< "$(best "$runs" "$f" $bin "$f")"
-    row "roce-dissect FILE (text report)" "$t_s" "$t_m"
-    read -r s_s s_m <<< "$(best "$runs" "$f" $bin "$f" --json --threads 1)"
-    row "roce-dissect FILE --json --threads 1" "$s_s" "$s_m"
-    read -r p_s p_m <<< "$(best "$runs" "$f" $bin packets "$f" --json)"
-    row "roce-dissect packets FILE --json" "$p_s" "$p_m"
+    done
     if [ $have_tshark = 1 ]; then
-        t_runs=${TSHARK_RUNS:-$([ "$n" -ge 2000000 ] && echo 1 || echo "$runs")}
-        read -r ts_s ts_m <<< "$(best "$t_runs" "$f" tshark -n -r "$f" -T fields -e infiniband.bth.opcode \
-            -e infiniband.bth.destqp -e infiniband.bth.psn)"
-        row "tshark -T fields -e bth.opcode -e bth.destqp -e bth.psn" "$ts_s" "$ts_m"
-        python3 - "$ts_s" "$a_s" "$p_s" "$cat_s" "$a_m" <<'PY'
+        python3 - "${best_s[6]}" "${best_s[1]}" "${best_s[5]}" "$cat_s" "$(( max_kib[1] / 1024 ))" <<'PY'
 import sys
 t, a, p, c = (max(float(x), 0.005) for x in sys.argv[1:5])
 rss = int(sys.argv[5])
