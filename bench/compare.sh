@@ -67,7 +67,8 @@ frames_of() {
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/ {print $2}') GiB"
 echo "roce-dissect $($bin --version | cut -d' ' -f2), $(tshark --version 2>/dev/null | head -1 | cut -d' ' -f1-3 || echo 'no tshark')"
-echo "times: best of $runs runs (tshark: ${TSHARK_RUNS:-$runs, 1 on 5 M frames}), in rounds, page cache warm"
+if [ -n "${TSHARK_RUNS:-}" ]; then t_note="$TSHARK_RUNS runs"; else t_note="$runs runs, 1 on 5 M frames"; fi
+echo "times: best of $runs runs (tshark: $t_note), in rounds, page cache warm"
 for n in "${sizes[@]}"; do
     f=$out/bench-$n.pcap
     per_qp=$(( n / 256 / 5 + 1 ))
