@@ -16,7 +16,8 @@ use std::sync::{Condvar, Mutex};
 use super::Progress;
 use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Facts, Report};
 use crate::capture::{
-    CaptureError, Format, Frame, PCAP_HEADER_LEN, PcapLayout, Record, cut_warning,
+    CaptureError, Format, Frame, PCAP_HEADER_LEN, PcapLayout, RECORD_HEADER_LEN, Record,
+    cut_warning,
 };
 use crate::dissect::DissectOptions;
 
@@ -26,8 +27,6 @@ pub const CHUNK: u64 = 2 << 20;
 /// How far past the frame being decoded its successors' bytes are hinted
 /// into the cache (reading is memory-bound; measured best at 2-4 KiB).
 const PREFETCH_AHEAD: usize = 4 << 10;
-/// Mapped beyond a chunk for the record that straddles its end.
-const MARGIN: usize = 64 << 10;
 
 /// How the chunked reader is set up.
 #[derive(Debug, Clone, Copy)]
@@ -75,14 +74,19 @@ struct Job<'a> {
 
 impl Job<'_> {
     fn chunks(&self) -> usize {
-        let body = self.size.saturating_sub(PCAP_HEADER_LEN as u64);
-        body.div_ceil(self.chunk).max(1) as usize
+        self.size.div_ceil(self.chunk).max(1) as usize
     }
 
     /// Byte range `[lo, hi)` whose record starts belong to chunk `k`.
+    ///
+    /// Chunks are whole multiples of the chunk size in the file (the first
+    /// one less the file header), so that with the default size a chunk's
+    /// window is one 2 MiB block of the file: where the file is cached in
+    /// 2 MiB folios the window maps with a single page-table entry and no
+    /// page-sized mappings at its edges.
     fn bounds(&self, k: usize) -> (u64, u64) {
-        let lo = PCAP_HEADER_LEN as u64 + k as u64 * self.chunk;
-        (lo, (lo + self.chunk).min(self.size))
+        let lo = (k as u64 * self.chunk).max(PCAP_HEADER_LEN as u64);
+        (lo, ((k as u64 + 1) * self.chunk).min(self.size))
     }
 
     /// Maps and dissects chunk `k`, from `known_start` when the caller knows
@@ -97,12 +101,14 @@ impl Job<'_> {
             end: End::Io(e),
             packets,
         };
-        // The chunk and a margin for its last record, mapped in one go; a
-        // record longer than the margin maps more.
-        let mut window = match self.map(from, limit + MARGIN, true) {
+        // The chunk alone is mapped; the record that runs past its end is
+        // read into `spill` (mapping a margin for it cost a dozen small
+        // mappings per chunk, and a remap cost a whole chunk's).
+        let window = match self.map(from, limit) {
             Ok(w) => w,
             Err(e) => return fail(e, packets),
         };
+        let mut spill = Vec::new();
         let first = match known_start {
             Some(_) => Some(0),
             None => {
@@ -119,9 +125,9 @@ impl Job<'_> {
         };
         let start = Some(from + at as u64);
         let mut hinted = at;
+        let buf: &[u8] = &window;
+        let at_eof = self.reaches_eof(from, &window);
         let end = loop {
-            let buf: &[u8] = &window;
-            let at_eof = self.reaches_eof(from, &window);
             if at >= limit {
                 break if at == buf.len() && at_eof {
                     End::Eof
@@ -144,23 +150,32 @@ impl Job<'_> {
                         hinted = ahead;
                     }
                     let data = buf.get(data).unwrap_or_default();
-                    let frame = Frame {
-                        number: packets.len() as u64 + 1,
-                        ts_ns,
-                        len,
-                        caplen: data.len() as u32,
-                        link: self.layout.link,
-                        data,
-                        offset: (from + at as u64) as usize,
-                    };
-                    Facts::push_from_frame(&mut packets, &frame, self.opts);
+                    self.push(&mut packets, ts_ns, len, data, from + at as u64);
                     at = next;
                 }
-                Record::Incomplete { needed } if !at_eof => {
-                    window = match self.map(from, at + needed, false) {
-                        Ok(w) => w,
+                Record::Incomplete { .. } if !at_eof => {
+                    let pos = from + at as u64;
+                    match self.read_record(pos, &mut spill) {
+                        Ok(Record::Frame {
+                            ts_ns,
+                            len,
+                            data,
+                            next,
+                        }) => {
+                            let data = spill.get(data).unwrap_or_default();
+                            self.push(&mut packets, ts_ns, len, data, pos);
+                            at += next;
+                        }
+                        Ok(Record::Incomplete { needed }) => {
+                            break End::Cut {
+                                at: pos,
+                                needed,
+                                have: spill.len(),
+                            };
+                        }
+                        Ok(Record::Absurd { len }) => break End::Absurd { at: pos, len },
                         Err(e) => return fail(e, packets),
-                    };
+                    }
                 }
                 Record::Incomplete { needed } => {
                     break End::Cut {
@@ -184,14 +199,40 @@ impl Job<'_> {
         }
     }
 
-    /// `len` bytes from `from`, clipped to the file.
-    fn map(&self, from: u64, len: usize, populate: bool) -> std::io::Result<mapwin::Window> {
-        let len = (len as u64).min(self.size.saturating_sub(from)) as usize;
-        if populate {
-            mapwin::Window::map_populated(self.file, from, len)
-        } else {
-            mapwin::Window::map(self.file, from, len)
+    /// The facts of one frame, numbered from 1 within its chunk.
+    fn push(&self, packets: &mut Packets, ts_ns: u64, len: u32, data: &[u8], offset: u64) {
+        let frame = Frame {
+            number: packets.len() as u64 + 1,
+            ts_ns,
+            len,
+            caplen: data.len() as u32,
+            link: self.layout.link,
+            data,
+            offset: offset as usize,
+        };
+        Facts::push_from_frame(packets, &frame, self.opts);
+    }
+
+    /// The record at file offset `pos`, read into `buf` (`Incomplete` when
+    /// the file ends inside it, with `buf` holding what there is).
+    fn read_record(&self, pos: u64, buf: &mut Vec<u8>) -> std::io::Result<Record> {
+        use std::os::unix::fs::FileExt;
+        let mut want = RECORD_HEADER_LEN;
+        loop {
+            let have = (want as u64).min(self.size.saturating_sub(pos)) as usize;
+            buf.resize(have, 0);
+            self.file.read_exact_at(buf, pos)?;
+            match self.layout.record(buf, 0) {
+                Record::Incomplete { needed } if needed > want && have == want => want = needed,
+                r => return Ok(r),
+            }
         }
+    }
+
+    /// `len` bytes from `from`, clipped to the file, mapped and populated.
+    fn map(&self, from: u64, len: usize) -> std::io::Result<mapwin::Window> {
+        let len = (len as u64).min(self.size.saturating_sub(from)) as usize;
+        mapwin::Window::map_populated(self.file, from, len)
     }
 
     fn reaches_eof(&self, from: u64, window: &[u8]) -> bool {
