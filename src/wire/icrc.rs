@@ -86,17 +86,15 @@ fn compute_any(net: NetHeader<'_>, transport: &[u8]) -> u32 {
 }
 
 /// [`compute`] for the usual header sizes (IPv4 without options, IPv6, GRH;
-/// whole UDP and BTH) and at least 16 bytes after the BTH; `None` otherwise.
+/// whole UDP and BTH); `None` otherwise.
 ///
 /// The LRH stand-in and the masked headers are copied to the stack with
 /// the first few bytes after the BTH, up to a multiple of 16 bytes, so the
 /// CRC folds the copy and the rest of the packet in one pass
-/// ([`crc32_split`]).
+/// ([`crc32_split`]); a packet with fewer than 16 bytes after its BTH (an
+/// ACK) is copied whole.
 fn compute_common(net: NetHeader<'_>, transport: &[u8]) -> Option<u32> {
     let (bth, after) = transport.split_first_chunk::<{ bth::LEN }>()?;
-    if after.len() < 16 {
-        return None;
-    }
     let mut b = [0xffu8; 96];
     // Fixed-size copies at fixed offsets (moves, no copy calls); the LRH
     // stand-in is the buffer's first eight 0xff bytes.
@@ -111,16 +109,15 @@ fn compute_common(net: NetHeader<'_>, transport: &[u8]) -> Option<u32> {
         }
         Some(())
     }
-    // Whole 16-byte blocks on the stack: the first bytes after the BTH are
-    // borrowed to fill the last one.
-    let (end, rest) = match net {
+    // Where the bytes after the BTH go.
+    let at: usize = match net {
         NetHeader::Ipv4 { ip, udp } => {
             let ip: &[u8; 20] = ip.first_chunk().filter(|_| ip.len() == 20)?;
             put(&mut b, LRH_LEN, ip)?;
             put(&mut b, LRH_LEN + 20, udp.first_chunk::<8>()?)?;
             put(&mut b, LRH_LEN + 28, bth)?;
             ones(&mut b, [1, 8, 10, 11, 26, 27, 28 + bth::VARIANT_BYTE])?;
-            (48, after)
+            48
         }
         NetHeader::Ipv6 { ip, udp } => {
             put(&mut b, LRH_LEN, ip.first_chunk::<40>()?)?;
@@ -128,21 +125,33 @@ fn compute_common(net: NetHeader<'_>, transport: &[u8]) -> Option<u32> {
             put(&mut b, LRH_LEN + 48, bth)?;
             ones(&mut b, [1, 2, 3, 7, 46, 47, 48 + bth::VARIANT_BYTE])?;
             *b.get_mut(LRH_LEN)? |= 0x0f;
-            let (lent, rest) = after.split_first_chunk::<12>()?;
-            put(&mut b, 68, lent)?;
-            (80, rest)
+            68
         }
         NetHeader::Grh(grh) => {
             put(&mut b, LRH_LEN, grh.first_chunk::<40>()?)?;
             put(&mut b, LRH_LEN + 40, bth)?;
             ones(&mut b, [1, 2, 3, 7, 40 + bth::VARIANT_BYTE])?;
             *b.get_mut(LRH_LEN)? |= 0x0f;
-            let (lent, rest) = after.split_first_chunk::<4>()?;
-            put(&mut b, 60, lent)?;
-            (64, rest)
+            60
         }
     };
-    Some(crc32_split(b.get(..end)?, rest))
+    // Whole 16-byte blocks on the stack: the first bytes after the BTH fill
+    // the last one (16 are copied, fewer count), when at least 16 remain
+    // (the CRC's last step reads 16 bytes of what follows the blocks).
+    let end = at.next_multiple_of(16);
+    if let (Some(first), Some(rest)) = (after.first_chunk::<16>(), after.get(end - at..))
+        && rest.len() >= 16
+    {
+        put(&mut b, at, first)?;
+        Some(crc32_split(b.get(..end)?, rest))
+    } else {
+        // All of it on the stack (at most 95 bytes): whole blocks, then at
+        // least 16 bytes.
+        let total = at + after.len();
+        b.get_mut(at..total)?.copy_from_slice(after);
+        let head = (total - 16) / 16 * 16;
+        Some(crc32_split(b.get(..head)?, b.get(head..total)?))
+    }
 }
 
 /// The ICRC as stored in its four trailer bytes.
@@ -236,6 +245,34 @@ mod tests {
     }
 
     #[test]
+    fn every_short_packet_agrees_with_the_general_way() {
+        // ACKs and other packets with 0 to 40 bytes after the BTH: the
+        // copied-whole way and the borrowed-block way, every length.
+        let ip: Vec<u8> = (0..40u8)
+            .map(|i| i.wrapping_mul(37).wrapping_add(5))
+            .collect();
+        let udp = [0x12, 0xb7, 0x12, 0xb7, 0, 40, 0xaa, 0x55];
+        let transport: Vec<u8> = (0..52u8).map(|i| i.wrapping_mul(91) ^ 0x3c).collect();
+        for len in bth::LEN..=transport.len() {
+            let t = &transport[..len];
+            for net in [
+                NetHeader::Ipv4 {
+                    ip: &ip[..20],
+                    udp: &udp,
+                },
+                NetHeader::Ipv6 { ip: &ip, udp: &udp },
+                NetHeader::Grh(&ip),
+            ] {
+                assert_eq!(
+                    compute_common(net, t),
+                    Some(compute_any(net, t)),
+                    "{len} bytes"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn common_sizes_agree_with_the_general_way() {
         use proptest::prelude::*;
         let mut runner = proptest::test_runner::TestRunner::default();
@@ -255,13 +292,9 @@ mod tests {
                         NetHeader::Ipv6 { ip: &ip, udp: &udp },
                         NetHeader::Grh(&ip),
                     ] {
-                        // The one-pass way takes packets with 16 bytes or
-                        // more after the BTH.
+                        // The one-pass way takes every whole packet.
                         let common = compute_common(net, &transport);
-                        prop_assert_eq!(common.is_some(), transport.len() >= bth::LEN + 16);
-                        if let Some(crc) = common {
-                            prop_assert_eq!(crc, compute_any(net, &transport));
-                        }
+                        prop_assert_eq!(common, Some(compute_any(net, &transport)));
                     }
                     Ok(())
                 },
