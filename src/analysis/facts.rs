@@ -261,7 +261,7 @@ fn fast<R>(frame: &Frame<'_>, opts: &DissectOptions, emit: impl FnOnce(Facts) ->
     };
     // Whole, with headers, pad and ICRC inside the claimed length.
     let region = transport.get(..claimed)?;
-    let b = BthRepr::parse(region).ok()?;
+    let b = BthRepr::from_bytes(region.first_chunk()?);
     let (h, headers_len) = b.opcode.layout()?;
     if b.dest_qp == GSI_QP {
         return None;

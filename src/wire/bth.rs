@@ -96,20 +96,28 @@ impl BthRepr {
     pub const LEN: usize = LEN;
 
     pub fn parse(buf: &[u8]) -> Result<Self, Truncated> {
-        let v = Bth::new_checked(buf)?;
-        Ok(BthRepr {
-            opcode: v.opcode(),
-            se: v.se(),
-            m: v.m(),
-            padcnt: v.padcnt(),
-            tver: v.tver(),
-            p_key: v.p_key(),
-            fecn: v.fecn(),
-            becn: v.becn(),
-            dest_qp: v.dest_qp(),
-            ack_req: v.ack_req(),
-            psn: v.psn(),
-        })
+        Ok(Self::from_bytes(fixed("BTH", buf)?))
+    }
+
+    /// The header in `b`, read as three big-endian words (the analysis
+    /// reads a BTH per frame).
+    #[inline]
+    pub fn from_bytes(b: &[u8; LEN]) -> Self {
+        let word = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        let (w0, w1, w2) = (word(0), word(4), word(8));
+        BthRepr {
+            opcode: Opcode((w0 >> 24) as u8),
+            se: w0 & 0x0080_0000 != 0,
+            m: w0 & 0x0040_0000 != 0,
+            padcnt: ((w0 >> 20) & 0x3) as u8,
+            tver: ((w0 >> 16) & 0x0f) as u8,
+            p_key: w0 as u16,
+            fecn: w1 & 0x8000_0000 != 0,
+            becn: w1 & 0x4000_0000 != 0,
+            dest_qp: w1 & 0x00ff_ffff,
+            ack_req: w2 & 0x8000_0000 != 0,
+            psn: w2 & 0x00ff_ffff,
+        }
     }
 
     /// Writes the header into the first [`LEN`] bytes of `buf`. Values wider
@@ -183,6 +191,20 @@ mod tests {
             let mut buf = [0u8; 12];
             r.emit(&mut buf).unwrap();
             prop_assert_eq!(BthRepr::parse(&buf).unwrap(), r);
+        }
+
+        #[test]
+        fn words_read_like_the_view(b in any::<[u8; 12]>()) {
+            let v = Bth::new_checked(&b).unwrap();
+            let r = BthRepr::from_bytes(&b);
+            prop_assert_eq!(
+                (r.opcode, r.se, r.m, r.padcnt, r.tver, r.p_key),
+                (v.opcode(), v.se(), v.m(), v.padcnt(), v.tver(), v.p_key())
+            );
+            prop_assert_eq!(
+                (r.fecn, r.becn, r.dest_qp, r.ack_req, r.psn),
+                (v.fecn(), v.becn(), v.dest_qp(), v.ack_req(), v.psn())
+            );
         }
     }
 }
