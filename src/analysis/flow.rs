@@ -171,6 +171,7 @@ impl Fingerprint {
     }
 
     /// The fingerprint of a frame's bytes `d`.
+    #[inline(always)]
     pub fn of_bytes(d: &[u8]) -> Self {
         let head = &d[..d.len().min(FINGERPRINT_HEAD)];
         // Four independent lanes, word i in lane i % 4: the multiplies

@@ -101,7 +101,7 @@ impl BthRepr {
 
     /// The header in `b`, read as three big-endian words (the analysis
     /// reads a BTH per frame).
-    #[inline]
+    #[inline(always)]
     pub fn from_bytes(b: &[u8; LEN]) -> Self {
         let word = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
         let (w0, w1, w2) = (word(0), word(4), word(8));
