@@ -103,8 +103,10 @@ impl BthRepr {
     /// reads a BTH per frame).
     #[inline(always)]
     pub fn from_bytes(b: &[u8; LEN]) -> Self {
-        let word = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
-        let (w0, w1, w2) = (word(0), word(4), word(8));
+        let [b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11] = *b;
+        let w0 = u32::from_be_bytes([b0, b1, b2, b3]);
+        let w1 = u32::from_be_bytes([b4, b5, b6, b7]);
+        let w2 = u32::from_be_bytes([b8, b9, b10, b11]);
         BthRepr {
             opcode: Opcode((w0 >> 24) as u8),
             se: w0 & 0x0080_0000 != 0,

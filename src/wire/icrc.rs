@@ -139,7 +139,8 @@ fn compute_common(net: NetHeader<'_>, transport: &[u8]) -> Option<u32> {
     // the last one (16 are copied, fewer count), when at least 16 remain
     // (the CRC's last step reads 16 bytes of what follows the blocks).
     let end = at.next_multiple_of(16);
-    if let (Some(first), Some(rest)) = (after.first_chunk::<16>(), after.get(end - at..))
+    if let (Some(first), Some(rest)) =
+        (after.first_chunk::<16>(), after.get(end.checked_sub(at)?..))
         && rest.len() >= 16
     {
         put(&mut b, at, first)?;
@@ -147,9 +148,9 @@ fn compute_common(net: NetHeader<'_>, transport: &[u8]) -> Option<u32> {
     } else {
         // All of it on the stack (at most 95 bytes): whole blocks, then at
         // least 16 bytes.
-        let total = at + after.len();
+        let total = at.checked_add(after.len())?;
         b.get_mut(at..total)?.copy_from_slice(after);
-        let head = (total - 16) / 16 * 16;
+        let head = total.checked_sub(16)? & !15;
         Some(crc32_split(b.get(..head)?, b.get(head..total)?))
     }
 }
