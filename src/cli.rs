@@ -1,6 +1,7 @@
 //! Command-line parsing and the commands. `main.rs` only calls [`main`].
 
 use std::io::{self, BufWriter, IsTerminal, Write};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -458,8 +459,10 @@ fn run_report(
     for w in &report.capture.warnings {
         eprintln!("roce-dissect: warning: {w}");
     }
-    // Both writers below hand over large pieces: no buffer in between.
-    let mut out = io::stdout().lock();
+    // Both writers below hand over large pieces: no buffer in between, and
+    // not standard output's own handle either, which is line-buffered (each
+    // piece would go out as two writes, the second a copy of its last line).
+    let mut out = std::fs::File::from(io::stdout().as_fd().try_clone_to_owned()?);
     if args.json {
         crate::output::report_json::write(&mut out, &report)?;
     } else {
