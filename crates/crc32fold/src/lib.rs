@@ -79,6 +79,16 @@ const FOLD_256: (u64, u64) = fold_by(256);
 const FOLD_384: (u64, u64) = fold_by(384);
 const FOLD_512: (u64, u64) = fold_by(512);
 const FOLD_1024: (u64, u64) = fold_by(1024);
+/// Folding constants for 1 to 6 blocks of 128 bits (entry 0 unused).
+const FOLD_BY_BLOCKS: [(u64, u64); 7] = [
+    (0, 0),
+    FOLD_128,
+    FOLD_256,
+    FOLD_384,
+    FOLD_512,
+    fold_by(640),
+    fold_by(768),
+];
 /// 64 bits to 32: x^64 mod P.
 const FOLD_64: u64 = reflect33(xpow_mod(64));
 /// Barrett reduction: the reflected quotient x^64 / P and P itself.
@@ -109,7 +119,7 @@ mod clmul {
     use std::arch::x86_64::*;
     use std::sync::LazyLock;
 
-    use super::{FOLD_64, FOLD_128, FOLD_256, FOLD_384, FOLD_512, FOLD_1024, MU, P_REFLECTED};
+    use super::{FOLD_64, FOLD_128, FOLD_512, FOLD_1024, FOLD_BY_BLOCKS, MU, P_REFLECTED};
 
     /// The instructions the fold is compiled for, in order.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -250,7 +260,6 @@ mod clmul {
         // the instructions are those of the caller's level.
         unsafe {
             let k128 = constant(FOLD_128);
-            let zero = _mm_setzero_si128();
             // The standard initial value, all ones, enters the first block.
             let init = _mm_cvtsi32_si128(-1);
             let blocks = head.len() / 16;
@@ -311,15 +320,24 @@ mod clmul {
                     l3 = fold::<TERN>(l3, k512, load(rest, p + 48));
                     p += 64;
                 }
-                // The lanes fold onto the last one side by side, each by
-                // its own distance, rather than one after another.
-                let k384 = constant(FOLD_384);
-                let k256 = constant(FOLD_256);
-                x = xor3::<TERN>(
-                    fold::<TERN>(l0, k384, zero),
-                    fold::<TERN>(l1, k256, zero),
-                    fold::<TERN>(l2, k128, l3),
-                );
+                // The lanes and the whole blocks after them (up to three)
+                // fold onto the last block side by side, each by its own
+                // distance, rather than one after another: the products
+                // are independent, only the XORs chain.
+                let m = (n - p) / 16;
+                let by = |blocks: usize| constant(FOLD_BY_BLOCKS[blocks]);
+                x = if m == 0 {
+                    l3
+                } else {
+                    fold::<TERN>(l3, by(m), load(rest, p + 16 * (m - 1)))
+                };
+                x = fold::<TERN>(l2, by(m + 1), x);
+                x = fold::<TERN>(l1, by(m + 2), x);
+                x = fold::<TERN>(l0, by(m + 3), x);
+                for j in 0..m.saturating_sub(1) {
+                    x = fold::<TERN>(load(rest, p + 16 * j), by(m - 1 - j), x);
+                }
+                p += 16 * m;
             } else {
                 x = _mm_xor_si128(load(head, 0), init);
                 let mut at = 16;
