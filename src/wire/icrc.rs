@@ -245,6 +245,16 @@ mod tests {
         assert_ne!(base, other);
     }
 
+    /// The three network headers with the usual sizes, from 40 bytes of
+    /// IP (the first 20 for IPv4) and a UDP header.
+    fn every_net<'a>(ip: &'a [u8], udp: &'a [u8]) -> [NetHeader<'a>; 3] {
+        [
+            NetHeader::Ipv4 { ip: &ip[..20], udp },
+            NetHeader::Ipv6 { ip, udp },
+            NetHeader::Grh(ip),
+        ]
+    }
+
     #[test]
     fn every_short_packet_agrees_with_the_general_way() {
         // ACKs and other packets with 0 to 40 bytes after the BTH: the
@@ -256,14 +266,7 @@ mod tests {
         let transport: Vec<u8> = (0..52u8).map(|i| i.wrapping_mul(91) ^ 0x3c).collect();
         for len in bth::LEN..=transport.len() {
             let t = &transport[..len];
-            for net in [
-                NetHeader::Ipv4 {
-                    ip: &ip[..20],
-                    udp: &udp,
-                },
-                NetHeader::Ipv6 { ip: &ip, udp: &udp },
-                NetHeader::Grh(&ip),
-            ] {
+            for net in every_net(&ip, &udp) {
                 assert_eq!(
                     compute_common(net, t),
                     Some(compute_any(net, t)),
@@ -285,14 +288,7 @@ mod tests {
                     proptest::collection::vec(any::<u8>(), 12..200),
                 ),
                 |(ip, udp, transport)| {
-                    for net in [
-                        NetHeader::Ipv4 {
-                            ip: &ip[..20],
-                            udp: &udp,
-                        },
-                        NetHeader::Ipv6 { ip: &ip, udp: &udp },
-                        NetHeader::Grh(&ip),
-                    ] {
+                    for net in every_net(&ip, &udp) {
                         // The one-pass way takes every whole packet.
                         let common = compute_common(net, &transport);
                         prop_assert_eq!(common, Some(compute_any(net, &transport)));
