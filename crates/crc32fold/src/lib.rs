@@ -266,40 +266,20 @@ mod clmul {
             let n = rest.len();
             let mut p = 0;
             let mut x;
-            if n >= 64 {
+            if n >= 64 && blocks <= 8 {
                 // Four lanes over the rest; the head's blocks go straight
                 // into them, each folded by its own distance, side by side
                 // (head block `j` from the end lands on lane `4 - j`, or
                 // `8 - j` for the fifth to eighth), not one after another:
-                // one multiply's latency instead of one per block.
+                // one multiply's latency instead of one per block. (Longer
+                // heads than the callers use take the way below.)
                 let k512 = constant(FOLD_512);
                 let k1024 = constant(FOLD_1024);
-                // The state after the blocks before the last eight, if any
-                // (longer heads than the callers use): folded one by one.
-                let mut carry = None;
-                for i in 0..blocks.saturating_sub(8) {
-                    let mut b = load(head, i * 16);
-                    if i == 0 {
-                        b = _mm_xor_si128(b, init);
-                    }
-                    carry = Some(match carry {
-                        Some(c) => fold::<TERN>(c, k128, b),
-                        None => b,
-                    });
-                }
                 // Head block `j` from the end (1-based).
                 let block = |j: usize| -> Option<__m128i> {
                     let i = blocks.checked_sub(j)?;
-                    let mut b = load(head, i * 16);
-                    if i == 0 {
-                        b = _mm_xor_si128(b, init);
-                    }
-                    if j == 8
-                        && let Some(c) = carry
-                    {
-                        b = fold::<TERN>(c, k128, b);
-                    }
-                    Some(b)
+                    let b = load(head, i * 16);
+                    Some(if i == 0 { _mm_xor_si128(b, init) } else { b })
                 };
                 let lane = |t: usize| -> __m128i {
                     let mut l = load(rest, 16 * t);
