@@ -36,8 +36,9 @@ const MAX_PREFIX: usize = 60 + 8 + bth::LEN;
 /// Computes the ICRC of a packet: `net` is the network (and UDP) header,
 /// `transport` runs from the BTH to the byte before the ICRC.
 ///
-/// The masked headers are gathered into one stack buffer so the CRC runs in
-/// two calls (headers, then payload), which keeps small packets cheap.
+/// Packets with the usual header sizes take one carry-less-multiply pass
+/// over a stack copy of the masked headers and then the payload
+/// (`compute_common`); others (IPv4 options, cut headers) the general way.
 pub fn compute(net: NetHeader<'_>, transport: &[u8]) -> u32 {
     compute_common(net, transport).unwrap_or_else(|| compute_any(net, transport))
 }
