@@ -82,8 +82,8 @@ impl Job<'_> {
     /// Chunks are whole multiples of the chunk size in the file (the first
     /// one less the file header), so that with the default size a chunk's
     /// window is one 2 MiB block of the file: where the file is cached in
-    /// 2 MiB folios the window maps with a single page-table entry and no
-    /// page-sized mappings at its edges.
+    /// 2 MiB folios the window is one whole folio, mapped in batches, with
+    /// no part-folios at its edges.
     fn bounds(&self, k: usize) -> (u64, u64) {
         let lo = (k as u64 * self.chunk).max(PCAP_HEADER_LEN as u64);
         (lo, ((k as u64 + 1) * self.chunk).min(self.size))
