@@ -298,6 +298,12 @@ impl Shared {
                 let mut st = self.lock();
                 loop {
                     if st.stop || st.next >= self.total {
+                        // No chunk is left to fill a buffer: the spare ones
+                        // are freed here, while the analysis finishes,
+                        // rather than after it.
+                        let spare = std::mem::take(&mut st.spare);
+                        drop(st);
+                        drop(spare);
                         return;
                     }
                     if let Some(c) = self.claim(&mut st) {
