@@ -657,3 +657,47 @@ fn a_new_cm_connection_on_reused_qps_restarts_the_psn_sequence() {
     assert_eq!(counts(data), [3, 0, 0, 0, 0, 0]);
     assert_eq!(data["peer"]["paired_by"], "cm");
 }
+
+#[test]
+fn traffic_pairing_many_qps_between_two_hosts_and_across_the_psn_wrap() {
+    // Three connections between the same two hosts, each data flow paired
+    // with the ACK flow whose PSNs fall in its own: one wraps past 2^24 - 1,
+    // two have close PSNs (the nearer next PSN is another flow's, whose
+    // first PSN is after the ACK).
+    let with = |qp_a, qp_b| Conn {
+        qp_a,
+        qp_b,
+        ..conn()
+    };
+    let (x, y, z) = (with(0x31, 0x41), with(0x32, 0x42), with(0x33, 0x43));
+    let mut t = Trace::new();
+    let mut us = 0;
+    let mut at = |t: &mut Trace, f: Vec<u8>| {
+        us += 1;
+        t.at(us, f);
+    };
+    for psn in [0xff_fffe, 0xff_ffff, 0, 1] {
+        at(&mut t, bytes(&x.req(0x04, psn, 64)));
+    }
+    for psn in 100..=104 {
+        at(&mut t, bytes(&y.req(0x04, psn, 64)));
+    }
+    for psn in 110..=112 {
+        at(&mut t, bytes(&z.req(0x04, psn, 64)));
+    }
+    // ACKs in the order z, y, x: later responders must not take the
+    // earlier ones' partners.
+    at(&mut t, bytes(&z.ack(111, AckKind::Ack, 31, 1)));
+    at(&mut t, bytes(&y.ack(102, AckKind::Ack, 31, 1)));
+    at(&mut t, bytes(&x.ack(0xff_ffff, AckKind::Ack, 31, 1)));
+    let r = report(&t);
+    for (data_qp, ack_qp) in [(0x41, 0x31), (0x42, 0x32), (0x43, 0x33)] {
+        let data = flow(&r, "10.0.0.1", data_qp);
+        assert_eq!(data["peer"]["destqp"], ack_qp, "{data:#}");
+        assert_eq!(data["peer"]["paired_by"], "traffic");
+        let ack = flow(&r, "10.0.0.2", ack_qp);
+        assert_eq!(ack["peer"]["destqp"], data_qp, "{ack:#}");
+    }
+    assert_eq!(r["connections"].as_array().unwrap().len(), 3);
+    assert_eq!(r["capture"]["one_way_flows"], 0);
+}

@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap;
 
 use super::flow::FlowState;
 use super::hints;
-use super::psn::{WINDOW, psn_diff};
+use super::psn::{PSN_MASK, WINDOW, psn_diff};
 use super::report::{
     CaptureSummary, Connection, FlowReport, IntervalReport, PauseSummary, PeerRef, PfcReport,
     Report, SCHEMA,
@@ -29,13 +29,21 @@ fn pair_flows(a: &Analyzer) -> Vec<Option<(u32, &'static str)>> {
         }
     }
     // 2. Traffic: ACK/NAK/READ response PSNs fall inside a data flow's
-    // request PSNs between the same two hosts.
-    let mut by_hosts: FxHashMap<(IpAddr, IpAddr), Vec<u32>> = FxHashMap::default();
+    // request PSNs between the same two hosts. The data flows of each host
+    // pair are sorted by the PSN they would send next, so a response finds
+    // the nearest ones by binary search: many QPs between two hosts cost
+    // n log n, not n squared.
+    let mut by_hosts: FxHashMap<(IpAddr, IpAddr), Vec<(u32, u32)>> = FxHashMap::default();
     for (i, f) in a.flows.iter().enumerate() {
-        by_hosts
-            .entry((f.key.src, f.key.dst))
-            .or_default()
-            .push(i as u32);
+        if let (Some(next), Some(_)) = (f.req_next(), f.req_first_psn) {
+            by_hosts
+                .entry((f.key.src, f.key.dst))
+                .or_default()
+                .push((next & PSN_MASK, i as u32));
+        }
+    }
+    for cands in by_hosts.values_mut() {
+        cands.sort_unstable();
     }
     let mut responders: Vec<u32> = (0..a.flows.len() as u32)
         .filter(|&i| a.flows[i as usize].ack_last_psn.is_some())
@@ -50,20 +58,25 @@ fn pair_flows(a: &Analyzer) -> Vec<Option<(u32, &'static str)>> {
         let Some(cands) = by_hosts.get(&(f.key.dst, f.key.src)) else {
             continue;
         };
-        let best = cands
-            .iter()
-            .copied()
-            .filter(|&c| peer[c as usize].is_none() && c != r)
-            .filter_map(|c| {
-                let g = &a.flows[c as usize];
-                let next = g.req_next()?;
-                let first = g.req_first_psn?;
-                let ahead = psn_diff(next, ack);
-                let behind = psn_diff(ack, first);
-                ((0..=WINDOW as i32).contains(&ahead) && behind >= -1).then_some((ahead, c))
-            })
-            .min();
-        if let Some((_, c)) = best {
+        // Candidates whose next PSN is 0..=WINDOW ahead of the response,
+        // nearest first (ties by flow id, as the list is sorted).
+        let ack = ack & PSN_MASK;
+        let top = ack + WINDOW;
+        let from = |psn: u32| cands.partition_point(|&(next, _)| next < psn);
+        let upto = |psn: u32| cands.partition_point(|&(next, _)| next <= psn);
+        let (near, wrapped) = if top <= PSN_MASK {
+            (&cands[from(ack)..upto(top)], &cands[..0])
+        } else {
+            (&cands[from(ack)..], &cands[..upto(top & PSN_MASK)])
+        };
+        let best = near.iter().chain(wrapped).find(|&&(_, c)| {
+            let g = &a.flows[c as usize];
+            peer[c as usize].is_none()
+                && c != r
+                && g.req_first_psn
+                    .is_some_and(|first| psn_diff(ack, first) >= -1)
+        });
+        if let Some(&(_, c)) = best {
             peer[r as usize] = Some((c, "traffic"));
             peer[c as usize] = Some((r, "traffic"));
         }

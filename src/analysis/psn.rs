@@ -3,7 +3,7 @@
 
 /// PSNs are 24 bits.
 pub const PSN_MOD: u32 = 1 << 24;
-const PSN_MASK: u32 = PSN_MOD - 1;
+pub(crate) const PSN_MASK: u32 = PSN_MOD - 1;
 /// How far behind the highest PSN we remember what was seen. Older PSNs
 /// are assumed seen (a replay that far back is a retransmission).
 pub const WINDOW: u32 = 8192;
