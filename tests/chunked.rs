@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::Path;
 
 use roce_dissect::analysis::{AnalysisOptions, Report};
-use roce_dissect::capture::{CaptureError, CaptureFile, PcapLayout};
+use roce_dissect::capture::{CaptureError, CaptureFile, PCAP_HEADER_LEN, PcapLayout};
 use roce_dissect::dissect::DissectOptions;
 use roce_dissect::pipeline::analyze_sequential;
 use roce_dissect::pipeline::chunked::{PcapFile, Plan, analyze_pcap};
@@ -241,4 +241,41 @@ fn command_line_readers_agree() {
         want,
         "standard input"
     );
+}
+
+#[test]
+fn resident_set_stays_bounded_on_a_large_file() {
+    // The reader maps the whole file and gives each group of chunks back
+    // once dissected: a 192 MiB capture must not become resident. Without
+    // the releases the peak is above the file's size.
+    if !Path::new("/usr/bin/time").exists() {
+        eprintln!("skipping: /usr/bin/time is absent");
+        return;
+    }
+    let one = scenario("clean", 1, OutFormat::PcapNanos);
+    let records = &one[PCAP_HEADER_LEN..];
+    let mut tmp = tempfile::NamedTempFile::new().unwrap();
+    tmp.write_all(&one[..PCAP_HEADER_LEN]).unwrap();
+    let mut size = 0;
+    while size < 192 << 20 {
+        tmp.write_all(records).unwrap();
+        size += records.len();
+    }
+    tmp.flush().unwrap();
+    let out = std::process::Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .arg(env!("CARGO_BIN_EXE_roce-dissect"))
+        .args(["--json", "--threads", "2"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    let kib: u64 = err.lines().last().unwrap().trim().parse().unwrap();
+    eprintln!("peak RSS on {} MiB: {kib} KiB", size >> 20);
+    assert!(kib < 96 * 1024, "peak RSS {kib} KiB");
 }

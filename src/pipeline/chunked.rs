@@ -1,5 +1,5 @@
-//! A pcap file analysed by every core: the file is cut into chunks that
-//! worker threads map, read and dissect (with the ICRC, the costly part) in
+//! A pcap file analysed by every core: the file is mapped once and cut into
+//! chunks that worker threads read and dissect (with the ICRC, the costly part) in
 //! any order, while the calling thread feeds the chunks to the one
 //! [`Analyzer`] in file order, and dissects chunks itself when it would
 //! otherwise wait.
@@ -16,17 +16,21 @@ use std::sync::{Condvar, Mutex};
 use super::Progress;
 use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Facts, Report};
 use crate::capture::{
-    CaptureError, Format, Frame, PCAP_HEADER_LEN, PcapLayout, RECORD_HEADER_LEN, Record,
-    cut_warning,
+    CaptureError, Format, Frame, PCAP_HEADER_LEN, PcapLayout, Record, cut_warning,
 };
 use crate::dissect::DissectOptions;
 
-/// Bytes per chunk: large enough that per-chunk costs (a map, a hand-over)
-/// vanish, small enough that the chunks in flight stay a few MiB.
+/// Bytes per chunk: large enough that per-chunk costs (a populate call, a
+/// hand-over) vanish, small enough that the chunks in flight stay a few MiB.
 pub const CHUNK: u64 = 2 << 20;
 /// How far past the frame being decoded its successors' bytes are hinted
 /// into the cache (reading is memory-bound; measured best at 2-4 KiB).
 const PREFETCH_AHEAD: usize = 4 << 10;
+/// Chunks whose pages are given back together, once all of them are
+/// dissected: one release (and one TLB flush of the other cores) per this
+/// many chunks, for up to this many chunks' pages resident per group in
+/// progress. 8 was no faster than 4 (a 2-core VM), with 5 MiB more peak RSS.
+const RELEASE_GROUP: usize = 4;
 
 /// How the chunked reader is set up.
 #[derive(Debug, Clone, Copy)]
@@ -50,8 +54,6 @@ enum End {
     Cut { at: u64, needed: usize, have: usize },
     /// The record at `at` claims more than [`MAX_RECORD_LEN`] bytes.
     Absurd { at: u64, len: u32 },
-    /// The chunk could not be mapped.
-    Io(std::io::Error),
 }
 
 /// One chunk, dissected.
@@ -65,7 +67,7 @@ struct Chunk {
 
 /// The file and what every chunk job needs.
 struct Job<'a> {
-    file: &'a File,
+    map: &'a mapwin::FileMap,
     size: u64,
     layout: PcapLayout,
     chunk: u64,
@@ -77,44 +79,41 @@ impl Job<'_> {
         self.size.div_ceil(self.chunk).max(1) as usize
     }
 
+    /// Gives back the pages of the chunks of release group `g`.
+    fn release_group(&self, g: usize) {
+        let lo = (g * RELEASE_GROUP) as u64 * self.chunk;
+        let hi = (lo + RELEASE_GROUP as u64 * self.chunk).min(self.size);
+        self.map
+            .release(lo as usize, hi.saturating_sub(lo) as usize);
+    }
+
     /// Byte range `[lo, hi)` whose record starts belong to chunk `k`.
     ///
     /// Chunks are whole multiples of the chunk size in the file (the first
-    /// one less the file header), so that with the default size a chunk's
-    /// window is one 2 MiB block of the file: where the file is cached in
-    /// 2 MiB folios the window is one whole folio, mapped in batches, with
-    /// no part-folios at its edges.
+    /// one less the file header), so that with the default size a chunk is
+    /// one 2 MiB block of the file: where the file is cached in 2 MiB folios
+    /// a chunk is one whole folio, populated in batches, with no
+    /// part-folios at its edges.
     fn bounds(&self, k: usize) -> (u64, u64) {
         let lo = (k as u64 * self.chunk).max(PCAP_HEADER_LEN as u64);
         (lo, ((k as u64 + 1) * self.chunk).min(self.size))
     }
 
-    /// Maps and dissects chunk `k`, from `known_start` when the caller knows
-    /// where its first record is, else from a guess.
+    /// Dissects chunk `k`, from `known_start` when the caller knows where
+    /// its first record is, else from a guess. The chunk's pages are filled
+    /// in first; the record that runs past its end is read from the map
+    /// like the others.
     fn run(&self, k: usize, known_start: Option<u64>, mut packets: Packets) -> Chunk {
         packets.clear();
         let (lo, hi) = self.bounds(k);
-        let from = known_start.unwrap_or(lo);
+        let from = known_start.unwrap_or(lo).min(self.size);
         let limit = (hi - from.min(hi)) as usize;
-        let fail = |e, packets| Chunk {
-            start: None,
-            end: End::Io(e),
-            packets,
-        };
-        // The chunk alone is mapped; the record that runs past its end is
-        // read into `spill` (mapping a margin for it cost a dozen small
-        // mappings per chunk, and a remap cost a whole chunk's).
-        let window = match self.map(from, limit) {
-            Ok(w) => w,
-            Err(e) => return fail(e, packets),
-        };
-        let mut spill = Vec::new();
+        self.map.populate(from as usize, limit);
+        // From the chunk's start to the end of the file.
+        let buf: &[u8] = self.map.get(from as usize..).unwrap_or_default();
         let first = match known_start {
             Some(_) => Some(0),
-            None => {
-                let at_eof = self.reaches_eof(from, &window);
-                self.layout.resync(&window, 0, limit, at_eof)
-            }
+            None => self.layout.resync(buf, 0, limit, true),
         };
         let Some(mut at) = first else {
             return Chunk {
@@ -125,11 +124,9 @@ impl Job<'_> {
         };
         let start = Some(from + at as u64);
         let mut hinted = at;
-        let buf: &[u8] = &window;
-        let at_eof = self.reaches_eof(from, &window);
         let end = loop {
             if at >= limit {
-                break if at == buf.len() && at_eof {
+                break if at == buf.len() {
                     End::Eof
                 } else {
                     End::Next(from + at as u64)
@@ -152,30 +149,6 @@ impl Job<'_> {
                     let data = buf.get(data).unwrap_or_default();
                     self.push(&mut packets, ts_ns, len, data, from + at as u64);
                     at = next;
-                }
-                Record::Incomplete { .. } if !at_eof => {
-                    let pos = from + at as u64;
-                    match self.read_record(pos, &mut spill) {
-                        Ok(Record::Frame {
-                            ts_ns,
-                            len,
-                            data,
-                            next,
-                        }) => {
-                            let data = spill.get(data).unwrap_or_default();
-                            self.push(&mut packets, ts_ns, len, data, pos);
-                            at += next;
-                        }
-                        Ok(Record::Incomplete { needed }) => {
-                            break End::Cut {
-                                at: pos,
-                                needed,
-                                have: spill.len(),
-                            };
-                        }
-                        Ok(Record::Absurd { len }) => break End::Absurd { at: pos, len },
-                        Err(e) => return fail(e, packets),
-                    }
                 }
                 Record::Incomplete { needed } => {
                     break End::Cut {
@@ -212,32 +185,6 @@ impl Job<'_> {
         };
         Facts::push_from_frame(packets, &frame, self.opts);
     }
-
-    /// The record at file offset `pos`, read into `buf` (`Incomplete` when
-    /// the file ends inside it, with `buf` holding what there is).
-    fn read_record(&self, pos: u64, buf: &mut Vec<u8>) -> std::io::Result<Record> {
-        use std::os::unix::fs::FileExt;
-        let mut want = RECORD_HEADER_LEN;
-        loop {
-            let have = (want as u64).min(self.size.saturating_sub(pos)) as usize;
-            buf.resize(have, 0);
-            self.file.read_exact_at(buf, pos)?;
-            match self.layout.record(buf, 0) {
-                Record::Incomplete { needed } if needed > want && have == want => want = needed,
-                r => return Ok(r),
-            }
-        }
-    }
-
-    /// `len` bytes from `from`, clipped to the file, mapped and populated.
-    fn map(&self, from: u64, len: usize) -> std::io::Result<mapwin::Window> {
-        let len = (len as u64).min(self.size.saturating_sub(from)) as usize;
-        mapwin::Window::map_populated(self.file, from, len)
-    }
-
-    fn reaches_eof(&self, from: u64, window: &[u8]) -> bool {
-        from + window.len() as u64 >= self.size
-    }
 }
 
 /// Chunks done and waiting, and who does what next.
@@ -250,6 +197,8 @@ struct State {
     done: Vec<Option<Chunk>>,
     /// Packet buffers to reuse.
     spare: Vec<Packets>,
+    /// Chunks dissected in each release group.
+    dissected: Vec<u32>,
     stop: bool,
 }
 
@@ -284,11 +233,25 @@ impl Shared {
         Some((k, buf))
     }
 
-    fn finished(&self, k: usize, chunk: Chunk) {
+    /// Counts chunk `k` as dissected; the release group to give back when
+    /// that completes it.
+    fn dissected(&self, st: &mut State, k: usize) -> Option<usize> {
+        let g = k / RELEASE_GROUP;
+        let in_group = (self.total - g * RELEASE_GROUP).min(RELEASE_GROUP) as u32;
+        let n = st.dissected.get_mut(g)?;
+        *n += 1;
+        (*n == in_group).then_some(g)
+    }
+
+    fn finished(&self, k: usize, chunk: Chunk, job: &Job<'_>) {
         let mut st = self.lock();
         st.done[k % self.ahead] = Some(chunk);
+        let release = self.dissected(&mut st, k);
         drop(st);
         self.changed.notify_all();
+        if let Some(g) = release {
+            job.release_group(g);
+        }
     }
 
     /// A worker: dissects chunks until there are none left.
@@ -313,7 +276,7 @@ impl Shared {
                 }
             };
             let chunk = job.run(k, None, buf);
-            self.finished(k, chunk);
+            self.finished(k, chunk, job);
         }
     }
 
@@ -328,9 +291,13 @@ impl Shared {
                 drop(st);
                 let chunk = job.run(j, None, buf);
                 if j == k {
+                    let release = self.dissected(&mut self.lock(), k);
+                    if let Some(g) = release {
+                        job.release_group(g);
+                    }
                     return chunk;
                 }
-                self.finished(j, chunk);
+                self.finished(j, chunk, job);
                 st = self.lock();
                 continue;
             }
@@ -391,10 +358,14 @@ pub fn analyze_pcap(
     plan: Plan,
     mut progress: Option<Progress<'_>>,
 ) -> Result<Report, CaptureError> {
-    let PcapFile { file, size, layout } = pcap;
+    let PcapFile { file, layout, .. } = pcap;
+    let map = mapwin::FileMap::map(file).map_err(|source| CaptureError::Io {
+        path: "<input>".into(),
+        source,
+    })?;
     let job = Job {
-        file,
-        size,
+        map: &map,
+        size: map.len() as u64,
         layout,
         chunk: plan.chunk.max(1),
         opts: dissect_opts,
@@ -411,6 +382,7 @@ pub fn analyze_pcap(
             consumed: 0,
             done: (0..ahead).map(|_| None).collect(),
             spare: Vec::new(),
+            dissected: vec![0; job.chunks().div_ceil(RELEASE_GROUP)],
             stop: false,
         }),
         changed: Condvar::new(),
@@ -462,7 +434,12 @@ fn feed(
             continue;
         }
         if chunk.start != Some(pos) {
+            // The guess was wrong: again from the right offset, whose pages
+            // are then given back on their own (the group may be given
+            // back already).
             chunk = job.run(k, Some(pos), chunk.packets);
+            job.map
+                .release(pos as usize, hi.saturating_sub(pos) as usize);
         }
         for facts in &mut chunk.packets {
             facts.number += frames;
@@ -488,12 +465,6 @@ fn feed(
                     frame: frames + 1,
                     offset: at as usize,
                     len: u64::from(len),
-                });
-            }
-            End::Io(source) => {
-                return Err(CaptureError::Io {
-                    path: "<input>".into(),
-                    source,
                 });
             }
         }
