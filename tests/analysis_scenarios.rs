@@ -701,3 +701,33 @@ fn traffic_pairing_many_qps_between_two_hosts_and_across_the_psn_wrap() {
     assert_eq!(r["connections"].as_array().unwrap().len(), 3);
     assert_eq!(r["capture"]["one_way_flows"], 0);
 }
+
+#[test]
+fn pause_interval_counts_each_flow_once_beyond_the_named_ones() {
+    // 20 flows send 3 frames each towards a port paused on priority 3: the
+    // interval names 16 of them and counts 20, not one per frame past 16.
+    let mut t = Trace::new();
+    let mut pfc = Vec::new();
+    build_pfc(MAC_SWITCH, 0x08, [0, 0, 0, 65535, 0, 0, 0, 0], &mut pfc);
+    t.at(0, pfc);
+    for round in 0..3u32 {
+        for i in 0..20u32 {
+            let c = Conn {
+                qp_b: 0x100 + i,
+                ..conn()
+            };
+            t.at(
+                1 + u64::from(round * 20 + i),
+                bytes(&c.req(0x04, 1 + round, 64)),
+            );
+        }
+    }
+    let mut xon = Vec::new();
+    build_pfc(MAC_SWITCH, 0x08, [0; 8], &mut xon);
+    t.at(100, xon);
+    let r = report(&t);
+    let iv = &r["pfc"]["intervals"][0];
+    assert_eq!(iv["ended_by"], "xon");
+    assert_eq!(iv["flows"].as_array().unwrap().len(), 16);
+    assert_eq!(iv["flows_total"], 20, "{iv:#}");
+}

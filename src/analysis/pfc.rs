@@ -1,7 +1,7 @@
 //! PFC and 802.3x pause intervals per (source MAC, priority), with the
 //! refresh, XON and expiry rules of the contract.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::wire::pause::quanta_to_ns;
 
@@ -52,8 +52,10 @@ struct Open {
     expiry_ns: u64,
     start_frame: u64,
     frames: u64,
+    /// The first [`MAX_FLOWS_PER_INTERVAL`] flows, named in the report.
     flows: Vec<u32>,
-    flows_total: u32,
+    /// The others, only counted (each once).
+    more: FxHashSet<u32>,
 }
 
 /// Where a priority (`None`: 802.3x) is counted in `open_per_priority`.
@@ -84,8 +86,8 @@ impl PauseTimeline {
                 ended_by: by,
                 start_frame: o.start_frame,
                 frames: o.frames,
+                flows_total: (o.flows.len() + o.more.len()) as u32,
                 flows: o.flows,
-                flows_total: o.flows_total,
             });
         }
     }
@@ -116,7 +118,7 @@ impl PauseTimeline {
                         start_frame: frame,
                         frames: 1,
                         flows: Vec::new(),
-                        flows_total: 0,
+                        more: FxHashSet::default(),
                     },
                 );
             }
@@ -165,21 +167,19 @@ impl PauseTimeline {
             if !any {
                 continue;
             }
-            let expired = match self.open.get(&key) {
-                Some(o) => ts > o.expiry_ns,
-                None => continue,
+            let Some(o) = self.open.get_mut(&key) else {
+                continue;
             };
-            if expired {
-                let e = self.open[&key].expiry_ns;
+            if ts > o.expiry_ns {
+                let e = o.expiry_ns;
                 self.close(key, e, EndedBy::Expiry);
                 continue;
             }
-            if let Some(o) = self.open.get_mut(&key)
-                && !o.flows.contains(&flow)
-            {
-                o.flows_total += 1;
+            if !o.flows.contains(&flow) {
                 if o.flows.len() < MAX_FLOWS_PER_INTERVAL {
                     o.flows.push(flow);
+                } else {
+                    o.more.insert(flow);
                 }
             }
         }
