@@ -65,7 +65,9 @@ frames_of() {
     $bin "$1" --json --max-events 0 | python3 -c 'import json,sys; print(json.load(sys.stdin)["capture"]["frames"])'
 }
 
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/ {print $2}') GiB"
+# The ICRC fold's speed depends on these (crates/crc32fold picks the best).
+simd=$(grep -m1 -o -w -E 'avx512vl|vpclmulqdq' /proc/cpuinfo 2>/dev/null | sort -u | xargs || true)
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) (${simd:-no avx512vl or vpclmulqdq}), $(free -g | awk '/Mem:/ {print $2}') GiB"
 echo "roce-dissect $($bin --version | cut -d' ' -f2), $(tshark --version 2>/dev/null | head -1 | cut -d' ' -f1-3 || echo 'no tshark')"
 if [ -n "${TSHARK_RUNS:-}" ]; then t_note="$TSHARK_RUNS runs"; else t_note="$runs runs, 1 on 5 M frames"; fi
 echo "times: best of $runs runs (tshark: $t_note), in rounds, page cache warm"
