@@ -228,6 +228,30 @@ mod tests {
     }
 
     #[test]
+    fn each_flow_counts_once_named_or_not() {
+        let mut t = PauseTimeline::default();
+        t.apply(key(3), 65535, 0, 1, G100);
+        // Repeats among the named flows and among the others, large ids,
+        // and more flows than are named.
+        let ids: Vec<u32> = [7, 7, 70_000, 65_535, 65_536, 70_000, 0, 7]
+            .into_iter()
+            .chain(100..120)
+            .chain(100..120)
+            .collect();
+        for (i, &flow) in ids.iter().enumerate() {
+            t.sent(MAC, 3, 10 + i as u64, flow);
+        }
+        t.sent(MAC, 4, 100, 999); // another priority: not counted
+        t.finish();
+        assert_eq!(t.closed.len(), 1);
+        let i = &t.closed[0];
+        assert_eq!(i.flows_total, 5 + 20);
+        let mut named = vec![7, 70_000, 65_535, 65_536, 0];
+        named.extend(100..111);
+        assert_eq!(i.flows, named);
+    }
+
+    #[test]
     fn expiry_then_new_interval() {
         let mut t = PauseTimeline::default();
         t.apply(key(3), 100, 0, 1, G100); // 100 quanta = 512 ns
