@@ -388,14 +388,14 @@ mod clmul {
 
     /// The four lanes over `rest[..64]`, with the head's last four blocks
     /// (`near`, lane by lane) and the four before them (`far`) folded in,
-    /// carried over the whole 64-byte groups of `rest` from `p` (64) on,
-    /// in 512-bit registers: two
-    /// registers side by side, each folding 128 bytes further per step (the
-    /// multiplies of one step are independent), then one. Then, as in
-    /// [`body`], the lanes fold onto the last whole block after them (up to
-    /// three), each by its own distance, here in one 512-bit multiply, and
-    /// the state of 16 bytes is returned with `p` past that block. Needs
-    /// VPCLMULQDQ, AVX-512F and AVX2 (the caller's level).
+    /// carried over the whole 64-byte groups of `rest` from `p` (64) on in
+    /// 512-bit registers: two registers side by side, each folding 128
+    /// bytes further per step (the multiplies of one step are independent),
+    /// then one. Then, as in [`body`], the lanes fold onto the last whole
+    /// block after them (up to three), each by its own distance, here in
+    /// one 512-bit multiply; the 16-byte state is returned, with `p` past
+    /// that block. Needs VPCLMULQDQ, AVX-512F and AVX2 (the caller's
+    /// level).
     #[inline(always)]
     unsafe fn wide(near: __m512i, far: Option<__m512i>, rest: &[u8], p: &mut usize) -> __m128i {
         // SAFETY: loads at offsets checked against the length; the
