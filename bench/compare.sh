@@ -53,10 +53,13 @@ measure() {
     echo "$(python3 -c "print(f'{$t1 - $t0:.4f}')") $kib"
 }
 
-# evict FILE: drops FILE from the page cache (no root needed).
+# evict FILE: drops FILE from the page cache (no root needed). Dirty pages
+# cannot be dropped, so the file is written back first: without that, a
+# capture gen has just written stayed cached as written.
 evict() {
     python3 -c 'import os, sys
 fd = os.open(sys.argv[1], os.O_RDONLY)
+os.fsync(fd)
 os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
 os.close(fd)' "$1"
 }
