@@ -8,7 +8,7 @@ use super::flow::{Fingerprint, FlowKey};
 use super::index::hash_key;
 use crate::capture::{Frame, LinkType};
 use crate::dissect::{DissectOptions, ETHERTYPE_ROCE_V1, Packet, RoceVersion, dissect};
-use crate::wire::icrc::{self, NetHeader};
+use crate::wire::icrc::{self, InPlace, NetHeader};
 use crate::wire::mad::CmMessage;
 use crate::wire::pause::PauseRepr;
 use crate::wire::{AethRepr, BthRepr, DethRepr, GrhRepr, RethRepr, bth, grh};
@@ -203,8 +203,10 @@ fn fast<R>(frame: &Frame<'_>, opts: &DissectOptions, emit: impl FnOnce(Facts) ->
     }
     let rest = data.get(at..)?;
     // `transport`: the captured bytes from the BTH; `claimed`: the length
-    // the network header gives them (BTH to ICRC).
-    let (net, transport, claimed) = match ethertype {
+    // the network header gives them (BTH to ICRC); `in_place`: how to read
+    // the ICRC's message from `data` (`None`: IPv4 options), and where
+    // the transport starts there.
+    let (net, transport, claimed, in_place, t_at) = match ethertype {
         0x0800 => {
             let h = rest.first_chunk::<20>()?;
             let ihl = usize::from(h[0] & 0x0f) * 4;
@@ -222,7 +224,8 @@ fn fast<R>(frame: &Frame<'_>, opts: &DissectOptions, emit: impl FnOnce(Facts) ->
                 version: RoceVersion::V2,
                 header: NetHeader::Ipv4 { ip, udp },
             };
-            (net, transport, claimed)
+            let in_place = (ihl == 20).then_some(InPlace::Ipv4);
+            (net, transport, claimed, in_place, at + ihl + 8)
         }
         0x86dd => {
             let h = rest.first_chunk::<40>()?;
@@ -241,7 +244,7 @@ fn fast<R>(frame: &Frame<'_>, opts: &DissectOptions, emit: impl FnOnce(Facts) ->
                 version: RoceVersion::V2,
                 header: NetHeader::Ipv6 { ip, udp },
             };
-            (net, transport, claimed)
+            (net, transport, claimed, Some(InPlace::Ipv6), at + 48)
         }
         ETHERTYPE_ROCE_V1 => {
             let g = GrhRepr::parse(rest).ok()?;
@@ -255,7 +258,15 @@ fn fast<R>(frame: &Frame<'_>, opts: &DissectOptions, emit: impl FnOnce(Facts) ->
                 version: RoceVersion::V1,
                 header: NetHeader::Grh(rest.get(..grh::LEN)?),
             };
-            (net, rest.get(grh::LEN..)?, usize::from(g.pay_len))
+            let claimed = usize::from(g.pay_len);
+            let t_at = at + grh::LEN;
+            (
+                net,
+                rest.get(grh::LEN..)?,
+                claimed,
+                Some(InPlace::Grh),
+                t_at,
+            )
         }
         _ => return None,
     };
@@ -293,7 +304,10 @@ fn fast<R>(frame: &Frame<'_>, opts: &DissectOptions, emit: impl FnOnce(Facts) ->
     if opts.check_icrc {
         let body = region.get(..claimed - icrc::LEN)?;
         let trailer = region.get(claimed - icrc::LEN..)?.first_chunk::<4>()?;
-        let crc = icrc::compute(net.header, body);
+        let icrc_at = t_at + claimed - icrc::LEN;
+        let crc = in_place
+            .and_then(|kind| icrc::compute_in_place(data, at, icrc_at, kind))
+            .unwrap_or_else(|| icrc::compute(net.header, body));
         if icrc::to_trailer(crc) != *trailer {
             flags |= Facts::BAD_ICRC;
         }

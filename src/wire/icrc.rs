@@ -33,6 +33,68 @@ const LRH_LEN: usize = 8;
 /// Longest masked prefix: IPv4 with options (60) + UDP (8) + BTH (12).
 const MAX_PREFIX: usize = 60 + 8 + bth::LEN;
 
+/// The network header of a packet whose ICRC [`compute_in_place`] reads
+/// from the frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InPlace {
+    /// IPv4 without options, then UDP.
+    Ipv4,
+    /// IPv6, then UDP.
+    Ipv6,
+    /// RoCE v1: the GRH.
+    Grh,
+}
+
+/// The bytes set to ones in the first 64 of an ICRC's message (the LRH
+/// stand-in, then the header from `net`): `ones` are offsets into the
+/// header; `class` adds the low half of its first byte (the traffic class
+/// of IPv6 and the GRH).
+// Only ever evaluated at compile time (for `IN_PLACE_MASKS`), where an
+// index past the array or an overflow fails the build instead of panicking.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+const fn in_place_mask(ones: &[usize], class: bool) -> [u8; 64] {
+    let mut m = [0u8; 64];
+    let mut i = 0;
+    while i < LRH_LEN {
+        m[i] = 0xff;
+        i += 1;
+    }
+    let mut j = 0;
+    while j < ones.len() {
+        m[LRH_LEN + ones[j]] = 0xff;
+        j += 1;
+    }
+    if class {
+        m[LRH_LEN] = 0x0f;
+    }
+    m
+}
+
+/// [`in_place_mask`] for each [`InPlace`], in order: the same fields as
+/// `compute_common` sets.
+const IN_PLACE_MASKS: [[u8; 64]; 3] = [
+    in_place_mask(&[1, 8, 10, 11, 26, 27, 28 + bth::VARIANT_BYTE], false),
+    in_place_mask(&[1, 2, 3, 7, 46, 47, 48 + bth::VARIANT_BYTE], true),
+    in_place_mask(&[1, 2, 3, 7, 40 + bth::VARIANT_BYTE], true),
+];
+
+/// The ICRC of the packet whose network header (`kind`) starts at
+/// `net_at` in `frame` and whose ICRC starts at `icrc_at`, read in place:
+/// the eight bytes before the header (link-layer bytes) stand in for the
+/// LRH, and they and the variant fields are set to ones on the way into
+/// the CRC, with no copy. The same value as [`compute`] (tested); `None`
+/// when the frame has no eight bytes before the header or `icrc_at` is
+/// out of range.
+pub fn compute_in_place(frame: &[u8], net_at: usize, icrc_at: usize, kind: InPlace) -> Option<u32> {
+    let msg = frame.get(net_at.checked_sub(LRH_LEN)?..icrc_at)?;
+    let mask = match kind {
+        InPlace::Ipv4 => &IN_PLACE_MASKS[0],
+        InPlace::Ipv6 => &IN_PLACE_MASKS[1],
+        InPlace::Grh => &IN_PLACE_MASKS[2],
+    };
+    Some(crc32fold::crc32_or_masked(msg, mask))
+}
+
 /// Computes the ICRC of a packet: `net` is the network (and UDP) header,
 /// `transport` runs from the BTH to the byte before the ICRC.
 ///
@@ -275,6 +337,87 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A frame laid out as the fast path sees it: `link` bytes before the
+    /// network header, then the header (`net` bytes of `ip`, and `udp`
+    /// unless `kind` is the GRH), the transport and a zero ICRC; with the
+    /// header's offset and the ICRC's.
+    fn framed(
+        link: &[u8],
+        ip: &[u8],
+        udp: &[u8],
+        transport: &[u8],
+        kind: InPlace,
+    ) -> (Vec<u8>, usize, usize) {
+        let mut f = link.to_vec();
+        match kind {
+            InPlace::Ipv4 => f.extend_from_slice(&ip[..20]),
+            InPlace::Ipv6 | InPlace::Grh => f.extend_from_slice(ip),
+        }
+        if kind != InPlace::Grh {
+            f.extend_from_slice(udp);
+        }
+        f.extend_from_slice(transport);
+        let icrc_at = f.len();
+        f.extend_from_slice(&[0; LEN]);
+        (f, link.len(), icrc_at)
+    }
+
+    #[test]
+    fn in_place_agrees_with_the_copy() {
+        use proptest::prelude::*;
+        let mut runner = proptest::test_runner::TestRunner::default();
+        runner
+            .run(
+                &(
+                    proptest::collection::vec(any::<u8>(), 8..30),
+                    proptest::collection::vec(any::<u8>(), 40),
+                    proptest::collection::vec(any::<u8>(), 8),
+                    proptest::collection::vec(any::<u8>(), 12..1200),
+                ),
+                |(link, ip, udp, transport)| {
+                    for (kind, net) in [InPlace::Ipv4, InPlace::Ipv6, InPlace::Grh]
+                        .into_iter()
+                        .zip(every_net(&ip, &udp))
+                    {
+                        let (f, net_at, icrc_at) = framed(&link, &ip, &udp, &transport, kind);
+                        prop_assert_eq!(
+                            compute_in_place(&f, net_at, icrc_at, kind),
+                            Some(compute(net, &transport)),
+                            "{:?}",
+                            kind
+                        );
+                    }
+                    Ok(())
+                },
+            )
+            .unwrap();
+    }
+
+    #[test]
+    fn in_place_golden_and_out_of_range() {
+        let f = hex(CNP);
+        assert_eq!(
+            compute_in_place(&f, 14, f.len() - 4, InPlace::Ipv4).map(to_trailer),
+            Some([0x82, 0xfd, 0x00, 0x2a])
+        );
+        for (frame, trailer) in [
+            (V1_WRITE, [0xe3, 0xd8, 0x56, 0xbb]),
+            (V1_ACK, [0x25, 0xf0, 0xc0, 0x38]),
+        ] {
+            let f = hex(frame);
+            assert_eq!(
+                compute_in_place(&f, 14, f.len() - 4, InPlace::Grh).map(to_trailer),
+                Some(trailer)
+            );
+        }
+        // No room for the LRH stand-in, or an ICRC past the frame.
+        assert_eq!(
+            compute_in_place(&f[6..], 7, f.len() - 10, InPlace::Grh),
+            None
+        );
+        assert_eq!(compute_in_place(&f, 14, f.len() + 1, InPlace::Grh), None);
     }
 
     #[test]

@@ -122,6 +122,38 @@ pub fn crc32_split(head: &[u8], rest: &[u8]) -> u32 {
     h.finalize()
 }
 
+/// The CRC-32 of `msg` with its first 64 bytes (or all of it, if shorter)
+/// ORed with `mask`: the ICRC's header with its variant fields set to ones,
+/// read in place from the frame rather than copied out and patched byte by
+/// byte first (byte stores that the fold's wide loads then waited for).
+pub fn crc32_or_masked(msg: &[u8], mask: &[u8; 64]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    if msg.len() >= 64 && clmul::level() == clmul::Level::Vpclmul {
+        // SAFETY: the CPU has the level's features, and `msg` holds the
+        // 64 bytes the first load reads.
+        return unsafe { clmul::or_masked_vpclmul(msg, mask) };
+    }
+    or_masked_copy(msg, mask)
+}
+
+/// [`crc32_or_masked`] through a masked copy of the first 64 bytes.
+fn or_masked_copy(msg: &[u8], mask: &[u8; 64]) -> u32 {
+    let mut head = [0u8; 64];
+    for (h, (m, k)) in head.iter_mut().zip(msg.iter().zip(mask)) {
+        *h = m | k;
+    }
+    match msg.len() {
+        64.. => crc32_split(&head, msg.get(64..).unwrap_or_default()),
+        // At least 16 bytes after the whole blocks of the head, for the
+        // fold's tail step.
+        n @ 32.. => {
+            let at = (n - 16) & !15;
+            crc32_split(&head[..at], &head[at..n])
+        }
+        n => crc32fast::hash(&head[..n]),
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod clmul {
     use std::arch::x86_64::*;
@@ -342,9 +374,13 @@ mod clmul {
                         h = _mm512_inserti32x4::<2>(h, b(2));
                         _mm512_inserti32x4::<3>(h, b(3))
                     };
-                    let far = (blocks > 4).then(|| gather(8));
+                    let k512 = _mm512_broadcast_i32x4(k512);
+                    let mut z = fold512(gather(4), k512, _mm512_loadu_si512(rest.as_ptr().cast()));
+                    if blocks > 4 {
+                        z = fold512(gather(8), _mm512_broadcast_i32x4(k1024), z);
+                    }
                     p = 64;
-                    x = wide(gather(4), far, rest, &mut p);
+                    x = wide(z, rest, &mut p);
                     return finish::<TERN>(x, rest, p);
                 }
                 let (mut l0, mut l1, mut l2, mut l3) = (lane(0), lane(1), lane(2), lane(3));
@@ -386,18 +422,51 @@ mod clmul {
         }
     }
 
-    /// The four lanes over `rest[..64]`, with the head's last four blocks
-    /// (`near`, lane by lane) and the four before them (`far`) folded in,
-    /// carried over the whole 64-byte groups of `rest` from `p` (64) on in
-    /// 512-bit registers: two registers side by side, each folding 128
-    /// bytes further per step (the multiplies of one step are independent),
-    /// then one. Then, as in [`body`], the lanes fold onto the last whole
-    /// block after them (up to three), each by its own distance, here in
-    /// one 512-bit multiply; the 16-byte state is returned, with `p` past
-    /// that block. Needs VPCLMULQDQ, AVX-512F and AVX2 (the caller's
+    /// See [`super::crc32_or_masked`]; `msg.len()` is at least 64 and the
+    /// CPU has the features of [`Level::Vpclmul`].
+    #[target_feature(enable = "pclmulqdq,vpclmulqdq,avx,avx2,avx512f,avx512vl,ssse3,sse4.1")]
+    pub unsafe fn or_masked_vpclmul(msg: &[u8], mask: &[u8; 64]) -> u32 {
+        debug_assert!(msg.len() >= 64);
+        // SAFETY: the first load reads `msg[..64]`, in bounds by the
+        // caller's guarantee; `wide` and `finish` check their offsets.
+        unsafe {
+            let first = _mm512_or_si512(
+                _mm512_loadu_si512(msg.as_ptr().cast()),
+                _mm512_loadu_si512(mask.as_ptr().cast()),
+            );
+            // The standard initial value, all ones, enters the first block.
+            let z = _mm512_xor_si512(first, _mm512_zextsi128_si512(_mm_cvtsi32_si128(-1)));
+            let mut p = 64;
+            let x = wide(z, msg, &mut p);
+            finish::<true>(x, msg, p)
+        }
+    }
+
+    /// `x` carried `k`'s distance further along the message (lane by
+    /// lane), plus `d`. Needs VPCLMULQDQ and AVX-512F.
+    #[inline(always)]
+    unsafe fn fold512(x: __m512i, k: __m512i, d: __m512i) -> __m512i {
+        // SAFETY: the caller's level has the instructions.
+        unsafe {
+            _mm512_ternarylogic_epi64::<0x96>(
+                _mm512_clmulepi64_epi128::<0x00>(x, k),
+                _mm512_clmulepi64_epi128::<0x11>(x, k),
+                d,
+            )
+        }
+    }
+
+    /// Carries the four lanes `z` (the state over `rest[p - 64..p]`, `p`
+    /// being 64 or more) over the whole 64-byte groups of `rest` from `p`
+    /// on in 512-bit registers: two registers side by side, each folding
+    /// 128 bytes further per step (the multiplies of one step are
+    /// independent), then one. Then, as in [`body`], the lanes fold onto the
+    /// last whole block after them (up to three), each by its own distance,
+    /// here in one 512-bit multiply; the 16-byte state is returned, with `p`
+    /// past that block. Needs VPCLMULQDQ, AVX-512F and AVX2 (the caller's
     /// level).
     #[inline(always)]
-    unsafe fn wide(near: __m512i, far: Option<__m512i>, rest: &[u8], p: &mut usize) -> __m128i {
+    unsafe fn wide(mut z: __m512i, rest: &[u8], p: &mut usize) -> __m128i {
         // SAFETY: loads at offsets checked against the length; the
         // instructions are those of the caller's level.
         unsafe {
@@ -412,19 +481,8 @@ mod clmul {
                     _mm512_clmulepi64_epi128::<0x11>(x, k),
                 )
             };
-            let fold512 = |x: __m512i, k: __m512i, d: __m512i| -> __m512i {
-                _mm512_ternarylogic_epi64::<0x96>(
-                    _mm512_clmulepi64_epi128::<0x00>(x, k),
-                    _mm512_clmulepi64_epi128::<0x11>(x, k),
-                    d,
-                )
-            };
             let k512 = _mm512_broadcast_i32x4(constant(FOLD_512));
             let k1024 = _mm512_broadcast_i32x4(constant(FOLD_1024));
-            let mut z = fold512(near, k512, load(0));
-            if let Some(far) = far {
-                z = fold512(far, k1024, z);
-            }
             if *p + 64 <= n {
                 let mut z1 = load(*p);
                 *p += 64;
@@ -589,6 +647,48 @@ mod tests {
         }
     }
 
+    /// `crc32_or_masked` both ways (in place where the CPU allows, and
+    /// through the copy) against `crc32fast` of a patched copy.
+    fn check_masked(msg: &[u8], mask: &[u8; 64], what: &str) {
+        let mut patched = msg.to_vec();
+        for (b, k) in patched.iter_mut().zip(mask) {
+            *b |= k;
+        }
+        let want = crc32fast::hash(&patched);
+        assert_eq!(crc32_or_masked(msg, mask), want, "{what}");
+        assert_eq!(or_masked_copy(msg, mask), want, "{what}: copy");
+        #[cfg(target_arch = "x86_64")]
+        if msg.len() >= 64 && clmul::level() == clmul::Level::Vpclmul {
+            // SAFETY: the CPU has the level's features; 64 bytes or more.
+            let crc = unsafe { clmul::or_masked_vpclmul(msg, mask) };
+            assert_eq!(crc, want, "{what}: in place");
+        }
+    }
+
+    #[test]
+    fn masked_every_length_up_to_600() {
+        let data: Vec<u8> = (0..600u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        // The ICRC's IPv6 mask: an LRH of ones, the traffic class and flow
+        // label, the hop limit, the UDP checksum and the BTH's variant byte.
+        let mut icrc = [0u8; 64];
+        icrc[..8].fill(0xff);
+        icrc[8] = 0x0f;
+        for i in [9, 10, 11, 15, 54, 55, 60] {
+            icrc[i] = 0xff;
+        }
+        let mut stripes = [0u8; 64];
+        for (i, b) in stripes.iter_mut().enumerate() {
+            *b = (i as u8).wrapping_mul(37) & 0x5a;
+        }
+        for mask in [[0u8; 64], [0xff; 64], icrc, stripes] {
+            for n in 0..600 {
+                check_masked(&data[..n], &mask, &format!("length {n}"));
+            }
+        }
+    }
+
     #[test]
     fn every_length_up_to_600() {
         let data: Vec<u8> = (0..750u32)
@@ -608,6 +708,15 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn masked_equals_crc32fast(
+            mask in proptest::collection::vec(any::<u8>(), 64),
+            data in proptest::collection::vec(any::<u8>(), 0..3000),
+        ) {
+            let mask: [u8; 64] = mask.try_into().unwrap();
+            check_masked(&data, &mask, "random");
+        }
+
         #[test]
         fn equals_crc32fast(blocks in 1usize..10, data in proptest::collection::vec(any::<u8>(), 96..3000)) {
             let head = (blocks * 16).min(data.len() / 16 * 16);
