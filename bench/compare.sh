@@ -10,20 +10,19 @@
 # Captures: `roce-dissect gen --scenario mixed` with 256 QPs (RoCE v1 and v2,
 # IPv4 and IPv6, CM, drops, reordering, CE/CNP, PFC), 4 KiB messages over a
 # 1 KiB PMTU: mostly ~1.1 KB data frames plus ACKs and READ responses.
-# Each capture is first dropped from the page cache and read back by
-# roce-dissect (which counts its frames), so it is cached the way a capture
-# read from disk is, not the way gen's writes left it: roce-dissect asks
-# for huge pages, so where transparent huge pages are enabled (the
-# `madvise` default) the file is cached in 2 MiB folios, and mapping a chunk
-# takes one page-table entry instead of 512. One more row times a copy
-# written by `cat` and still cached as written (4 KiB-128 KiB folios).
+# Each capture is cached the way a capture read from disk is (see `warm`):
+# on the project's machine (Linux 6.18, ext4) that is mostly in 2 MiB
+# folios, which a map covers with one page-table entry each instead of 512.
+# One more row times a copy written by `cat` and cached as its 128 KiB
+# writes left it, in smaller folios.
 # The commands run in rounds, one run of each per round, so that all of
 # them see the same machine: on a shared virtual machine the speed drifts
 # by up to 2x over minutes, and timing one command's runs back to back
-# would compare a fast minute with a slow one. The file is read once by
-# `cat` before every run (page cache warm: some virtual machines reclaim
-# idle page cache between runs); each command's time is the best of its
-# runs, its peak RSS the largest (/usr/bin/time -v). Wall time is read from bash's
+# would compare a fast minute with a slow one. Before every run the file
+# is dropped from the page cache and read back in full by `cat` (page
+# cache warm, and in the same state for every command: see `warm`); each
+# command's time is the best of its runs, its peak RSS the largest
+# (/usr/bin/time -v). Wall time is read from bash's
 # EPOCHREALTIME (microseconds; GNU time's %e has 10 ms steps), around the
 # whole `time` process, so it includes a fork and exec.
 set -euo pipefail
@@ -43,7 +42,7 @@ timer=/usr/bin/time
 # measure FILE CMD... : seconds and peak RSS (KiB) of one run, FILE warm.
 measure() {
     local file=$1; shift
-    cat "$file" > /dev/null
+    warm "$file"
     local t0=$EPOCHREALTIME
     "$timer" -f "%M" -o "$out/time.txt" "$@" > /dev/null 2> "$out/stderr.txt" || {
         echo "$* failed:" >&2; cat "$out/stderr.txt" >&2; exit 1; }
@@ -62,6 +61,17 @@ fd = os.open(sys.argv[1], os.O_RDONLY)
 os.fsync(fd)
 os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
 os.close(fd)' "$1"
+}
+
+# warm FILE: puts FILE in the page cache the way a capture read from disk is
+# cached: dropped, then read in full. Reading it alone is not enough: this
+# kind of VM reclaims page cache left idle for seconds (DAMON), and what
+# came back in between runs was cached in small folios more often than not
+# (mapping it took 3x as long). A copy that cat wrote keeps the state its
+# writes left: it is only read.
+warm() {
+    if [ -f "$1" ] && [[ $1 != *.written ]]; then evict "$1"; fi
+    cat "$1" > /dev/null
 }
 
 frames_of() {
