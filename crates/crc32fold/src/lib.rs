@@ -1,8 +1,12 @@
 //! CRC-32 (IEEE 802.3, the polynomial of the ICRC) by carry-less
-//! multiplication, for a message given as a short head and the rest.
+//! multiplication, for a message given as a short head and the rest
+//! ([`crc32_split`]), or read in place with its first 64 bytes masked
+//! ([`crc32_or_masked`]).
 //!
-//! The ICRC covers a few masked header bytes (a copy on the stack) followed
-//! by the payload (in the frame). Folding both through one state, four
+//! The ICRC covers a few masked header bytes followed by the payload: a
+//! patched copy of the headers on the stack and the payload in the frame,
+//! or, where the frame has the bytes, all of it in the frame with the
+//! variant fields set to ones as the first 64 bytes are loaded. Folding both through one state, four
 //! 128-bit lanes at a time, costs one reduction per packet instead of two
 //! calls with their own set-up, tails and reductions; ICRC checking is the
 //! largest single cost of an analysis.
