@@ -9,7 +9,9 @@ use std::io::Write;
 
 use super::json::{ReportFormatter, push_u64};
 use crate::analysis::Report;
-use crate::analysis::report::{DelayStats, Episode, Event, FlowReport, NakCounts, PeerRef};
+use crate::analysis::report::{
+    DelayStats, Episode, Event, FlowReport, IntervalReport, NakCounts, PeerRef, PfcReport,
+};
 
 /// Bytes formatted before they are written: a buffer that stays in the
 /// cache. Growing one to the whole report (megabytes for a large capture)
@@ -45,7 +47,7 @@ pub fn write<W: Write>(mut w: W, report: &Report) -> std::io::Result<()> {
     out.extend_from_slice(b",\n  \"connections\": ");
     serde_at(&mut out, connections, 1)?;
     out.extend_from_slice(b",\n  \"pfc\": ");
-    serde_at(&mut out, pfc, 1)?;
+    pfc_report(&mut out, &mut w, pfc)?;
     out.extend_from_slice(b",\n  \"hints\": ");
     serde_at(&mut out, hints, 1)?;
     out.extend_from_slice(b"\n}\n");
@@ -126,6 +128,110 @@ fn numbers(out: &mut Vec<u8>, indent: &str, first: bool, members: &[(&str, u64)]
 fn number_object(out: &mut Vec<u8>, members: &[(&str, u64)]) {
     out.push(b'{');
     numbers(out, "        ", true, members);
+    out.extend_from_slice(b"\n      }");
+}
+
+/// The `pfc` member's value, the second level of the document: its
+/// intervals (thousands on a large capture) by hand, handed to `w` in
+/// pieces like the flows, the rest through serde.
+fn pfc_report<W: Write>(out: &mut Vec<u8>, w: &mut W, p: &PfcReport) -> std::io::Result<()> {
+    let PfcReport {
+        link_speed_bps,
+        frames,
+        storm_threshold_ns,
+        intervals,
+        summary,
+        storms,
+    } = p;
+    out.push(b'{');
+    numbers(
+        out,
+        "    ",
+        true,
+        &[
+            ("link_speed_bps", *link_speed_bps),
+            ("frames", *frames),
+            ("storm_threshold_ns", *storm_threshold_ns),
+        ],
+    );
+    member!(out, "    ", false, "intervals");
+    if intervals.is_empty() {
+        out.extend_from_slice(b"[]");
+    } else {
+        out.push(b'[');
+        for (i, iv) in intervals.iter().enumerate() {
+            out.extend_from_slice(if i == 0 { b"\n      " } else { b",\n      " });
+            interval(out, iv);
+            if out.len() >= PIECE {
+                w.write_all(out)?;
+                out.clear();
+            }
+        }
+        out.extend_from_slice(b"\n    ]");
+    }
+    member!(out, "    ", false, "summary");
+    serde_at(out, summary, 2)?;
+    numbers(out, "    ", false, &[("storms", *storms)]);
+    out.extend_from_slice(b"\n  }");
+    Ok(())
+}
+
+/// A pause interval, as the fourth level of the document (its members
+/// indented by 8).
+fn interval(out: &mut Vec<u8>, iv: &IntervalReport) {
+    let IntervalReport {
+        src_mac,
+        priority,
+        start_ns,
+        end_ns,
+        ended_by,
+        duration_ns,
+        start_frame,
+        frames,
+        flows,
+        flows_total,
+        storm,
+    } = iv;
+    out.push(b'{');
+    member!(out, "        ", true, "src_mac");
+    string(out, src_mac);
+    member!(out, "        ", false, "priority");
+    opt_u64(out, priority.map(u64::from));
+    numbers(
+        out,
+        "        ",
+        false,
+        &[("start_ns", *start_ns), ("end_ns", *end_ns)],
+    );
+    member!(out, "        ", false, "ended_by");
+    string(out, ended_by);
+    numbers(
+        out,
+        "        ",
+        false,
+        &[
+            ("duration_ns", *duration_ns),
+            ("start_frame", *start_frame),
+            ("frames", *frames),
+        ],
+    );
+    member!(out, "        ", false, "flows");
+    out.push(b'[');
+    for (i, f) in flows.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        push_u64(out, *f as u64);
+    }
+    out.push(b']');
+    numbers(
+        out,
+        "        ",
+        false,
+        &[("flows_total", u64::from(*flows_total))],
+    );
+    member!(out, "        ", false, "storm");
+    out.extend_from_slice(if *storm { b"true" } else { b"false" });
     out.extend_from_slice(b"\n      }");
 }
 
