@@ -33,6 +33,16 @@ const LRH_LEN: usize = 8;
 /// Longest masked prefix: IPv4 with options (60) + UDP (8) + BTH (12).
 const MAX_PREFIX: usize = 60 + 8 + bth::LEN;
 
+/// The bytes of the common headers that the ICRC covers as ones, counted
+/// from the start of the network header: IPv4 (TOS, TTL, checksum), then
+/// UDP's checksum and the BTH's variant byte.
+const IPV4_ONES: [usize; 7] = [1, 8, 10, 11, 26, 27, 28 + bth::VARIANT_BYTE];
+/// The same for IPv6 (traffic class and flow label, hop limit; the first
+/// byte's low half too, set apart).
+const IPV6_ONES: [usize; 7] = [1, 2, 3, 7, 46, 47, 48 + bth::VARIANT_BYTE];
+/// The same for the GRH of RoCE v1 (no UDP).
+const GRH_ONES: [usize; 5] = [1, 2, 3, 7, 40 + bth::VARIANT_BYTE];
+
 /// The network header of a packet whose ICRC [`compute_in_place`] reads
 /// from the frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,12 +80,11 @@ const fn in_place_mask(ones: &[usize], class: bool) -> [u8; 64] {
     m
 }
 
-/// [`in_place_mask`] for each [`InPlace`], in order: the same fields as
-/// `compute_common` sets.
+/// [`in_place_mask`] for each [`InPlace`], in order.
 const IN_PLACE_MASKS: [[u8; 64]; 3] = [
-    in_place_mask(&[1, 8, 10, 11, 26, 27, 28 + bth::VARIANT_BYTE], false),
-    in_place_mask(&[1, 2, 3, 7, 46, 47, 48 + bth::VARIANT_BYTE], true),
-    in_place_mask(&[1, 2, 3, 7, 40 + bth::VARIANT_BYTE], true),
+    in_place_mask(&IPV4_ONES, false),
+    in_place_mask(&IPV6_ONES, true),
+    in_place_mask(&GRH_ONES, true),
 ];
 
 /// The ICRC of the packet whose network header (`kind`) starts at
@@ -179,21 +188,21 @@ fn compute_common(net: NetHeader<'_>, transport: &[u8]) -> Option<u32> {
             put(&mut b, LRH_LEN, ip)?;
             put(&mut b, LRH_LEN + 20, udp.first_chunk::<8>()?)?;
             put(&mut b, LRH_LEN + 28, bth)?;
-            ones(&mut b, [1, 8, 10, 11, 26, 27, 28 + bth::VARIANT_BYTE])?;
+            ones(&mut b, IPV4_ONES)?;
             48
         }
         NetHeader::Ipv6 { ip, udp } => {
             put(&mut b, LRH_LEN, ip.first_chunk::<40>()?)?;
             put(&mut b, LRH_LEN + 40, udp.first_chunk::<8>()?)?;
             put(&mut b, LRH_LEN + 48, bth)?;
-            ones(&mut b, [1, 2, 3, 7, 46, 47, 48 + bth::VARIANT_BYTE])?;
+            ones(&mut b, IPV6_ONES)?;
             *b.get_mut(LRH_LEN)? |= 0x0f;
             68
         }
         NetHeader::Grh(grh) => {
             put(&mut b, LRH_LEN, grh.first_chunk::<40>()?)?;
             put(&mut b, LRH_LEN + 40, bth)?;
-            ones(&mut b, [1, 2, 3, 7, 40 + bth::VARIANT_BYTE])?;
+            ones(&mut b, GRH_ONES)?;
             *b.get_mut(LRH_LEN)? |= 0x0f;
             60
         }
