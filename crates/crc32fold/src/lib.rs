@@ -6,10 +6,11 @@
 //! The ICRC covers a few masked header bytes followed by the payload: a
 //! patched copy of the headers on the stack and the payload in the frame,
 //! or, where the frame has the bytes, all of it in the frame with the
-//! variant fields set to ones as the first 64 bytes are loaded. Folding both through one state, four
-//! 128-bit lanes at a time, costs one reduction per packet instead of two
-//! calls with their own set-up, tails and reductions; ICRC checking is the
-//! largest single cost of an analysis.
+//! variant fields set to ones as the first 64 bytes are loaded. Folding
+//! headers and payload through one state, four 128-bit lanes at a time,
+//! costs one reduction per packet instead of two calls with their own
+//! set-up, tails and reductions; ICRC checking is one of the largest costs
+//! of an analysis.
 //!
 //! The method is the one of Intel's "Fast CRC Computation for Generic
 //! Polynomials Using PCLMULQDQ Instruction" (2009) for bit-reflected CRCs:
