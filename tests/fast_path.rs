@@ -11,6 +11,15 @@ use roce_dissect::capture::{CaptureFile, Frame, LinkType};
 use roce_dissect::dissect::{DissectOptions, dissect, dissect_reference};
 use roce_dissect::synth::samples::{self, Rng};
 
+/// Facts for a reused buffer to hold before a frame's are put over them.
+const OTHER: Facts = Facts {
+    number: 99,
+    ts_ns: 7,
+    len: 1,
+    flags: 0xff,
+    body: Body::Other,
+};
+
 /// Returns whether the facts came the quick way, and whether they should
 /// have (a whole, well-formed RoCE frame outside CM).
 fn same(f: &Frame<'_>, what: &str) -> (bool, bool) {
@@ -42,6 +51,18 @@ fn same(f: &Frame<'_>, what: &str) -> (bool, bool) {
             assert_eq!(q, want);
             quick = true;
         }
+        // Put in a new buffer (pushed) and over other facts in a reused one.
+        let mut fresh = Vec::new();
+        Facts::put_from_frame(&mut fresh, 0, f, &opts);
+        assert_eq!(fresh, [want], "{what}: frame {}: pushed", f.number);
+        let mut reused = vec![OTHER; 3];
+        Facts::put_from_frame(&mut reused, 1, f, &opts);
+        assert_eq!(
+            reused,
+            [OTHER, want, OTHER],
+            "{what}: frame {}: overwritten",
+            f.number
+        );
     }
     (quick, expected)
 }

