@@ -167,6 +167,7 @@ impl Facts {
         frame: &Frame<'_>,
         opts: &DissectOptions,
     ) {
+        debug_assert!(n <= out.len(), "facts {n} put past the end ({})", out.len());
         match out.get_mut(n) {
             Some(slot) => {
                 if fast(frame, opts, |f| *slot = f).is_none() {
