@@ -293,6 +293,8 @@ impl Analyzer {
         f.pmtu_cached
     }
 
+    #[cold]
+    #[inline(never)]
     fn learn_pmtu(&mut self, key: &FlowKey, pmtu: u32) {
         if self.pmtu.insert(host_pair(key.src, key.dst), pmtu) != Some(pmtu) {
             self.pmtu_generation += 1;
@@ -450,6 +452,8 @@ impl Analyzer {
         id
     }
 
+    #[cold]
+    #[inline(never)]
     fn cm_message(&mut self, key: &FlowKey, cm: &CmMessage) {
         self.totals.cm_messages += 1;
         match *cm {
@@ -501,6 +505,8 @@ impl Analyzer {
     }
 
     /// A CNP on (B → A, qa) answers CE marks on A → B.
+    #[cold]
+    #[inline(never)]
     fn cnp_arrived(&mut self, cnp: &FlowKey, ts: u64) {
         let data_id = self
             .cm_peer
