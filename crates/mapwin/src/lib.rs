@@ -137,15 +137,52 @@ impl FileMap {
 
     /// Fills in the page-table entries of `[offset, offset + len)` in one
     /// go (`MADV_POPULATE_READ`), rather than fault by fault as the bytes
-    /// are first read. Advice only: where the kernel lacks it, reads fault
-    /// the pages in as usual.
+    /// are first read, unless one fault maps them all: see
+    /// [`mapped_whole`](Self::mapped_whole). Advice only: where the kernel
+    /// lacks it, reads fault the pages in as usual.
     pub fn populate(&self, offset: usize, len: usize) {
         #[cfg(target_os = "linux")]
-        if let Some((map, offset, len)) = self.clip(offset, len) {
+        if let Some((map, offset, len)) = self.clip(offset, len)
+            && !Self::mapped_whole(map, offset, len)
+        {
             let _ = map.advise_range(memmap2::Advice::PopulateRead, offset, len);
         }
         #[cfg(not(target_os = "linux"))]
         let _ = (offset, len);
+    }
+
+    /// Whether the first read of `map[offset]` mapped the rest of the
+    /// range's huge page too, so that populating it would only cost time.
+    ///
+    /// A file cached in 2 MiB folios (as Linux caches a file read from
+    /// disk) is mapped a whole folio per fault, with one page-table entry,
+    /// where the map and the file offset are aligned alike; populating
+    /// such a range still walks its 512 pages one by one: 12-20 µs per
+    /// 2 MiB against about 3 µs for the fault (measured on Linux 6.18).
+    /// A file cached in small folios is mapped 16 pages per fault, and
+    /// populating is the faster way there (29 ms against 38 ms for a
+    /// 437 MiB capture read end to end).
+    ///
+    /// The test reads the range's first byte and two more, 256 KiB and
+    /// 512 KiB on (each beyond another fault's reach with small folios),
+    /// counting this thread's page faults: at most one means one mapping
+    /// covered all three. Ranges too short to tell, or not inside one
+    /// 2 MiB block of the file, are populated.
+    #[cfg(target_os = "linux")]
+    fn mapped_whole(map: &memmap2::Mmap, offset: usize, len: usize) -> bool {
+        const PROBE: usize = 256 << 10;
+        const HUGE: usize = 2 << 20;
+        let last = offset + 2 * PROBE;
+        if len <= 2 * PROBE || offset / HUGE != last / HUGE {
+            return false;
+        }
+        let Some(before) = thread_minor_faults() else {
+            return false;
+        };
+        for at in [offset, offset + PROBE, last] {
+            std::hint::black_box(map[at]);
+        }
+        thread_minor_faults().is_some_and(|after| after - before <= 1)
     }
 
     /// Gives back the pages of `[offset, offset + len)` (`MADV_DONTNEED`;
@@ -175,6 +212,18 @@ impl Deref for FileMap {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         self.map.as_deref().unwrap_or_default()
+    }
+}
+
+/// Minor page faults of the calling thread so far (`getrusage`).
+#[cfg(target_os = "linux")]
+fn thread_minor_faults() -> Option<libc::c_long> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `getrusage` fills in the `rusage` it is given a pointer to;
+    // it is read only when the call succeeded.
+    unsafe {
+        (libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) == 0)
+            .then(|| usage.assume_init().ru_minflt)
     }
 }
 
@@ -250,6 +299,44 @@ mod tests {
         m.populate(0, 10);
         m.release(0, 10);
         std::fs::remove_file(&empty.1).unwrap();
+    }
+
+    /// Populating ranges that the fault-count test may read (large ones,
+    /// at 2 MiB block edges, past the end) reads only inside the map, and
+    /// changes no byte.
+    #[test]
+    fn populating_large_ranges_reads_inside_the_map() {
+        let mut f = tempfile_in_target("large");
+        let data: Vec<u8> = (0..(5u32 << 20) + 777).map(|i| (i * 13) as u8).collect();
+        f.0.write_all(&data).unwrap();
+        let file = File::open(&f.1).unwrap();
+        let m = FileMap::map(&file).unwrap();
+        let mb = 1 << 20;
+        for (offset, len) in [
+            (0, 2 * mb),
+            (24, 2 * mb - 24),
+            (2 * mb - (512 << 10), 2 * mb),
+            (2 * mb - (512 << 10) - 1, 2 * mb),
+            (4 * mb, 2 * mb),
+            (5 * mb, 2 * mb),
+            (5 * mb + 1, 10),
+            (data.len() - 1, 1),
+        ] {
+            m.populate(offset, len);
+            m.release(offset, len);
+        }
+        assert_eq!(&m[..], &data[..]);
+        std::fs::remove_file(&f.1).unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn this_threads_faults_are_counted() {
+        let before = thread_minor_faults().expect("getrusage");
+        let v = vec![1u8; 8 << 20];
+        let sum: u64 = v.iter().step_by(4096).map(|&b| u64::from(b)).sum();
+        assert_eq!(sum, 2048);
+        assert!(thread_minor_faults().expect("getrusage") > before);
     }
 
     fn tempfile_in_target(tag: &str) -> (File, std::path::PathBuf) {
