@@ -311,7 +311,7 @@ impl FlowState {
         psn: Option<u32>,
         count: Option<u32>,
         code: Option<u8>,
-        detail: Option<String>,
+        detail: Option<&'static str>,
     ) {
         if self.events.len() >= max {
             self.events_dropped += 1;

@@ -418,7 +418,7 @@ impl Analyzer {
                         Some(bth.psn),
                         None,
                         Some(code),
-                        Some(crate::wire::aeth::nak::name(code).to_string()),
+                        Some(crate::wire::aeth::nak::name(code)),
                     );
                 }
                 _ => {}

@@ -106,7 +106,7 @@ pub struct Event {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<u8>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
+    pub detail: Option<&'static str>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -649,7 +649,7 @@ mod tests {
                 psn: None,
                 count: Some(3),
                 code: Some(4),
-                detail: Some("tab\there, é".into()),
+                detail: Some("tab\there, é"),
             },
             Event {
                 kind: "gap",
