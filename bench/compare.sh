@@ -43,20 +43,25 @@ if [ -z "${NO_TSHARK:-}" ] && command -v tshark >/dev/null 2>&1; then have_tshar
 timer=/usr/bin/time
 [ -x "$timer" ] || { echo "needs GNU time (apt-get install time)"; exit 1; }
 
+# quiet CMD... : runs CMD, output discarded; on failure shows its errors
+# and stops.
+quiet() {
+    "$@" > /dev/null 2> "$out/stderr.txt" || {
+        echo "$* failed:" >&2; cat "$out/stderr.txt" >&2; exit 1; }
+}
+
 # measure FILE RSS CMD... : seconds of one run of CMD, FILE warm, and its
 # peak RSS (KiB) from another run under /usr/bin/time if RSS is 1 (else 0).
 measure() {
     local file=$1 rss=$2; shift 2
     warm "$file"
     local t0=$EPOCHREALTIME
-    "$@" > /dev/null 2> "$out/stderr.txt" || {
-        echo "$* failed:" >&2; cat "$out/stderr.txt" >&2; exit 1; }
+    quiet "$@"
     local t1=$EPOCHREALTIME
     local kib=0
     if [ "$rss" = 1 ]; then
         warm "$file"
-        "$timer" -f "%M" -o "$out/time.txt" "$@" > /dev/null 2> "$out/stderr.txt" || {
-            echo "$* failed:" >&2; cat "$out/stderr.txt" >&2; exit 1; }
+        quiet "$timer" -f "%M" -o "$out/time.txt" "$@"
         read -r kib < "$out/time.txt"
     fi
     echo "$(python3 -c "print(f'{$t1 - $t0:.4f}')") $kib"
@@ -123,7 +128,7 @@ for n in "${sizes[@]}"; do
             3) measure "$f" 1 $bin "$f" ;;
             4) measure "$f" 1 $bin "$f" --json --threads 1 ;;
             5) measure "$f" 1 $bin packets "$f" --json ;;
-            6) measure "$f" "$([ "$2" = 1 ] && echo 1 || echo 0)" tshark -n -r "$f" -T fields \
+            6) measure "$f" $(( $2 == 1 )) tshark -n -r "$f" -T fields \
                    -e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn ;;
         esac
     }
