@@ -9,7 +9,10 @@ use pcap_file::pcapng::blocks::block_common::Block;
 use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption;
 use pcap_file::pcapng::{PcapNgParseError, PcapNgParser};
 
-use super::{CaptureError, Format, LinkType, MAX_RECORD_LEN, PcapLayout, Record, link_type_name};
+use super::{
+    CaptureError, Format, LinkType, MAX_RECORD_LEN, PREFETCH_AHEAD, PcapLayout, Record,
+    link_type_name,
+};
 
 const PCAPNG_SHB: u32 = 0x0A0D_0D0A;
 const BLOCK_IDB: u32 = 1;
@@ -528,6 +531,8 @@ pub struct StreamReader {
     start: usize,
     /// File offset of the store's first byte.
     base: u64,
+    /// Bytes of the store up to here have been hinted into the cache.
+    hinted: usize,
     records: Records,
     finished: bool,
     total: Option<u64>,
@@ -589,6 +594,7 @@ impl StreamReader {
             },
             start,
             base: 0,
+            hinted: 0,
             records,
             finished: false,
             total,
@@ -610,6 +616,7 @@ impl StreamReader {
             },
             start,
             base: 0,
+            hinted: 0,
             records,
             finished: false,
             total: Some(size),
@@ -640,6 +647,7 @@ impl StreamReader {
                 self.base += start as u64;
                 *end -= start;
                 self.start = 0;
+                self.hinted = 0;
                 if needed > buf.len() {
                     // Only up to the largest record accepted.
                     let want = needed.min(MAX_RECORD_LEN as usize + 64);
@@ -666,6 +674,7 @@ impl StreamReader {
                 *window = mapwin::Window::map(file, from, len).map_err(io_err)?;
                 self.base = from;
                 self.start = 0;
+                self.hinted = 0;
                 Ok(window.len() > had)
             }
         }
@@ -713,6 +722,14 @@ impl FrameSource for StreamReader {
                     data,
                 } => {
                     self.start += consumed;
+                    // Hint the bytes up to PREFETCH_AHEAD past this frame
+                    // that earlier frames have not hinted.
+                    let ahead = self.start + PREFETCH_AHEAD;
+                    if ahead > self.hinted {
+                        let from = self.hinted.max(self.start);
+                        mapwin::prefetch(self.bytes(), from, ahead - from);
+                        self.hinted = ahead;
+                    }
                     self.records.number += 1;
                     let number = self.records.number;
                     let data = self

@@ -16,16 +16,13 @@ use std::sync::{Condvar, Mutex};
 use super::Progress;
 use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Facts, Report};
 use crate::capture::{
-    CaptureError, Format, Frame, PCAP_HEADER_LEN, PcapLayout, Record, cut_warning,
+    CaptureError, Format, Frame, PCAP_HEADER_LEN, PREFETCH_AHEAD, PcapLayout, Record, cut_warning,
 };
 use crate::dissect::DissectOptions;
 
 /// Bytes per chunk: large enough that per-chunk costs (a populate call, a
 /// hand-over) vanish, small enough that the chunks in flight stay a few MiB.
 pub const CHUNK: u64 = 2 << 20;
-/// How far past the frame being decoded its successors' bytes are hinted
-/// into the cache (reading is memory-bound; measured best at 2-4 KiB).
-const PREFETCH_AHEAD: usize = 4 << 10;
 /// Chunks whose pages are given back together, once all of them are
 /// dissected: one release (and one TLB flush of the other cores) per this
 /// many chunks, for up to this many chunks' pages resident per group in
