@@ -1009,28 +1009,24 @@ mod tests {
         (out, warnings, r.records.sections.clone())
     }
 
-    /// A pcapng file built from `blocks` (type, body) in `big`/little
-    /// endian sections: each block framed with its two lengths.
+    /// A pcapng file being built, block by block, each in the byte order
+    /// of its section (`big`) and framed with its two lengths.
     struct Ng {
         bytes: Vec<u8>,
         big: bool,
     }
 
     impl Ng {
+        /// A number's bytes in the section's order: `(little, big)`.
+        fn ordered<const N: usize>(&self, (le, be): ([u8; N], [u8; N])) -> [u8; N] {
+            if self.big { be } else { le }
+        }
         fn u16(&mut self, v: u16) {
-            let b = if self.big {
-                v.to_be_bytes()
-            } else {
-                v.to_le_bytes()
-            };
+            let b = self.ordered((v.to_le_bytes(), v.to_be_bytes()));
             self.bytes.extend_from_slice(&b);
         }
         fn u32(&mut self, v: u32) {
-            let b = if self.big {
-                v.to_be_bytes()
-            } else {
-                v.to_le_bytes()
-            };
+            let b = self.ordered((v.to_le_bytes(), v.to_be_bytes()));
             self.bytes.extend_from_slice(&b);
         }
         fn block(&mut self, kind: u32, body: impl FnOnce(&mut Ng)) {
@@ -1042,11 +1038,7 @@ mod tests {
                 self.bytes.push(0);
             }
             let total = (self.bytes.len() - start + 4) as u32;
-            let b = if self.big {
-                total.to_be_bytes()
-            } else {
-                total.to_le_bytes()
-            };
+            let b = self.ordered((total.to_le_bytes(), total.to_be_bytes()));
             self.bytes[start + 4..start + 8].copy_from_slice(&b);
             self.u32(total);
         }
@@ -1072,11 +1064,7 @@ mod tests {
                 if let Some(o) = tsoffset {
                     n.u16(14);
                     n.u16(8);
-                    let b = if n.big {
-                        o.to_be_bytes()
-                    } else {
-                        o.to_le_bytes()
-                    };
+                    let b = n.ordered((o.to_le_bytes(), o.to_be_bytes()));
                     n.bytes.extend_from_slice(&b);
                 }
                 if tsresol.is_some() || tsoffset.is_some() {
