@@ -245,11 +245,7 @@ impl Records {
         let Kind::PcapNg { parser, .. } = &self.kind else {
             return None;
         };
-        let b: [u8; 4] = input.get(4..8)?.try_into().ok()?;
-        Some(match parser.state().endianness() {
-            Endianness::Big => u32::from_be_bytes(b),
-            Endianness::Little => u32::from_le_bytes(b),
-        })
+        ng_word(input, 4, parser.state().endianness())
     }
 
     fn step_pcapng(&mut self, input: &[u8], at: u64) -> Step {
@@ -329,7 +325,7 @@ impl Records {
                     interfaces.push(Interface {
                         link: LinkType::from_number(number).ok_or(number),
                         ns_per_unit: (!res.is_bin() && idb.ts_offset() == 0)
-                            .then(|| 10u64.pow(9u32.saturating_sub(u32::from(res.resolution())))),
+                            .then_some(ts_resolution_ns),
                     });
                     self.ts_resolution_ns = if self.ts_resolution_ns == 0 {
                         ts_resolution_ns
@@ -404,13 +400,7 @@ impl Records {
 /// (tested). The parser spent a fifth of the reading thread's time on such
 /// blocks (a `Vec` of options, a 128-bit timestamp conversion).
 fn epb_direct(input: &[u8], order: Endianness, interfaces: &[Interface]) -> Option<Step> {
-    let word = |at: usize| -> Option<u32> {
-        let b = *input.get(at..at.checked_add(4)?)?.first_chunk::<4>()?;
-        Some(match order {
-            Endianness::Big => u32::from_be_bytes(b),
-            Endianness::Little => u32::from_le_bytes(b),
-        })
-    };
+    let word = |at: usize| ng_word(input, at, order);
     if word(0)? != BLOCK_EPB {
         return None;
     }
@@ -433,6 +423,15 @@ fn epb_direct(input: &[u8], order: Endianness, interfaces: &[Interface]) -> Opti
         len: orig,
         link,
         data: 28..28 + caplen as usize,
+    })
+}
+
+/// The 32-bit word at `input[at..]` in a pcapng section's byte order.
+fn ng_word(input: &[u8], at: usize, order: Endianness) -> Option<u32> {
+    let b = *input.get(at..at.checked_add(4)?)?.first_chunk::<4>()?;
+    Some(match order {
+        Endianness::Big => u32::from_be_bytes(b),
+        Endianness::Little => u32::from_le_bytes(b),
     })
 }
 
