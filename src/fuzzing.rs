@@ -84,10 +84,14 @@ pub fn read_capture(data: &[u8]) {
         "the memory and stream readers disagree"
     );
     chunk_records(data, &from_memory);
+    chunk_blocks(data, &from_memory);
 }
 
-/// The chunked reader's record walk must see the frames the sequential
-/// reader sees (a classic pcap file), and its resync guess must never
+/// A record walk's frames: (timestamp, length, offset, data).
+type Walked = Vec<(u64, u32, usize, Vec<u8>)>;
+
+/// The chunked reader's record walk (a classic pcap file) must see the
+/// frames the sequential reader sees, and its resync guess must never
 /// panic nor point outside the range it was given.
 fn chunk_records(data: &[u8], frames: &[(u64, u64, u32, usize, Vec<u8>)]) {
     use crate::capture::{PCAP_HEADER_LEN, PcapLayout, Record};
@@ -110,20 +114,66 @@ fn chunk_records(data: &[u8], frames: &[(u64, u64, u32, usize, Vec<u8>)]) {
             Record::Incomplete { .. } | Record::Absurd { .. } => break,
         }
     }
-    let seq: Vec<_> = frames
+    walk_agrees(walked, frames, "record");
+    guesses_in_range(data.len(), 1, |from, limit| {
+        layout.resync(data, from, limit, true)
+    });
+}
+
+/// The chunked reader's pcapng block walk (section header and interface
+/// blocks applied, the others read) must see the frames the sequential
+/// reader sees, and its resync guess must stay aligned and in range.
+fn chunk_blocks(data: &[u8], frames: &[(u64, u64, u32, usize, Vec<u8>)]) {
+    use crate::capture::{Item, NgCursor};
+    let Some(Ok((mut cursor, mut at))) = NgCursor::open(data) else {
+        return;
+    };
+    let mut walked = Vec::new();
+    while let Some(input) = data.get(at..).filter(|i| !i.is_empty()) {
+        let item = match cursor.block(input, at as u64) {
+            Some(item) => item,
+            None => cursor.apply(input, at as u64),
+        };
+        match item {
+            Item::Frame {
+                ts_ns,
+                len,
+                data: bytes,
+                next,
+                ..
+            } => {
+                walked.push((ts_ns, len, at, input[bytes].to_vec()));
+                at += next;
+            }
+            Item::Skip { next } => at += next,
+            Item::Incomplete { .. } | Item::Failed(_) => break,
+        }
+    }
+    walk_agrees(walked, frames, "block");
+    guesses_in_range(data.len(), 4, |from, limit| {
+        cursor.resync(data, 0, from, limit, true)
+    });
+}
+
+fn walk_agrees(walked: Walked, frames: &[(u64, u64, u32, usize, Vec<u8>)], what: &str) {
+    let seq: Walked = frames
         .iter()
         .map(|(_, ts, len, offset, bytes)| (*ts, *len, *offset, bytes.clone()))
         .collect();
-    assert_eq!(
-        walked, seq,
-        "the chunked and sequential record walks disagree"
+    assert!(
+        walked == seq,
+        "the chunked and sequential {what} walks disagree"
     );
-    // Guesses from 16 offsets spread over the file, each scanning 1 KiB.
+}
+
+/// Guesses from 16 offsets spread over a file of `len` bytes, each scanning
+/// 1 KiB, land in their range on a multiple of `align`.
+fn guesses_in_range(len: usize, align: usize, guess: impl Fn(usize, usize) -> Option<usize>) {
     for i in 0..16 {
-        let from = data.len() * i / 16;
-        let limit = (from + 1024).min(data.len());
-        if let Some(found) = layout.resync(data, from, limit, true) {
-            assert!(found >= from && found < limit);
+        let from = len * i / 16;
+        let limit = (from + 1024).min(len);
+        if let Some(found) = guess(from, limit) {
+            assert!(found >= from && found < limit && found % align == 0);
         }
     }
 }

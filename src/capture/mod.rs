@@ -4,10 +4,13 @@
 
 mod chunks;
 mod reader;
+#[cfg(test)]
+pub(crate) mod testfile;
 
 pub use chunks::{PCAP_HEADER_LEN, PcapLayout, RECORD_HEADER_LEN, Record};
 pub use reader::{
-    Frame, FrameReader, FrameSource, OwnedFrame, RandomAccess, Section, StreamReader, cut_warning,
+    Frame, FrameReader, FrameSource, Item, MAX_WARNINGS, NgCursor, NgStateId, OwnedFrame,
+    RandomAccess, Section, StreamReader, cut_warning, warning_list,
 };
 
 use std::fmt;

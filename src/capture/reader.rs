@@ -14,19 +14,19 @@ use super::{
     link_type_name,
 };
 
-const PCAPNG_SHB: u32 = 0x0A0D_0D0A;
-const BLOCK_IDB: u32 = 1;
+pub(super) const PCAPNG_SHB: u32 = 0x0A0D_0D0A;
+pub(super) const BLOCK_IDB: u32 = 1;
 const BLOCK_PB: u32 = 2;
 const BLOCK_SPB: u32 = 3;
 const BLOCK_NRB: u32 = 4;
 const BLOCK_ISB: u32 = 5;
-const BLOCK_EPB: u32 = 6;
+pub(super) const BLOCK_EPB: u32 = 6;
 const BLOCK_JOURNAL: u32 = 9;
 const BLOCK_DSB: u32 = 0x0A;
 const BLOCK_CUSTOM: u32 = 0x0BAD;
 const BLOCK_CUSTOM_NOCOPY: u32 = 0x4000_0BAD;
 /// Warnings kept verbatim; later ones are only counted.
-const MAX_WARNINGS: usize = 20;
+pub const MAX_WARNINGS: usize = 20;
 /// Rolling buffer of a stream: large enough that refills are rare.
 const STREAM_CHUNK: usize = 4 << 20;
 
@@ -80,23 +80,52 @@ enum Kind {
     },
 }
 
-/// What the next bytes hold.
-enum Step {
-    /// A frame: bytes consumed, its metadata, where its data is in the input.
+/// What the next bytes of a capture hold. Ranges and offsets are relative
+/// to the bytes read.
+#[derive(Debug)]
+pub enum Item {
+    /// A frame: its metadata, where its data is, where the next record
+    /// starts.
     Frame {
-        consumed: usize,
         ts_ns: u64,
         len: u32,
         link: LinkType,
         data: std::ops::Range<usize>,
+        next: usize,
     },
-    /// A block that is not a frame (or a corrupt one skipped with a warning).
-    Skip(usize),
+    /// A block that is not a frame (or a corrupt one skipped with a
+    /// warning).
+    Skip {
+        next: usize,
+    },
     /// The record continues past the end of the input.
     Incomplete {
         needed: usize,
     },
-    Error(CaptureError),
+    Failed(CaptureError),
+}
+
+impl Item {
+    /// The item with its ranges and offsets moved on by `by` bytes.
+    pub fn shifted(self, by: usize) -> Item {
+        match self {
+            Item::Frame {
+                ts_ns,
+                len,
+                link,
+                data,
+                next,
+            } => Item::Frame {
+                ts_ns,
+                len,
+                link,
+                data: data.start + by..data.end + by,
+                next: next + by,
+            },
+            Item::Skip { next } => Item::Skip { next: next + by },
+            other => other,
+        }
+    }
 }
 
 /// Where a pcapng section's header and interface blocks are, so a frame of
@@ -191,6 +220,20 @@ impl Records {
         }
     }
 
+    /// The state of a pcapng section from its header block (at the start
+    /// of `shb`) and its interface blocks (each at the start of its bytes,
+    /// with its file offset).
+    fn section_state<'b>(
+        shb: &[u8],
+        idbs: impl IntoIterator<Item = (u64, &'b [u8])>,
+    ) -> Result<Records, CaptureError> {
+        let (mut records, _) = Records::new(shb)?;
+        for (at, bytes) in idbs {
+            let _ = records.step(bytes, at);
+        }
+        Ok(records)
+    }
+
     fn format(&self) -> Format {
         match &self.kind {
             Kind::Pcap(layout) => Format::Pcap {
@@ -213,7 +256,7 @@ impl Records {
     }
 
     /// The next step from `input`, which starts at file offset `at`.
-    fn step(&mut self, input: &[u8], at: u64) -> Step {
+    fn step(&mut self, input: &[u8], at: u64) -> Item {
         match &mut self.kind {
             Kind::Pcap(layout) => match layout.record(input, 0) {
                 Record::Frame {
@@ -221,17 +264,17 @@ impl Records {
                     len,
                     data,
                     next,
-                } => Step::Frame {
-                    consumed: next,
+                } => Item::Frame {
+                    next,
                     ts_ns,
                     len,
                     link: layout.link,
                     data,
                 },
-                Record::Incomplete { needed } => Step::Incomplete { needed },
+                Record::Incomplete { needed } => Item::Incomplete { needed },
                 // Checked before the data is, so a corrupt 4 GiB length is
                 // an error and not taken for a cut.
-                Record::Absurd { len } => Step::Error(CaptureError::AbsurdLength {
+                Record::Absurd { len } => Item::Failed(CaptureError::AbsurdLength {
                     frame: self.number.saturating_add(1),
                     offset: at as usize,
                     len: u64::from(len),
@@ -248,7 +291,7 @@ impl Records {
         ng_word(input, 4, parser.state().endianness())
     }
 
-    fn step_pcapng(&mut self, input: &[u8], at: u64) -> Step {
+    fn step_pcapng(&mut self, input: &[u8], at: u64) -> Item {
         if self.direct_epb
             && let Kind::PcapNg { parser, interfaces } = &self.kind
             && let Some(step) = epb_direct(input, parser.state().endianness(), interfaces)
@@ -257,20 +300,20 @@ impl Records {
         }
         let claimed = self.block_len(input);
         let Kind::PcapNg { parser, .. } = &mut self.kind else {
-            return Step::Skip(input.len());
+            return Item::Skip { next: input.len() };
         };
         let (after, raw) = match parser.next_raw_block(input) {
             Ok(ok) => ok,
             Err(PcapNgParseError::IncompleteBuffer(needed, _)) => {
                 let claimed = claimed.unwrap_or(0);
                 if claimed > MAX_RECORD_LEN {
-                    return Step::Error(CaptureError::AbsurdLength {
+                    return Item::Failed(CaptureError::AbsurdLength {
                         frame: self.number.saturating_add(1),
                         offset: at as usize,
                         len: u64::from(claimed),
                     });
                 }
-                return Step::Incomplete {
+                return Item::Incomplete {
                     needed: needed.max(claimed as usize).max(12),
                 };
             }
@@ -280,12 +323,12 @@ impl Records {
                 let len = claimed.unwrap_or(0) as usize;
                 if len >= 12 && len.is_multiple_of(4) && len <= input.len() {
                     self.warn(format!("skipped corrupt pcapng block at byte {at}: {e}"));
-                    return Step::Skip(len);
+                    return Item::Skip { next: len };
                 }
                 if len > input.len() && len <= MAX_RECORD_LEN as usize {
-                    return Step::Incomplete { needed: len };
+                    return Item::Incomplete { needed: len };
                 }
-                return Step::Error(CaptureError::Corrupt {
+                return Item::Failed(CaptureError::Corrupt {
                     what: "pcapng block",
                     offset: at as usize,
                     reason: e.to_string(),
@@ -294,7 +337,7 @@ impl Records {
         };
         let consumed = input.len() - after.len();
         let Kind::PcapNg { parser, interfaces } = &mut self.kind else {
-            return Step::Skip(consumed);
+            return Item::Skip { next: consumed };
         };
         match raw.type_ {
             PCAPNG_SHB => {
@@ -339,7 +382,7 @@ impl Records {
                     Ok(b) => b,
                     Err(e) => {
                         self.warn(format!("skipped corrupt packet block at byte {at}: {e}"));
-                        return Step::Skip(consumed);
+                        return Item::Skip { next: consumed };
                     }
                 };
                 let (iface, ts, orig, data) = match block {
@@ -353,19 +396,19 @@ impl Records {
                         b.original_len,
                         b.data,
                     ),
-                    _ => return Step::Skip(consumed),
+                    _ => return Item::Skip { next: consumed },
                 };
                 let data = borrowed(data);
                 let Some(info) = interfaces.get(iface as usize).copied() else {
                     self.warn(format!(
                         "skipped packet block at byte {at}: unknown interface {iface}"
                     ));
-                    return Step::Skip(consumed);
+                    return Item::Skip { next: consumed };
                 };
                 let link = match info.link {
                     Ok(l) => l,
                     Err(number) => {
-                        return Step::Error(CaptureError::UnsupportedLinkType {
+                        return Item::Failed(CaptureError::UnsupportedLinkType {
                             number,
                             name: link_type_name(number),
                         });
@@ -373,8 +416,8 @@ impl Records {
                 };
                 let caplen = u32::try_from(data.len()).unwrap_or(u32::MAX);
                 let start = data.as_ptr() as usize - input.as_ptr() as usize;
-                return Step::Frame {
-                    consumed,
+                return Item::Frame {
+                    next: consumed,
                     ts_ns: u64::try_from(ts.as_nanos()).unwrap_or(u64::MAX),
                     len: orig.max(caplen),
                     link,
@@ -387,8 +430,197 @@ impl Records {
                 "skipped unknown pcapng block type {other:#x} at byte {at}"
             )),
         }
-        Step::Skip(consumed)
+        Item::Skip { next: consumed }
     }
+}
+
+/// Which state of a file's pcapng reader: (sections begun, interfaces of
+/// the last one). Every section header or interface block that is read
+/// raises it, so equal ids mean equal states.
+pub type NgStateId = (usize, usize);
+
+/// A pcapng file read block by block from any block's offset, the way the
+/// sequential readers read it, for the chunked reader. Section header and
+/// interface blocks are read only on request ([`apply`](Self::apply)): one
+/// cursor follows the file's state, and copies of it
+/// ([`rebuild`](Self::rebuild)) read chunks in that state.
+pub struct NgCursor {
+    records: Records,
+    id: NgStateId,
+}
+
+impl NgCursor {
+    /// A cursor after the first section header of `file`, and that
+    /// header's length. `None` for a file that is not pcapng.
+    pub fn open(file: &[u8]) -> Option<Result<(NgCursor, usize), CaptureError>> {
+        if file.first_chunk::<4>().copied().map(u32::from_be_bytes) != Some(PCAPNG_SHB) {
+            return None;
+        }
+        Some(Records::new(file).map(|(records, pos)| {
+            let mut c = NgCursor {
+                records,
+                id: (0, 0),
+            };
+            c.id = c.live_id();
+            (c, pos)
+        }))
+    }
+
+    fn live_id(&self) -> NgStateId {
+        let s = &self.records.sections;
+        (s.len(), s.last().map_or(0, |s| s.idb_offsets.len()))
+    }
+
+    pub fn id(&self) -> NgStateId {
+        self.id
+    }
+
+    /// Where the current section's header and interface blocks are.
+    pub fn section(&self) -> Section {
+        self.records.sections.last().cloned().unwrap_or_default()
+    }
+
+    /// A cursor in state `id`, which `section` (of `file`) describes.
+    pub fn rebuild(
+        file: &[u8],
+        section: &Section,
+        id: NgStateId,
+    ) -> Result<NgCursor, CaptureError> {
+        let mut records = Records::section_state(
+            file.get(section.shb_offset as usize..).unwrap_or_default(),
+            section
+                .idb_offsets
+                .iter()
+                .map(|&at| (at, file.get(at as usize..).unwrap_or_default())),
+        )?;
+        records.warnings.clear();
+        records.warning_count = 0;
+        Ok(NgCursor { records, id })
+    }
+
+    /// Whether the block at the start of `input` is a section header or an
+    /// interface block.
+    pub fn is_state(&self, input: &[u8]) -> bool {
+        let order = match &self.records.kind {
+            Kind::PcapNg { parser, .. } => parser.state().endianness(),
+            Kind::Pcap(_) => return false,
+        };
+        matches!(ng_word(input, 0, order), Some(PCAPNG_SHB | BLOCK_IDB))
+    }
+
+    /// Another cursor in the same state (for another thread).
+    pub fn copy(&self, file: &[u8]) -> Result<NgCursor, CaptureError> {
+        NgCursor::rebuild(file, &self.section(), self.id)
+    }
+
+    /// The block at the start of `input`, at file offset `at`; `None` for
+    /// a section header or interface block, left unread.
+    pub fn block(&mut self, input: &[u8], at: u64) -> Option<Item> {
+        (!self.is_state(input)).then(|| self.step(input, at))
+    }
+
+    /// Reads the block at the start of `input` whatever it is, a section
+    /// header or interface block included.
+    pub fn apply(&mut self, input: &[u8], at: u64) -> Item {
+        let item = self.step(input, at);
+        self.id = self.live_id();
+        item
+    }
+
+    /// The next item, every skip moving on.
+    fn step(&mut self, input: &[u8], at: u64) -> Item {
+        match self.records.step(input, at) {
+            Item::Skip { next } => Item::Skip {
+                next: next.max(1).min(input.len()),
+            },
+            other => other,
+        }
+    }
+
+    /// The first offset in `buf[from..limit]` (`buf` starting at file
+    /// offset `base`) where [`RESYNC_BLOCKS`] blocks chain up: aligned to
+    /// four bytes, a known block type, the same length at both ends (or
+    /// blocks up to exactly `buf.len()` when `at_eof`). A guess, as
+    /// [`PcapLayout::resync`]'s is.
+    pub fn resync(
+        &self,
+        buf: &[u8],
+        base: u64,
+        from: usize,
+        limit: usize,
+        at_eof: bool,
+    ) -> Option<usize> {
+        let Kind::PcapNg { parser, .. } = &self.records.kind else {
+            return None;
+        };
+        let order = parser.state().endianness();
+        let limit = limit.min(buf.len());
+        let first = from + (4 - ((base + from as u64) % 4) as usize) % 4;
+        (first..limit)
+            .step_by(4)
+            .find(|&start| ng_chains(buf, start, at_eof, order))
+    }
+
+    /// The warnings made since the last call, and how many more there were.
+    pub fn take_warnings(&mut self) -> (Vec<String>, u64) {
+        let list = std::mem::take(&mut self.records.warnings);
+        let more =
+            std::mem::take(&mut self.records.warning_count).saturating_sub(list.len() as u64);
+        (list, more)
+    }
+
+    /// The finest timestamp resolution among the interfaces read so far.
+    pub fn ts_resolution_ns(&self) -> u64 {
+        self.records.ts_resolution_ns
+    }
+}
+
+/// Blocks that must chain up before a resync guess is taken.
+pub const RESYNC_BLOCKS: usize = 8;
+
+fn ng_chains(buf: &[u8], start: usize, at_eof: bool, order: Endianness) -> bool {
+    let mut at = start;
+    for _ in 0..RESYNC_BLOCKS {
+        if at == buf.len() {
+            return at_eof;
+        }
+        let (Some(ty), Some(len)) = (ng_word(buf, at, order), ng_word(buf, at + 4, order)) else {
+            return false;
+        };
+        let known = matches!(
+            ty,
+            PCAPNG_SHB
+                | BLOCK_IDB
+                | BLOCK_PB
+                | BLOCK_SPB
+                | BLOCK_NRB
+                | BLOCK_ISB
+                | BLOCK_EPB
+                | BLOCK_JOURNAL
+                | BLOCK_DSB
+                | BLOCK_CUSTOM
+                | BLOCK_CUSTOM_NOCOPY
+        );
+        if !known || len < 12 || !len.is_multiple_of(4) || len > MAX_RECORD_LEN {
+            return false;
+        }
+        let end = at + len as usize;
+        if end > buf.len() || ng_word(buf, end - 4, order) != Some(len) {
+            return false;
+        }
+        at = end;
+    }
+    true
+}
+
+/// Warnings kept and the count of all of them, as a report lists them.
+pub fn warning_list(kept: &[String], count: u64) -> Vec<String> {
+    let mut warnings = kept.to_vec();
+    let more = count.saturating_sub(kept.len() as u64);
+    if more > 0 {
+        warnings.push(format!("{more} more warnings not shown"));
+    }
+    warnings
 }
 
 /// The frame of the enhanced packet block at the start of `input`, read
@@ -399,7 +631,7 @@ impl Records {
 /// every error), so that both ways give the same frames and warnings
 /// (tested). The parser spent a fifth of the reading thread's time on such
 /// blocks (a `Vec` of options, a 128-bit timestamp conversion).
-fn epb_direct(input: &[u8], order: Endianness, interfaces: &[Interface]) -> Option<Step> {
+fn epb_direct(input: &[u8], order: Endianness, interfaces: &[Interface]) -> Option<Item> {
     let word = |at: usize| ng_word(input, at, order);
     if word(0)? != BLOCK_EPB {
         return None;
@@ -417,8 +649,8 @@ fn epb_direct(input: &[u8], order: Endianness, interfaces: &[Interface]) -> Opti
     let iface = interfaces.get(word(8)? as usize)?;
     let link = iface.link.ok()?;
     let ts = u64::from(word(12)?) << 32 | u64::from(word(16)?);
-    Some(Step::Frame {
-        consumed: total,
+    Some(Item::Frame {
+        next: total,
         ts_ns: ts.saturating_mul(iface.ns_per_unit?),
         len: orig,
         link,
@@ -501,14 +733,14 @@ impl<'a> Iterator for FrameReader<'a> {
             }
             let at = self.pos;
             match self.records.step(input, at as u64) {
-                Step::Frame {
-                    consumed,
+                Item::Frame {
+                    next,
                     ts_ns,
                     len,
                     link,
                     data,
                 } => {
-                    self.pos += consumed;
+                    self.pos += next;
                     self.records.number += 1;
                     let data = input.get(data).unwrap_or_default();
                     return Some(Ok(Frame {
@@ -521,13 +753,13 @@ impl<'a> Iterator for FrameReader<'a> {
                         offset: at,
                     }));
                 }
-                Step::Skip(n) => self.pos += n.max(1),
-                Step::Incomplete { needed } => {
+                Item::Skip { next: n } => self.pos += n.max(1),
+                Item::Incomplete { needed } => {
                     self.records.cut(at as u64, needed, input.len());
                     self.finished = true;
                     return None;
                 }
-                Step::Error(e) => {
+                Item::Failed(e) => {
                     self.finished = true;
                     return Some(Err(e));
                 }
@@ -770,14 +1002,14 @@ impl FrameSource for StreamReader {
                 self.records.step(bytes, at)
             };
             match step {
-                Step::Frame {
-                    consumed,
+                Item::Frame {
+                    next,
                     ts_ns,
                     len,
                     link,
                     data,
                 } => {
-                    self.start += consumed;
+                    self.start += next;
                     // Hint the bytes up to PREFETCH_AHEAD past this frame
                     // that earlier frames have not hinted.
                     let ahead = self.start + PREFETCH_AHEAD;
@@ -802,8 +1034,10 @@ impl FrameSource for StreamReader {
                         offset: at as usize,
                     }));
                 }
-                Step::Skip(n) => self.start = (self.start + n.max(1)).min(self.bytes().len()),
-                Step::Incomplete { needed } => match self.refill(needed) {
+                Item::Skip { next: n } => {
+                    self.start = (self.start + n.max(1)).min(self.bytes().len())
+                }
+                Item::Incomplete { needed } => match self.refill(needed) {
                     Ok(true) => {}
                     Ok(false) => {
                         let have = self.bytes().len() - self.start;
@@ -816,7 +1050,7 @@ impl FrameSource for StreamReader {
                         return Some(Err(e));
                     }
                 },
-                Step::Error(e) => {
+                Item::Failed(e) => {
                     self.finished = true;
                     return Some(Err(e));
                 }
@@ -918,11 +1152,12 @@ impl RandomAccess {
         if self.states.get(section).is_some_and(Option::is_none) {
             let sec = self.sections[section].clone();
             let head = self.bytes(sec.shb_offset, 64 * 1024)?.to_vec();
-            let (mut records, _) = Records::new(&head)?;
-            for idb in &sec.idb_offsets {
-                let bytes = self.bytes(*idb, 64 * 1024)?.to_vec();
-                let _ = records.step(&bytes, *idb);
+            let mut idbs = Vec::new();
+            for &at in &sec.idb_offsets {
+                idbs.push((at, self.bytes(at, 64 * 1024)?.to_vec()));
             }
+            let records =
+                Records::section_state(&head, idbs.iter().map(|(at, b)| (*at, b.as_slice())))?;
             self.states[section] = Some(records);
         }
         self.states
@@ -947,7 +1182,7 @@ impl RandomAccess {
             let available = bytes.len();
             let records = self.state(section)?;
             match records.step(&bytes, offset) {
-                Step::Frame {
+                Item::Frame {
                     ts_ns,
                     len,
                     link,
@@ -963,12 +1198,12 @@ impl RandomAccess {
                         data: bytes.get(data).unwrap_or_default().to_vec(),
                     });
                 }
-                Step::Incomplete { needed }
+                Item::Incomplete { needed }
                     if needed > want && offset + (available as u64) < self.size =>
                 {
                     want = needed.min(MAX_RECORD_LEN as usize + 64);
                 }
-                Step::Error(e) => return Err(e),
+                Item::Failed(e) => return Err(e),
                 _ => {
                     return Err(CaptureError::Corrupt {
                         what: "record",
@@ -983,6 +1218,7 @@ impl RandomAccess {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testfile::{Ng, build, damage_and_cut, item};
     use super::*;
     use proptest::prelude::*;
 
@@ -1008,150 +1244,6 @@ mod tests {
         (out, warnings, r.records.sections.clone())
     }
 
-    /// A pcapng file being built, block by block, each in the byte order
-    /// of its section (`big`) and framed with its two lengths.
-    struct Ng {
-        bytes: Vec<u8>,
-        big: bool,
-    }
-
-    impl Ng {
-        /// A number's bytes in the section's order: `(little, big)`.
-        fn ordered<const N: usize>(&self, (le, be): ([u8; N], [u8; N])) -> [u8; N] {
-            if self.big { be } else { le }
-        }
-        fn u16(&mut self, v: u16) {
-            let b = self.ordered((v.to_le_bytes(), v.to_be_bytes()));
-            self.bytes.extend_from_slice(&b);
-        }
-        fn u32(&mut self, v: u32) {
-            let b = self.ordered((v.to_le_bytes(), v.to_be_bytes()));
-            self.bytes.extend_from_slice(&b);
-        }
-        fn block(&mut self, kind: u32, body: impl FnOnce(&mut Ng)) {
-            let start = self.bytes.len();
-            self.u32(kind);
-            self.u32(0);
-            body(self);
-            while !self.bytes.len().is_multiple_of(4) {
-                self.bytes.push(0);
-            }
-            let total = (self.bytes.len() - start + 4) as u32;
-            let b = self.ordered((total.to_le_bytes(), total.to_be_bytes()));
-            self.bytes[start + 4..start + 8].copy_from_slice(&b);
-            self.u32(total);
-        }
-        fn shb(&mut self, big: bool) {
-            self.big = big;
-            self.block(PCAPNG_SHB, |n| {
-                n.u32(0x1A2B_3C4D);
-                n.u16(1);
-                n.u16(0);
-                n.bytes.extend_from_slice(&u64::MAX.to_le_bytes());
-            });
-        }
-        fn idb(&mut self, linktype: u16, tsresol: Option<u8>, tsoffset: Option<i64>) {
-            self.block(BLOCK_IDB, |n| {
-                n.u16(linktype);
-                n.u16(0);
-                n.u32(65535);
-                if let Some(r) = tsresol {
-                    n.u16(9);
-                    n.u16(1);
-                    n.bytes.extend_from_slice(&[r, 0, 0, 0]);
-                }
-                if let Some(o) = tsoffset {
-                    n.u16(14);
-                    n.u16(8);
-                    let b = n.ordered((o.to_le_bytes(), o.to_be_bytes()));
-                    n.bytes.extend_from_slice(&b);
-                }
-                if tsresol.is_some() || tsoffset.is_some() {
-                    n.u32(0);
-                }
-            });
-        }
-        fn epb(&mut self, iface: u32, ts: u64, orig: u32, data: &[u8], flags: bool) {
-            self.block(BLOCK_EPB, |n| {
-                n.u32(iface);
-                n.u32((ts >> 32) as u32);
-                n.u32(ts as u32);
-                n.u32(data.len() as u32);
-                n.u32(orig);
-                n.bytes.extend_from_slice(data);
-                while !n.bytes.len().is_multiple_of(4) {
-                    n.bytes.push(0);
-                }
-                if flags {
-                    n.u16(2);
-                    n.u16(4);
-                    n.u32(1);
-                    n.u32(0);
-                }
-            });
-        }
-    }
-
-    #[derive(Debug, Clone)]
-    enum Item {
-        Section(bool),
-        Idb(u16, Option<u8>, Option<i64>),
-        Epb {
-            iface: u32,
-            ts: u64,
-            extra: u32,
-            short: bool,
-            len: usize,
-            flags: bool,
-        },
-    }
-
-    fn item() -> impl Strategy<Value = Item> {
-        prop_oneof![
-            1 => any::<bool>().prop_map(Item::Section),
-            2 => (
-                prop::sample::select(vec![1u16, 113, 276, 12, 999]),
-                prop::option::of(prop::sample::select(vec![0u8, 3, 6, 9, 10, 0x80 | 20, 0x80 | 40])),
-                prop::option::of(prop::sample::select(vec![0i64, 7, -3])),
-            )
-                .prop_map(|(l, r, o)| Item::Idb(l, r, o)),
-            12 => (0u32..4, any::<u64>(), 0u32..3, prop::bool::weighted(0.1), 0usize..80, prop::bool::weighted(0.2))
-                .prop_map(|(iface, ts, extra, short, len, flags)| Item::Epb { iface, ts, extra, short, len, flags }),
-        ]
-    }
-
-    fn build(items: &[Item]) -> Vec<u8> {
-        let mut n = Ng {
-            bytes: Vec::new(),
-            big: false,
-        };
-        n.shb(false);
-        for (k, it) in items.iter().enumerate() {
-            match it {
-                Item::Section(big) => n.shb(*big),
-                Item::Idb(l, r, o) => n.idb(*l, *r, *o),
-                Item::Epb {
-                    iface,
-                    ts,
-                    extra,
-                    short,
-                    len,
-                    flags,
-                } => {
-                    let data: Vec<u8> = (0..*len).map(|i| (i + k) as u8).collect();
-                    // `short`: an original length below the captured one.
-                    let orig = if *short {
-                        (*len as u32).saturating_sub(1)
-                    } else {
-                        *len as u32 + extra
-                    };
-                    n.epb(*iface, *ts, orig, &data, *flags);
-                }
-            }
-        }
-        n.bytes
-    }
-
     #[test]
     fn a_plain_epb_is_read_directly() {
         for big in [false, true] {
@@ -1175,8 +1267,8 @@ mod tests {
             } else {
                 Endianness::Little
             };
-            let Some(Step::Frame {
-                consumed,
+            let Some(Item::Frame {
+                next,
                 ts_ns,
                 len,
                 link,
@@ -1185,7 +1277,7 @@ mod tests {
             else {
                 panic!("not read directly");
             };
-            assert_eq!(consumed, n.bytes.len());
+            assert_eq!(next, n.bytes.len());
             assert_eq!(
                 (ts_ns, len, link, data),
                 (5 << 32 | 7, 70, LinkType::RawIp, 28..89)
@@ -1236,13 +1328,7 @@ mod tests {
             cut in prop::option::of(any::<prop::sample::Index>()),
         ) {
             let mut bytes = build(&items);
-            for (at, v) in &damage {
-                let i = at.index(bytes.len());
-                bytes[i] = *v;
-            }
-            if let Some(c) = cut {
-                bytes.truncate(c.index(bytes.len() + 1));
-            }
+            damage_and_cut(&mut bytes, &damage, cut);
             prop_assert_eq!(read_all(&bytes, true), read_all(&bytes, false));
         }
     }
