@@ -1,8 +1,9 @@
-//! The multi-threaded pcap reader must give the sequential report exactly:
-//! on the sample and external captures, on generated scenarios, and on
-//! files built to defeat its guesses (payloads full of fake record
-//! headers, records longer than a chunk, cut and corrupt files), with
-//! chunk sizes from a few bytes up and 2 to 4 threads.
+//! The multi-threaded reader must give the sequential report exactly, for
+//! pcap and pcapng: on the sample and external captures, on generated
+//! scenarios, and on files built to defeat its guesses (payloads full of
+//! fake record headers, records longer than a chunk, cut and corrupt files,
+//! pcapng sections one after another), with chunk sizes from a few bytes up
+//! and 2 to 4 threads.
 
 mod common;
 
@@ -13,7 +14,7 @@ use roce_dissect::analysis::{AnalysisOptions, Report};
 use roce_dissect::capture::{CaptureError, CaptureFile, PCAP_HEADER_LEN, PcapLayout};
 use roce_dissect::dissect::DissectOptions;
 use roce_dissect::pipeline::analyze_sequential;
-use roce_dissect::pipeline::chunked::{PcapFile, Plan, analyze_pcap};
+use roce_dissect::pipeline::chunked::{ChunkedFile, Plan, analyze_file};
 use roce_dissect::synth::pcap::{CaptureWriter, OutFormat};
 use roce_dissect::synth::scenario::{GenOptions, generate};
 
@@ -38,8 +39,8 @@ fn sequential(bytes: &[u8]) -> String {
 
 fn chunked(path: &Path, plan: Plan) -> String {
     let file = std::fs::File::open(path).unwrap();
-    outcome(analyze_pcap(
-        PcapFile::new(&file).expect("a pcap file"),
+    outcome(analyze_file(
+        ChunkedFile::new(&file).expect("a pcap or pcapng file"),
         "capture",
         &DissectOptions::default(),
         AnalysisOptions::default(),
@@ -119,23 +120,39 @@ fn sample_and_external_pcaps() {
     let mut n = 0;
     for p in paths {
         let bytes = std::fs::read(&p).unwrap();
-        if !matches!(PcapLayout::parse(&bytes), Ok(Some(_))) {
+        let pcapng = bytes.starts_with(&[0x0a, 0x0d, 0x0d, 0x0a]);
+        if !pcapng && !matches!(PcapLayout::parse(&bytes), Ok(Some(_))) {
             continue;
         }
         agree(&bytes, &p.display().to_string(), &[97, 4096, 1 << 20]);
-        n += 1;
+        n += usize::from(pcapng);
     }
-    assert!(n >= 2, "captures/ holds two pcap files");
+    assert!(n >= 3, "captures/ holds three pcapng files");
 }
 
 #[test]
 fn generated_scenarios_in_both_resolutions() {
     for (name, seed) in [("mixed", 3), ("loss", 4), ("pfc-storm", 5), ("incast", 6)] {
-        for format in [OutFormat::PcapMicros, OutFormat::PcapNanos] {
+        for format in [
+            OutFormat::PcapMicros,
+            OutFormat::PcapNanos,
+            OutFormat::PcapNg,
+        ] {
             let bytes = scenario(name, seed, format);
             agree(&bytes, name, &[333, 65_536]);
         }
     }
+}
+
+/// pcapng files one after another (`cat a.pcapng b.pcapng`): every section
+/// header starts the interfaces afresh, so chunks read before the reader
+/// reached it are read again.
+#[test]
+fn pcapng_sections_one_after_another() {
+    let mut f = scenario("loss", 21, OutFormat::PcapNg);
+    f.extend(scenario("pfc-storm", 22, OutFormat::PcapNg));
+    f.extend(scenario("mixed", 23, OutFormat::PcapNg));
+    agree(&f, "three sections", &[200, 4096, 65_536]);
 }
 
 /// Payloads made of records that chain plausibly: a guess that lands in
@@ -194,6 +211,32 @@ fn cut_and_corrupt_files() {
     agree(&tail, "garbage tail", &[100, 4096]);
 }
 
+#[test]
+fn cut_and_corrupt_pcapng_files() {
+    let good = scenario("mixed", 13, OutFormat::PcapNg);
+    for cut in [good.len() - 1, good.len() - 20, good.len() / 2, 100, 40, 28] {
+        agree(&good[..cut], &format!("cut at {cut}"), &[100, 4096]);
+    }
+    let file = CaptureFile::from_bytes(good.clone());
+    let middle = file.frames().unwrap().nth(300).unwrap().unwrap().offset;
+    // A block claiming 4 GiB in the middle.
+    let mut bad = good.clone();
+    bad[middle + 4..middle + 8].copy_from_slice(&0xffff_fff0u32.to_le_bytes());
+    agree(&bad, "absurd length", &[100, 4096, 1 << 20]);
+    assert!(sequential(&bad).starts_with("error: record 301"));
+    // Blocks whose two lengths disagree: skipped with a warning each.
+    let mut skipped = good.clone();
+    for k in [100, 200, 250] {
+        let at = file.frames().unwrap().nth(k).unwrap().unwrap().offset;
+        skipped[at + 8..at + 12].copy_from_slice(&7u32.to_le_bytes());
+    }
+    agree(&skipped, "bad interface ids", &[100, 4096, 1 << 20]);
+    assert!(sequential(&skipped).contains("skipped"));
+    let mut tail = good.clone();
+    tail.extend([0x55; 37]);
+    agree(&tail, "garbage tail", &[100, 4096]);
+}
+
 /// The command line picks the chunked reader for a pcap of several chunks;
 /// `--threads` and the other readers agree with it, and so do pcapng and a
 /// pipe of the same frames.
@@ -241,6 +284,27 @@ fn command_line_readers_agree() {
         want,
         "standard input"
     );
+    // The same frames as pcapng (in ns, where the pcap has µs): chunked
+    // too, and the sequential report.
+    let ng = dir.path().join("big.pcapng");
+    let status = common::bin()
+        .args(["gen", "--scenario", "mixed", "--seed", "5", "--qps", "16"])
+        .args(["--messages", "60", "--size", "8192", "--pmtu", "1024", "-o"])
+        .arg(&ng)
+        .output()
+        .unwrap()
+        .status;
+    assert!(status.success());
+    let n = ng.to_str().unwrap();
+    let want_ng = report(&[n, "--json", "-j", "1"], None);
+    assert_eq!(want_ng["capture"]["format"], "pcapng");
+    assert_eq!(want_ng["capture"]["frames"], want["capture"]["frames"]);
+    for threads in ["2", "3"] {
+        assert!(
+            report(&[n, "--json", "-j", threads], None) == want_ng,
+            "pcapng, -j {threads}: the report differs from -j 1"
+        );
+    }
 }
 
 #[test]

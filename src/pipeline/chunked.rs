@@ -1,22 +1,27 @@
-//! A pcap file analysed by every core: the file is mapped once and cut into
-//! chunks that worker threads read and dissect (with the ICRC, the costly part) in
-//! any order, while the calling thread feeds the chunks to the one
-//! [`Analyzer`] in file order, and dissects chunks itself when it would
-//! otherwise wait.
+//! A capture file analysed by every core: the file is mapped once and cut
+//! into chunks that worker threads read and dissect (with the ICRC, the
+//! costly part) in any order, while the calling thread feeds the chunks to
+//! the one [`Analyzer`] in file order, and dissects chunks itself when it
+//! would otherwise wait. Classic pcap and pcapng files are read this way.
 //!
-//! A chunk's first record is found by a guess ([`PcapLayout::resync`]); the
-//! calling thread accepts a chunk only when its guessed start is where the
-//! previous chunk's last record ended, and otherwise dissects it again from
-//! the right offset. The report is therefore the sequential one, frame for
+//! A chunk's first record is found by a guess ([`PcapLayout::resync`],
+//! [`NgCursor::resync`]); the calling thread accepts a chunk only when its
+//! guessed start is where the previous chunk's last record ended, and
+//! otherwise dissects it again from the right offset. A pcapng chunk is
+//! also read in the state (section, interfaces) the file was in when the
+//! chunk was taken: a worker stops at a section header or interface block,
+//! the calling thread reads that block, and chunks read in an older state
+//! are read again. The report is therefore the sequential one, frame for
 //! frame (tested, including files built to fool the guess).
 
 use std::fs::File;
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use super::Progress;
 use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Facts, Report};
 use crate::capture::{
-    CaptureError, Format, Frame, PCAP_HEADER_LEN, PREFETCH_AHEAD, PcapLayout, Record, cut_warning,
+    CaptureError, Format, Frame, Item, MAX_WARNINGS, NgCursor, NgStateId, PCAP_HEADER_LEN,
+    PREFETCH_AHEAD, PcapLayout, Record, Section, cut_warning, warning_list,
 };
 use crate::dissect::DissectOptions;
 
@@ -40,6 +45,110 @@ pub struct Plan {
 
 type Packets = Vec<Facts>;
 
+/// How a thread reads records: each thread has its own.
+enum Walker {
+    Pcap(PcapLayout),
+    /// A pcapng cursor in the state that [`Walker::id`] names.
+    PcapNg(NgCursor),
+}
+
+impl Walker {
+    /// The pcapng state the walker reads in (always the same for pcap).
+    fn id(&self) -> NgStateId {
+        match self {
+            Walker::Pcap(_) => (0, 0),
+            Walker::PcapNg(c) => c.id(),
+        }
+    }
+
+    /// The record at `buf[at..]` (file offset `offset`), its ranges and
+    /// offsets in `buf`; `None` for a pcapng section header or interface
+    /// block.
+    fn item(&mut self, buf: &[u8], at: usize, offset: u64) -> Option<Item> {
+        Some(match self {
+            Walker::Pcap(layout) => match layout.record(buf, at) {
+                Record::Frame {
+                    ts_ns,
+                    len,
+                    data,
+                    next,
+                } => Item::Frame {
+                    ts_ns,
+                    len,
+                    link: layout.link,
+                    data,
+                    next,
+                },
+                Record::Incomplete { needed } => Item::Incomplete { needed },
+                Record::Absurd { len } => Item::Failed(CaptureError::AbsurdLength {
+                    frame: 0,
+                    offset: offset as usize,
+                    len: u64::from(len),
+                }),
+            },
+            Walker::PcapNg(c) => c
+                .block(buf.get(at..).unwrap_or_default(), offset)?
+                .shifted(at),
+        })
+    }
+
+    /// The guessed first record of `buf[..limit]`, whose first byte is at
+    /// file offset `base`.
+    fn resync(&self, buf: &[u8], base: u64, limit: usize) -> Option<usize> {
+        match self {
+            Walker::Pcap(layout) => layout.resync(buf, 0, limit, true),
+            Walker::PcapNg(c) => c.resync(buf, base, 0, limit, true),
+        }
+    }
+
+    fn take_warnings(&mut self) -> (Vec<String>, u64) {
+        match self {
+            Walker::Pcap(_) => (Vec::new(), 0),
+            Walker::PcapNg(c) => c.take_warnings(),
+        }
+    }
+
+    /// Brings a worker's walker to the pcapng state the calling thread
+    /// published. A walker that cannot be rebuilt keeps its old state: its
+    /// chunks are then read again by the calling thread.
+    fn sync(&mut self, map: &[u8], published: &Published) {
+        if let (Walker::PcapNg(c), Some((id, section))) = (&mut *self, published)
+            && c.id() != *id
+            && let Ok(fresh) = NgCursor::rebuild(map, section, *id)
+        {
+            *c = fresh;
+        }
+    }
+}
+
+/// The pcapng state chunks are taken in, and where its section's header
+/// and interface blocks are; `None` for pcap.
+type Published = Option<(NgStateId, Arc<Section>)>;
+
+/// Warnings in file order: the first [`MAX_WARNINGS`] kept, all counted.
+#[derive(Default)]
+struct Warnings {
+    kept: Vec<String>,
+    count: u64,
+}
+
+impl Warnings {
+    fn push(&mut self, w: String) {
+        self.count += 1;
+        if self.kept.len() < MAX_WARNINGS {
+            self.kept.push(w);
+        }
+    }
+
+    /// Adds warnings made elsewhere: kept ones, and how many more.
+    fn add(&mut self, (kept, more): (Vec<String>, u64)) {
+        for w in kept {
+            self.push(w);
+        }
+        self.count += more;
+    }
+}
+
 /// How a chunk's walk over its records ended.
 #[derive(Debug)]
 enum End {
@@ -47,26 +156,33 @@ enum End {
     Next(u64),
     /// The last record ended exactly at the end of the file.
     Eof,
+    /// A pcapng section header or interface block starts here.
+    State(u64),
     /// The file ends inside the record at `at`.
     Cut { at: u64, needed: usize, have: usize },
-    /// The record at `at` claims more than [`MAX_RECORD_LEN`] bytes.
-    Absurd { at: u64, len: u32 },
+    /// The record cannot be read (frame numbers count within the chunk).
+    Failed(CaptureError),
 }
 
 /// One chunk, dissected.
 struct Chunk {
     /// Where its first record was taken to be (`None`: no record found).
     start: Option<u64>,
+    /// The pcapng state it was read in.
+    state: NgStateId,
     end: End,
     /// Frame numbers count from 1 within the chunk.
     packets: Packets,
+    /// Warnings about its records: kept ones, and how many more.
+    warnings: (Vec<String>, u64),
 }
 
 /// The file and what every chunk job needs.
 struct Job<'a> {
     map: &'a mapwin::FileMap,
     size: u64,
-    layout: PcapLayout,
+    /// Where the first record (after the file's header) starts.
+    data_start: u64,
     chunk: u64,
     opts: &'a DissectOptions,
 }
@@ -92,15 +208,21 @@ impl Job<'_> {
     /// a chunk is one whole folio, populated in batches, with no
     /// part-folios at its edges.
     fn bounds(&self, k: usize) -> (u64, u64) {
-        let lo = (k as u64 * self.chunk).max(PCAP_HEADER_LEN as u64);
-        (lo, ((k as u64 + 1) * self.chunk).min(self.size))
+        let hi = ((k as u64 + 1) * self.chunk).min(self.size);
+        ((k as u64 * self.chunk).max(self.data_start).min(hi), hi)
     }
 
-    /// Dissects chunk `k`, from `known_start` when the caller knows where
-    /// its first record is, else from a guess. The chunk's pages are filled
-    /// in first; the record that runs past its end is read from the map
-    /// like the others.
-    fn run(&self, k: usize, known_start: Option<u64>, mut packets: Packets) -> Chunk {
+    /// Dissects chunk `k` with `walker`, from `known_start` when the caller
+    /// knows where its first record is, else from a guess. The chunk's
+    /// pages are filled in first; the record that runs past its end is
+    /// read from the map like the others.
+    fn run(
+        &self,
+        k: usize,
+        known_start: Option<u64>,
+        walker: &mut Walker,
+        mut packets: Packets,
+    ) -> Chunk {
         // Frames so far. `packets` still holds the facts of its last use:
         // they are overwritten, and the rest cut off at the end.
         let mut n = 0usize;
@@ -110,16 +232,19 @@ impl Job<'_> {
         self.map.populate(from as usize, limit);
         // From the chunk's start to the end of the file.
         let buf: &[u8] = self.map.get(from as usize..).unwrap_or_default();
+        let state = walker.id();
         let first = match known_start {
             Some(_) => Some(0),
-            None => self.layout.resync(buf, 0, limit, true),
+            None => walker.resync(buf, from, limit),
         };
         let Some(mut at) = first else {
             packets.clear();
             return Chunk {
                 start: None,
+                state,
                 end: End::Next(hi),
                 packets,
+                warnings: (Vec::new(), 0),
             };
         };
         let start = Some(from + at as u64);
@@ -132,10 +257,14 @@ impl Job<'_> {
                     End::Next(from + at as u64)
                 };
             }
-            match self.layout.record(buf, at) {
-                Record::Frame {
+            let Some(item) = walker.item(buf, at, from + at as u64) else {
+                break End::State(from + at as u64);
+            };
+            match item {
+                Item::Frame {
                     ts_ns,
                     len,
+                    link,
                     data,
                     next,
                 } => {
@@ -147,46 +276,38 @@ impl Job<'_> {
                         hinted = ahead;
                     }
                     let data = buf.get(data).unwrap_or_default();
-                    self.put(&mut packets, n, ts_ns, len, data, from + at as u64);
+                    let frame = Frame {
+                        number: n as u64 + 1,
+                        ts_ns,
+                        len,
+                        caplen: data.len() as u32,
+                        link,
+                        data,
+                        offset: (from + at as u64) as usize,
+                    };
+                    Facts::put_from_frame(&mut packets, n, &frame, self.opts);
                     n += 1;
                     at = next;
                 }
-                Record::Incomplete { needed } => {
+                Item::Skip { next } => at = next.max(at + 1),
+                Item::Incomplete { needed } => {
                     break End::Cut {
                         at: from + at as u64,
                         needed,
                         have: buf.len() - at,
                     };
                 }
-                Record::Absurd { len } => {
-                    break End::Absurd {
-                        at: from + at as u64,
-                        len,
-                    };
-                }
+                Item::Failed(e) => break End::Failed(e),
             }
         };
         packets.truncate(n);
         Chunk {
             start,
+            state,
             end,
             packets,
+            warnings: walker.take_warnings(),
         }
-    }
-
-    /// The facts of the chunk's `n`th frame (from 0), numbered from 1
-    /// within its chunk.
-    fn put(&self, packets: &mut Packets, n: usize, ts_ns: u64, len: u32, data: &[u8], offset: u64) {
-        let frame = Frame {
-            number: n as u64 + 1,
-            ts_ns,
-            len,
-            caplen: data.len() as u32,
-            link: self.layout.link,
-            data,
-            offset: offset as usize,
-        };
-        Facts::put_from_frame(packets, n, &frame, self.opts);
     }
 }
 
@@ -202,6 +323,8 @@ struct State {
     spare: Vec<Packets>,
     /// Chunks dissected in each release group.
     dissected: Vec<u32>,
+    /// The state new chunks are read in.
+    published: Published,
     stop: bool,
 }
 
@@ -258,9 +381,9 @@ impl Shared {
     }
 
     /// A worker: dissects chunks until there are none left.
-    fn work(&self, job: &Job<'_>) {
+    fn work(&self, job: &Job<'_>, mut walker: Walker) {
         loop {
-            let (k, buf) = {
+            let (k, buf, published) = {
                 let mut st = self.lock();
                 loop {
                     if st.stop || st.next >= self.total {
@@ -272,19 +395,21 @@ impl Shared {
                         drop(spare);
                         return;
                     }
-                    if let Some(c) = self.claim(&mut st) {
-                        break c;
+                    if let Some((k, buf)) = self.claim(&mut st) {
+                        break (k, buf, st.published.clone());
                     }
                     st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
                 }
             };
-            let chunk = job.run(k, None, buf);
+            walker.sync(job.map, &published);
+            let chunk = job.run(k, None, &mut walker, buf);
             self.finished(k, chunk, job);
         }
     }
 
-    /// Chunk `k` for the analysis, dissecting others while it is not ready.
-    fn take(&self, k: usize, job: &Job<'_>) -> Chunk {
+    /// Chunk `k` for the analysis, dissecting others (with `walker`, in the
+    /// published state) while it is not ready.
+    fn take(&self, k: usize, job: &Job<'_>, walker: &mut Walker) -> Chunk {
         let mut st = self.lock();
         loop {
             if let Some(c) = st.done[k % self.ahead].take() {
@@ -292,7 +417,7 @@ impl Shared {
             }
             if let Some((j, buf)) = self.claim(&mut st) {
                 drop(st);
-                let chunk = job.run(j, None, buf);
+                let chunk = job.run(j, None, walker, buf);
                 if j == k {
                     let release = self.dissected(&mut self.lock(), k);
                     if let Some(g) = release {
@@ -318,24 +443,39 @@ impl Shared {
         self.changed.notify_all();
     }
 
+    /// Chunks taken from now on are read in `walker`'s state.
+    fn publish(&self, walker: &Walker) {
+        if let Walker::PcapNg(c) = walker {
+            self.lock().published = Some((c.id(), Arc::new(c.section())));
+        }
+    }
+
     fn stop(&self) {
         self.lock().stop = true;
         self.changed.notify_all();
     }
 }
 
-/// A classic pcap file opened for the chunked reader.
+/// What kind of capture a [`ChunkedFile`] holds.
 #[derive(Debug, Clone, Copy)]
-pub struct PcapFile<'a> {
-    pub file: &'a File,
-    pub size: u64,
-    pub layout: PcapLayout,
+enum Layout {
+    Pcap(PcapLayout),
+    PcapNg,
 }
 
-impl<'a> PcapFile<'a> {
-    /// `None` when `file` is not a regular file holding a classic pcap
-    /// header (pcapng, a pipe, a bad header: the sequential reader's cases).
-    pub fn new(file: &'a File) -> Option<PcapFile<'a>> {
+/// A regular capture file opened for the chunked reader.
+#[derive(Debug, Clone, Copy)]
+pub struct ChunkedFile<'a> {
+    pub file: &'a File,
+    pub size: u64,
+    layout: Layout,
+}
+
+impl<'a> ChunkedFile<'a> {
+    /// `None` when `file` is not a regular file that starts with a classic
+    /// pcap header or a pcapng section header (a pipe, a bad header: the
+    /// sequential reader's cases).
+    pub fn new(file: &'a File) -> Option<ChunkedFile<'a>> {
         use std::os::unix::fs::FileExt;
         let meta = file.metadata().ok()?;
         if !meta.is_file() {
@@ -343,8 +483,12 @@ impl<'a> PcapFile<'a> {
         }
         let mut head = [0u8; PCAP_HEADER_LEN];
         file.read_exact_at(&mut head, 0).ok()?;
-        let layout = PcapLayout::parse(&head).ok().flatten()?;
-        Some(PcapFile {
+        let layout = match PcapLayout::parse(&head).ok()? {
+            Some(layout) => Layout::Pcap(layout),
+            None if head[..4] == [0x0A, 0x0D, 0x0D, 0x0A] => Layout::PcapNg,
+            None => return None,
+        };
+        Some(ChunkedFile {
             file,
             size: meta.len(),
             layout,
@@ -352,24 +496,41 @@ impl<'a> PcapFile<'a> {
     }
 }
 
-/// Analyses a pcap file with `plan.threads` threads.
-pub fn analyze_pcap(
-    pcap: PcapFile<'_>,
+/// Analyses a pcap or pcapng file with `plan.threads` threads.
+pub fn analyze_file(
+    input: ChunkedFile<'_>,
     name: &str,
     dissect_opts: &DissectOptions,
     opts: AnalysisOptions,
     plan: Plan,
     mut progress: Option<Progress<'_>>,
 ) -> Result<Report, CaptureError> {
-    let PcapFile { file, layout, .. } = pcap;
-    let map = mapwin::FileMap::map(file).map_err(|source| CaptureError::Io {
+    let map = mapwin::FileMap::map(input.file).map_err(|source| CaptureError::Io {
         path: "<input>".into(),
         source,
     })?;
+    let mut warnings = Warnings::default();
+    // The calling thread's walker, and where records start.
+    let (mut walker, data_start) = match input.layout {
+        Layout::Pcap(layout) => (Walker::Pcap(layout), PCAP_HEADER_LEN),
+        Layout::PcapNg => {
+            let (mut cursor, mut pos) = NgCursor::open(&map).ok_or(CaptureError::TooShort(0))??;
+            // The interface blocks before the first packet, read here so
+            // that the workers start in their state.
+            while let Some(block) = map.get(pos..).filter(|b| cursor.is_state(b)) {
+                match cursor.apply(block, pos as u64) {
+                    Item::Skip { next } => pos += next,
+                    _ => break,
+                }
+            }
+            warnings.add(cursor.take_warnings());
+            (Walker::PcapNg(cursor), pos)
+        }
+    };
     let job = Job {
         map: &map,
         size: map.len() as u64,
-        layout,
+        data_start: data_start as u64,
         chunk: plan.chunk.max(1),
         opts: dissect_opts,
     };
@@ -386,6 +547,7 @@ pub fn analyze_pcap(
             done: (0..ahead).map(|_| None).collect(),
             spare: Vec::new(),
             dissected: vec![0; job.chunks().div_ceil(RELEASE_GROUP)],
+            published: None,
             stop: false,
         }),
         changed: Condvar::new(),
@@ -393,84 +555,271 @@ pub fn analyze_pcap(
         total: job.chunks(),
         facts_per_chunk: (job.chunk / 256) as usize,
     };
+    shared.publish(&walker);
+    // A pcapng cursor that cannot be copied leaves the work to this thread.
+    let workers: Vec<Walker> = (1..plan.threads.max(2))
+        .filter_map(|_| match &walker {
+            Walker::Pcap(layout) => Some(Walker::Pcap(*layout)),
+            Walker::PcapNg(c) => c.copy(&map).ok().map(Walker::PcapNg),
+        })
+        .collect();
     let mut an = Analyzer::new(opts);
-    let mut warnings = Vec::new();
     let result = std::thread::scope(|scope| {
-        for _ in 1..plan.threads.max(2) {
-            scope.spawn(|| shared.work(&job));
+        for w in workers {
+            let (shared, job) = (&shared, &job);
+            scope.spawn(move || shared.work(job, w));
         }
-        let result = feed(&job, &shared, &mut an, &mut warnings, &mut progress);
+        let mut feed = Feed {
+            job: &job,
+            shared: &shared,
+            walker: &mut walker,
+            warnings: &mut warnings,
+            progress: &mut progress,
+        };
+        let result = feed.run(&mut an);
         shared.stop();
         result
     });
     result?;
+    let (format, ts_resolution_ns) = match (&input.layout, &walker) {
+        (Layout::Pcap(layout), _) => (
+            Format::Pcap {
+                nanos: layout.nanos,
+                big_endian: layout.big_endian,
+            },
+            if layout.nanos { 1 } else { 1000 },
+        ),
+        (_, Walker::PcapNg(c)) => (Format::PcapNg, c.ts_resolution_ns()),
+        (_, Walker::Pcap(_)) => (Format::PcapNg, 0),
+    };
     Ok(an.finish(CaptureInfo {
         file: name.to_string(),
-        format: Format::Pcap {
-            nanos: layout.nanos,
-            big_endian: layout.big_endian,
-        }
-        .to_string(),
-        ts_resolution_ns: if layout.nanos { 1 } else { 1000 },
-        warnings,
+        format: format.to_string(),
+        ts_resolution_ns,
+        warnings: warning_list(&warnings.kept, warnings.count),
     }))
 }
 
 /// The analysis side: chunks in file order, each checked against where the
-/// previous one ended.
-fn feed(
-    job: &Job<'_>,
-    shared: &Shared,
-    an: &mut Analyzer,
-    warnings: &mut Vec<String>,
-    progress: &mut Option<Progress<'_>>,
-) -> Result<(), CaptureError> {
-    // Where the next record really starts.
-    let mut pos = PCAP_HEADER_LEN as u64;
-    let mut frames = 0u64;
-    for k in 0..shared.total {
-        let (_, hi) = job.bounds(k);
-        let mut chunk = shared.take(k, job);
-        if pos >= hi {
-            // A record from an earlier chunk covers all of this one.
-            shared.consumed(k, chunk.packets);
-            continue;
-        }
-        if chunk.start != Some(pos) {
-            // The guess was wrong: again from the right offset, whose pages
-            // are then given back on their own (the group may be given
-            // back already).
-            chunk = job.run(k, Some(pos), chunk.packets);
-            job.map
-                .release(pos as usize, hi.saturating_sub(pos) as usize);
-        }
-        for facts in &mut chunk.packets {
-            facts.number += frames;
-            an.observe(facts);
-        }
-        frames += chunk.packets.len() as u64;
-        let end = chunk.end;
-        shared.consumed(k, chunk.packets);
-        match end {
-            End::Next(next) => {
-                pos = next;
-                if let Some(p) = progress.as_mut() {
-                    p(pos.min(job.size) as usize, job.size as usize, frames);
+/// previous one ended and the state the file is in.
+struct Feed<'f, 'a, 'p> {
+    job: &'f Job<'a>,
+    shared: &'f Shared,
+    walker: &'f mut Walker,
+    warnings: &'f mut Warnings,
+    progress: &'f mut Option<Progress<'p>>,
+}
+
+impl Feed<'_, '_, '_> {
+    fn run(&mut self, an: &mut Analyzer) -> Result<(), CaptureError> {
+        let job = self.job;
+        // Where the next record really starts.
+        let mut pos = job.data_start;
+        let mut frames = 0u64;
+        for k in 0..self.shared.total {
+            let (_, hi) = job.bounds(k);
+            let mut chunk = self.shared.take(k, job, self.walker);
+            // Until the chunk's records are all analysed.
+            while pos < hi {
+                if chunk.start != Some(pos) || chunk.state != self.walker.id() {
+                    // A wrong guess, or an older state: again from the
+                    // right offset, whose pages are then given back on
+                    // their own (the group may be given back already).
+                    chunk = job.run(k, Some(pos), self.walker, chunk.packets);
+                    job.map
+                        .release(pos as usize, hi.saturating_sub(pos) as usize);
+                }
+                for facts in &mut chunk.packets {
+                    facts.number += frames;
+                    an.observe(facts);
+                }
+                frames += chunk.packets.len() as u64;
+                self.warnings.add(std::mem::take(&mut chunk.warnings));
+                match std::mem::replace(&mut chunk.end, End::Eof) {
+                    End::Next(next) => {
+                        pos = next;
+                        if let Some(p) = self.progress.as_mut() {
+                            p(pos.min(job.size) as usize, job.size as usize, frames);
+                        }
+                    }
+                    End::State(at) => {
+                        pos = match self.state_block(at, frames)? {
+                            Some(next) => next,
+                            None => return Ok(()),
+                        };
+                        // The rest of the chunk is read again.
+                        chunk.start = None;
+                    }
+                    End::Eof => return Ok(()),
+                    End::Cut { at, needed, have } => {
+                        self.warnings.push(cut_warning(at, needed, have, frames));
+                        return Ok(());
+                    }
+                    End::Failed(e) => return Err(renumbered(e, frames + 1)),
                 }
             }
-            End::Eof => break,
-            End::Cut { at, needed, have } => {
-                warnings.push(cut_warning(at, needed, have, frames));
-                break;
+            self.shared.consumed(k, chunk.packets);
+        }
+        Ok(())
+    }
+
+    /// Reads the section header or interface block at `at` and publishes
+    /// the state it leaves; where the next block starts, or `None` at the
+    /// end of the file.
+    fn state_block(&mut self, at: u64, frames: u64) -> Result<Option<u64>, CaptureError> {
+        let Walker::PcapNg(cursor) = &mut *self.walker else {
+            return Ok(None);
+        };
+        let input = self.job.map.get(at as usize..).unwrap_or_default();
+        let next = match cursor.apply(input, at) {
+            Item::Skip { next } | Item::Frame { next, .. } => Some(at + next as u64),
+            Item::Incomplete { needed } => {
+                self.warnings
+                    .push(cut_warning(at, needed, input.len(), frames));
+                None
             }
-            End::Absurd { at, len } => {
-                return Err(CaptureError::AbsurdLength {
-                    frame: frames + 1,
-                    offset: at as usize,
-                    len: u64::from(len),
-                });
+            Item::Failed(e) => return Err(renumbered(e, frames + 1)),
+        };
+        self.warnings.add(cursor.take_warnings());
+        self.shared.publish(self.walker);
+        Ok(next)
+    }
+}
+
+/// `e` with the frame number the whole file gives it.
+fn renumbered(e: CaptureError, frame: u64) -> CaptureError {
+    match e {
+        CaptureError::AbsurdLength { offset, len, .. } => {
+            CaptureError::AbsurdLength { frame, offset, len }
+        }
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::capture::CaptureFile;
+    use crate::capture::testfile::{Item, build_with, damage_and_cut, item};
+
+    /// The report (or the error) as JSON text.
+    fn outcome(r: Result<Report, CaptureError>) -> String {
+        match r {
+            Ok(report) => serde_json::to_string_pretty(&report).unwrap_or_default(),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    fn sequential(bytes: &[u8]) -> String {
+        let file = CaptureFile::from_bytes(bytes.to_vec());
+        let mut reader = match file.frames() {
+            Ok(r) => r,
+            Err(e) => return format!("error: {e}"),
+        };
+        outcome(super::super::analyze_sequential(
+            &mut reader,
+            "capture",
+            &DissectOptions::default(),
+            AnalysisOptions::default(),
+            None,
+        ))
+    }
+
+    /// `None` when the chunked reader does not take the file.
+    fn chunked(bytes: &[u8], plan: Plan) -> Option<String> {
+        let mut tmp = tempfile::NamedTempFile::new().expect("temporary file");
+        tmp.write_all(bytes).expect("write");
+        let file = tmp.reopen().expect("reopen");
+        let input = ChunkedFile::new(&file)?;
+        Some(outcome(analyze_file(
+            input,
+            "capture",
+            &DissectOptions::default(),
+            AnalysisOptions::default(),
+            plan,
+            None,
+        )))
+    }
+
+    /// Packet `k`'s data: one of the sample RoCE frames, or `len` counting
+    /// bytes for even `len`.
+    fn frame(samples: &[Vec<u8>]) -> impl Fn(usize, usize) -> Vec<u8> + '_ {
+        move |k, len| {
+            if len % 2 == 0 {
+                (0..len).map(|i| (i + k) as u8).collect()
+            } else {
+                samples[(k + len) % samples.len()].clone()
             }
         }
     }
-    Ok(())
+
+    #[test]
+    fn a_pcapng_file_is_read_like_the_sequential_reader() {
+        let samples = crate::synth::samples::every_opcode(7);
+        // Two interfaces first, one more and a second section (big
+        // endian) later, with skipped blocks and an unknown interface.
+        let mut items = vec![Item::Idb(1, Some(9), None), Item::Idb(1, None, None)];
+        for i in 0..120u64 {
+            items.push(Item::Epb {
+                iface: (i % 3) as u32,
+                ts: 1_700_000_000_000_000 + i * 1000,
+                extra: 0,
+                short: false,
+                len: 1,
+                flags: i % 10 == 0,
+            });
+            match i {
+                30 => items.push(Item::Idb(1, Some(6), None)),
+                50 => items.push(Item::Other { kind: 5, len: 12 }),
+                70 => items.push(Item::Section(true)),
+                71 => items.push(Item::Idb(1, Some(9), None)),
+                90 => items.push(Item::Other {
+                    kind: 0x1234,
+                    len: 3,
+                }),
+                _ => {}
+            }
+        }
+        let bytes = build_with(&items, frame(&samples));
+        let want = sequential(&bytes);
+        assert!(want.contains("\"frames\": 77"), "{want}");
+        assert!(want.contains("24 more warnings not shown"), "{want}");
+        for chunk in [64, 333, 4096, 1 << 20] {
+            for threads in [2, 3] {
+                let got = chunked(&bytes, Plan { threads, chunk });
+                assert_eq!(got.as_ref(), Some(&want), "chunk {chunk}");
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(150))]
+
+        /// Built pcapng files (sections in both byte orders, interfaces
+        /// appearing mid-file, options, skipped and unknown blocks), then
+        /// damaged and cut: the chunked reader's report is the sequential
+        /// one, with any chunk size and thread count.
+        #[test]
+        fn chunked_pcapng_agrees_with_the_sequential_reader(
+            items in prop::collection::vec(item(), 1..120),
+            damage in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..3),
+            cut in prop::option::of(any::<prop::sample::Index>()),
+            chunk in 16u64..3000,
+            threads in 2usize..4,
+        ) {
+            let samples = crate::synth::samples::every_opcode(3);
+            let mut items = items;
+            items.insert(0, Item::Idb(1, None, None));
+            let mut bytes = build_with(&items, frame(&samples));
+            damage_and_cut(&mut bytes, &damage, cut);
+            let want = sequential(&bytes);
+            if let Some(got) = chunked(&bytes, Plan { threads, chunk }) {
+                prop_assert_eq!(got, want);
+            }
+        }
+    }
 }

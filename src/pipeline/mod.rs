@@ -5,7 +5,7 @@ pub mod chunked;
 use std::path::Path;
 
 use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Facts, FlowKey, Report};
-use crate::capture::{CaptureError, CaptureFile, FrameSource, open_stream};
+use crate::capture::{CaptureError, CaptureFile, FrameSource, open_stream, warning_list};
 use crate::dissect::DissectOptions;
 
 /// Called now and then with (bytes read, file size, frames so far).
@@ -34,9 +34,10 @@ pub fn threads() -> usize {
 }
 
 /// Analyses the capture at `path` (`-` for standard input) with `threads`
-/// threads, the fastest way the file allows: a classic pcap file of several
-/// chunks goes to [`chunked::analyze_pcap`], anything else (pcapng, a pipe)
-/// through the two-stage pipeline, and one thread reads sequentially.
+/// threads, the fastest way the file allows: a pcap or pcapng file of
+/// several chunks goes to [`chunked::analyze_file`], anything else (a pipe,
+/// a small file) through the two-stage pipeline, and one thread reads
+/// sequentially.
 pub fn analyze_path(
     path: &Path,
     dissect_opts: &DissectOptions,
@@ -53,15 +54,15 @@ pub fn analyze_path(
     }
     if path.as_os_str() != "-"
         && let Ok(file) = std::fs::File::open(path)
-        && let Some(pcap) = chunked::PcapFile::new(&file)
-        && pcap.size > 2 * chunked::CHUNK
+        && let Some(input) = chunked::ChunkedFile::new(&file)
+        && input.size > 2 * chunked::CHUNK
     {
         drop(source);
         let plan = chunked::Plan {
             threads,
             chunk: chunked::CHUNK,
         };
-        return chunked::analyze_pcap(pcap, &name, dissect_opts, opts, plan, progress);
+        return chunked::analyze_file(input, &name, dissect_opts, opts, plan, progress);
     }
     analyze_pipelined(&mut source, &name, dissect_opts, opts, progress)
 }
@@ -88,11 +89,7 @@ pub fn analyze_source(
 }
 
 fn capture_info(source: &dyn FrameSource, name: &str) -> CaptureInfo {
-    let mut warnings: Vec<String> = source.warnings().to_vec();
-    let more = source.warning_count().saturating_sub(warnings.len() as u64);
-    if more > 0 {
-        warnings.push(format!("{more} more warnings not shown"));
-    }
+    let warnings = warning_list(source.warnings(), source.warning_count());
     CaptureInfo {
         file: name.to_string(),
         format: source.format().to_string(),
