@@ -537,9 +537,13 @@ pub fn analyze_file(
     // Chunks in flight beyond the one being analysed. The calling thread
     // takes chunks far ahead when its next one is still being decoded, so
     // with only two per thread the workers found the window full and
-    // waited (5-21 ms of a 150 ms run on 2 cores); a dozen more removes
-    // that, at ~0.5 MB of facts each.
-    let ahead = 2 * plan.threads.max(2) + 12;
+    // waited (5-21 ms of a 150 ms run on 2 cores, an older VM). Four more
+    // remove that; a dozen more (16 on 2 cores) cost more than they saved
+    // on the Zen 4 VM: workers ran ahead while the host held the main
+    // thread up, each chunk's facts ~0.5 MB of fresh memory at 2 µs a page
+    // fault (16 against 8: 2.4-3.3 % more CPU time at 500 k frames, three
+    // rounds of 60-100 alternating runs; no difference at 5 M).
+    let ahead = 2 * plan.threads.max(2) + 4;
     let shared = Shared {
         state: Mutex::new(State {
             next: 0,
