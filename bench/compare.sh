@@ -14,7 +14,8 @@
 # on the project's machine (Linux 6.18, ext4) that is mostly in 2 MiB
 # folios, which a map covers with one page-table entry each instead of 512.
 # One more row times a copy written by `cat` and cached as its 128 KiB
-# writes left it, in smaller folios. The memory-floor row is
+# writes left it, in smaller folios, and one the same frames written as
+# pcapng (`gen --format pcapng`, same seed). The memory-floor row is
 # `examples/read_floor.rs`: the file mapped and read once on every core,
 # chunk by chunk as the report's reader does, doing nothing with the bytes;
 # the analysis reads them all too (the ICRC covers every byte), so it can
@@ -113,8 +114,15 @@ for n in "${sizes[@]}"; do
         gen_frames=$(frames_of "$f")
         python3 -c "print(f'generated $gen_frames frames in $g_s s ({$gen_frames/max($g_s,0.001)/1e6:.2f} M frames/s)')"
     fi
+    ng=$out/bench-$n.pcapng
+    if [ ! -f "$ng" ]; then
+        quiet $bin gen --scenario mixed --seed 1 --qps 256 --messages "$per_qp" \
+            --size 4096 --pmtu 1024 --format pcapng -o "$ng"
+    fi
     evict "$f"
     frames=$(frames_of "$f")
+    ng_frames=$(frames_of "$ng")
+    [ "$ng_frames" = "$frames" ] || echo "warning: $ng holds $ng_frames frames, $f $frames" >&2
     size_mb=$(( $(stat -c %s "$f") / 1024 / 1024 ))
     cat "$f" > "$f.written"
     # The rows: label, file kept warm, command.
@@ -124,7 +132,8 @@ for n in "${sizes[@]}"; do
         "roce-dissect FILE --json, a copy cached as cat wrote it"
         "roce-dissect FILE (text report)"
         "roce-dissect FILE --json --threads 1"
-        "roce-dissect packets FILE --json")
+        "roce-dissect packets FILE --json"
+        "roce-dissect FILE --json, the frames as pcapng")
     # run_row ROW ROUND
     run_row() {
         case $1 in
@@ -135,7 +144,8 @@ for n in "${sizes[@]}"; do
             4) measure "$f" 1 $bin "$f" ;;
             5) measure "$f" 1 $bin "$f" --json --threads 1 ;;
             6) measure "$f" 1 $bin packets "$f" --json ;;
-            7) measure "$f" $(( $2 == 1 )) tshark -n -r "$f" -T fields \
+            7) measure "$ng" 1 $bin "$ng" --json ;;
+            8) measure "$f" $(( $2 == 1 )) tshark -n -r "$f" -T fields \
                    -e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn ;;
         esac
     }
@@ -149,7 +159,7 @@ for n in "${sizes[@]}"; do
     for r in $(seq "$rounds"); do
         echo "  round $r of $rounds" >&2
         for i in "${!labels[@]}"; do
-            if [ "$i" = 7 ]; then [ "$r" -le "$t_runs" ] || continue
+            if [ "$i" = 8 ]; then [ "$r" -le "$t_runs" ] || continue
             else [ "$r" -le "$runs" ] || continue; fi
             read -r secs kib <<< "$(run_row "$i" "$r")"
             if [ -z "${best_s[$i]:-}" ] || python3 -c "import sys; sys.exit(not $secs < ${best_s[$i]})"; then
@@ -173,7 +183,7 @@ print(f"{label:<58} {secs:9.3f} {frames/s/1e6:11.2f} M {s/max(cat,0.005):8.1f}x 
 PY
     done
     if [ $have_tshark = 1 ]; then
-        python3 - "${best_s[7]}" "${best_s[2]}" "${best_s[6]}" "$cat_s" "${best_s[1]}" "$(( max_kib[2] / 1024 ))" <<'PY'
+        python3 - "${best_s[8]}" "${best_s[2]}" "${best_s[6]}" "$cat_s" "${best_s[1]}" "$(( max_kib[2] / 1024 ))" <<'PY'
 import sys
 t, a, p, c, m = (max(float(x), 0.005) for x in sys.argv[1:6])
 rss = int(sys.argv[6])
