@@ -178,6 +178,66 @@ fn guesses_in_range(len: usize, align: usize, guess: impl Fn(usize, usize) -> Op
     }
 }
 
+/// The chunked reader on arbitrary bytes: the first two bytes pick the
+/// chunk size (16 to 4111 bytes) and the threads (2 to 4), the rest is the
+/// capture file. Its report, or its error, must be the sequential one.
+pub fn chunked(data: &[u8]) {
+    use crate::pipeline::chunked::{ChunkedFile, Plan, analyze_file};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static FILES: AtomicU64 = AtomicU64::new(0);
+    let Some(([a, b], capture)) = data.split_first_chunk::<2>() else {
+        return;
+    };
+    let plan = Plan {
+        threads: 2 + usize::from(b & 3) % 3,
+        chunk: 16 + (u64::from(*a) << 4 | u64::from(b >> 4)),
+    };
+    // The reader maps a file: a temporary one, unlinked once open.
+    let path = std::env::temp_dir().join(format!(
+        "roce-dissect-fuzz-{}-{}",
+        std::process::id(),
+        FILES.fetch_add(1, Ordering::Relaxed)
+    ));
+    if std::fs::write(&path, capture).is_err() {
+        return;
+    }
+    let opened = std::fs::File::open(&path);
+    let _ = std::fs::remove_file(&path);
+    let Ok(file) = opened else {
+        return;
+    };
+    let Some(input) = ChunkedFile::new(&file) else {
+        return;
+    };
+    let outcome = |r: Result<crate::analysis::Report, crate::capture::CaptureError>| match r {
+        Ok(report) => serde_json::to_string(&report).unwrap_or_default(),
+        Err(e) => format!("error: {e}"),
+    };
+    let (dissect, analysis) = (DissectOptions::default(), AnalysisOptions::default());
+    let got = outcome(analyze_file(
+        input,
+        "fuzz",
+        &dissect,
+        analysis.clone(),
+        plan,
+        None,
+    ));
+    let want = match crate::capture::FrameReader::new(capture) {
+        Ok(mut reader) => outcome(crate::pipeline::analyze_sequential(
+            &mut reader,
+            "fuzz",
+            &dissect,
+            analysis,
+            None,
+        )),
+        Err(e) => format!("error: {e}"),
+    };
+    assert!(
+        got == want,
+        "the chunked reader ({plan:?}) and the sequential one disagree:\n{got}\n{want}"
+    );
+}
+
 /// The whole pipeline: capture bytes to report, JSON and text.
 pub fn pipeline(data: &[u8]) {
     let file = CaptureFile::from_bytes(data.to_vec());

@@ -39,6 +39,11 @@ fn pipeline_inputs() {
 }
 
 #[test]
+fn chunked_inputs() {
+    assert!(replay("chunked", roce_dissect::fuzzing::chunked) >= 6);
+}
+
+#[test]
 fn truncations_of_every_seed_frame() {
     // Every prefix of every opcode frame: the lax paths at each length.
     for f in roce_dissect::synth::samples::every_opcode(2) {
