@@ -11,6 +11,7 @@
 
 use std::ops::Range;
 
+use super::reader::Item;
 use super::{CaptureError, LinkType, MAX_RECORD_LEN, link_type_name};
 
 /// Bytes of a pcap file header.
@@ -136,6 +137,34 @@ impl PcapLayout {
             len: orig.max(incl),
             data: start..end,
             next: end,
+        }
+    }
+
+    /// The record at `buf[at..]` (file offset `offset`) as a reader's
+    /// [`Item`]; a length beyond [`MAX_RECORD_LEN`] is an error naming frame
+    /// `frame` (checked before the data is, so a corrupt 4 GiB length is an
+    /// error and not taken for a cut).
+    #[inline]
+    pub fn item(&self, buf: &[u8], at: usize, offset: u64, frame: u64) -> Item {
+        match self.record(buf, at) {
+            Record::Frame {
+                ts_ns,
+                len,
+                data,
+                next,
+            } => Item::Frame {
+                ts_ns,
+                len,
+                link: self.link,
+                data,
+                next,
+            },
+            Record::Incomplete { needed } => Item::Incomplete { needed },
+            Record::Absurd { len } => Item::Failed(CaptureError::AbsurdLength {
+                frame,
+                offset: offset as usize,
+                len: u64::from(len),
+            }),
         }
     }
 

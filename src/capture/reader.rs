@@ -10,8 +10,7 @@ use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption
 use pcap_file::pcapng::{PcapNgParseError, PcapNgParser};
 
 use super::{
-    CaptureError, Format, LinkType, MAX_RECORD_LEN, PREFETCH_AHEAD, PcapLayout, Record,
-    link_type_name,
+    CaptureError, Format, LinkType, MAX_RECORD_LEN, PREFETCH_AHEAD, PcapLayout, link_type_name,
 };
 
 pub(super) const PCAPNG_SHB: u32 = 0x0A0D_0D0A;
@@ -258,28 +257,7 @@ impl Records {
     /// The next step from `input`, which starts at file offset `at`.
     fn step(&mut self, input: &[u8], at: u64) -> Item {
         match &mut self.kind {
-            Kind::Pcap(layout) => match layout.record(input, 0) {
-                Record::Frame {
-                    ts_ns,
-                    len,
-                    data,
-                    next,
-                } => Item::Frame {
-                    next,
-                    ts_ns,
-                    len,
-                    link: layout.link,
-                    data,
-                },
-                Record::Incomplete { needed } => Item::Incomplete { needed },
-                // Checked before the data is, so a corrupt 4 GiB length is
-                // an error and not taken for a cut.
-                Record::Absurd { len } => Item::Failed(CaptureError::AbsurdLength {
-                    frame: self.number.saturating_add(1),
-                    offset: at as usize,
-                    len: u64::from(len),
-                }),
-            },
+            Kind::Pcap(layout) => layout.item(input, 0, at, self.number.saturating_add(1)),
             Kind::PcapNg { .. } => self.step_pcapng(input, at),
         }
     }

@@ -21,7 +21,7 @@ use super::Progress;
 use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Facts, Report};
 use crate::capture::{
     CaptureError, Format, Frame, Item, MAX_WARNINGS, NgCursor, NgStateId, PCAP_HEADER_LEN,
-    PREFETCH_AHEAD, PcapLayout, Record, Section, cut_warning, warning_list,
+    PREFETCH_AHEAD, PcapLayout, Section, cut_warning, warning_list,
 };
 use crate::dissect::DissectOptions;
 
@@ -76,26 +76,8 @@ impl Walker {
     /// block.
     fn item(&mut self, buf: &[u8], at: usize, offset: u64) -> Option<Item> {
         Some(match self {
-            Walker::Pcap(layout) => match layout.record(buf, at) {
-                Record::Frame {
-                    ts_ns,
-                    len,
-                    data,
-                    next,
-                } => Item::Frame {
-                    ts_ns,
-                    len,
-                    link: layout.link,
-                    data,
-                    next,
-                },
-                Record::Incomplete { needed } => Item::Incomplete { needed },
-                Record::Absurd { len } => Item::Failed(CaptureError::AbsurdLength {
-                    frame: 0,
-                    offset: offset as usize,
-                    len: u64::from(len),
-                }),
-            },
+            // Frame numbers count within the chunk: see `renumbered`.
+            Walker::Pcap(layout) => layout.item(buf, at, offset, 0),
             Walker::PcapNg(c) => c
                 .block(buf.get(at..).unwrap_or_default(), offset)?
                 .shifted(at),
