@@ -2,7 +2,8 @@
 //! `cargo run --release --example facts_speed FILE`. Builds the facts of
 //! each 2000 frames into a reused buffer, as the chunked reader does, and
 //! then has the analysis observe them; prints ns per frame for each half
-//! (best of 7 passes).
+//! (best of 7 passes; `PASSES=1` for one, e.g. to count instructions with
+//! `valgrind --tool=callgrind`).
 use std::time::Instant;
 
 use roce_dissect::analysis::{AnalysisOptions, Analyzer, Facts};
@@ -16,7 +17,11 @@ fn main() {
     let n = frames.len() as f64;
     let opts = DissectOptions::default();
     let (mut best_facts, mut best_observe) = (f64::MAX, f64::MAX);
-    for _ in 0..7 {
+    let passes: usize = std::env::var("PASSES")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(7);
+    for _ in 0..passes {
         let mut an = Analyzer::new(AnalysisOptions::default());
         let mut buf = Vec::new();
         let (mut facts_s, mut observe_s) = (0.0, 0.0);

@@ -399,12 +399,43 @@ impl FlowState {
         self.sequence_verdict(pkt, bth.psn, verdict, max);
     }
 
+    /// What a packet's PSN verdict adds to the flow. Most packets are in
+    /// order with no replay open: only `prev` and the time change, in code
+    /// inlined into the per-packet path; the rest is out of line.
+    #[inline]
     fn sequence_verdict(&mut self, pkt: &Facts, psn: u32, verdict: Verdict, max: usize) {
         let silence = self
             .last_seq_ts
             .map(|t| pkt.ts_ns.saturating_sub(t))
             .unwrap_or(0);
         self.last_seq_ts = Some(pkt.ts_ns);
+        if !matches!(
+            verdict,
+            Verdict::InOrder | Verdict::First | Verdict::NewMessage
+        ) || self.open_episode.is_some()
+        {
+            self.sequence_event(pkt, psn, verdict, max, silence);
+        }
+        self.prev = Some(Prev {
+            frame: pkt.number,
+            ts_ns: pkt.ts_ns,
+            psn,
+            verdict,
+            silence_ns: silence,
+        });
+    }
+
+    /// Counts, events and go-back-N episodes of a verdict other than in
+    /// order, or while an episode is open.
+    #[inline(never)]
+    fn sequence_event(
+        &mut self,
+        pkt: &Facts,
+        psn: u32,
+        verdict: Verdict,
+        max: usize,
+        silence: u64,
+    ) {
         match verdict {
             Verdict::Gap { first, count } => {
                 self.event(max, "gap", pkt, Some(first), Some(count), None, None);
@@ -457,13 +488,6 @@ impl FlowState {
         } else {
             self.close_episode(max);
         }
-        self.prev = Some(Prev {
-            frame: pkt.number,
-            ts_ns: pkt.ts_ns,
-            psn,
-            verdict,
-            silence_ns: silence,
-        });
     }
 
     fn close_episode(&mut self, max: usize) {

@@ -148,6 +148,8 @@ impl PsnTracker {
 
     /// A request packet (or READ response MIDDLE/LAST) with `psn` that
     /// consumes `span` PSNs (1, or ceil(len/PMTU) for a READ request).
+    /// Its shortcut inlines into the analysis's per-packet code.
+    #[inline]
     pub fn observe(&mut self, psn: u32, span: u32) -> Verdict {
         let psn = psn & PSN_MASK;
         if self.started && psn == self.next && span <= 1 {
@@ -164,6 +166,7 @@ impl PsnTracker {
     }
 
     /// [`observe`](Self::observe) without its shortcut for the next PSN.
+    #[inline(never)]
     fn observe_general(&mut self, psn: u32, span: u32) -> Verdict {
         let span = span.max(1);
         if !self.started {
