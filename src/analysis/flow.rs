@@ -52,7 +52,10 @@ struct Prev {
     frame: u64,
     ts_ns: u64,
     psn: u32,
-    verdict: Verdict,
+    /// Its verdict was [`Verdict::OutOfOrder`] (all that is asked of it).
+    /// Keeping the whole verdict cost a stall per packet: copied whole, it
+    /// was read back wider than the in-order path had written it.
+    out_of_order: bool,
     /// Silence before this packet on the flow.
     silence_ns: u64,
 }
@@ -420,7 +423,7 @@ impl FlowState {
             frame: pkt.number,
             ts_ns: pkt.ts_ns,
             psn,
-            verdict,
+            out_of_order: verdict == Verdict::OutOfOrder,
             silence_ns: silence,
         });
     }
@@ -465,7 +468,7 @@ impl FlowState {
             } else {
                 self.close_episode(max);
                 let start = match self.prev {
-                    Some(p) if p.verdict == Verdict::OutOfOrder && psn == psn_add(p.psn, 1) => {
+                    Some(p) if p.out_of_order && psn == psn_add(p.psn, 1) => {
                         (p.frame, p.ts_ns, p.psn, 2, p.silence_ns)
                     }
                     _ => (pkt.number, pkt.ts_ns, psn, 1, silence),
