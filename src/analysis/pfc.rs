@@ -1,16 +1,26 @@
 //! PFC and 802.3x pause intervals per (source MAC, priority), with the
 //! refresh, XON and expiry rules of the contract.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use crate::wire::pause::quanta_to_ns;
 
 /// Which pause: a PFC priority or 802.3x (all priorities).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct PauseKey {
     pub mac: [u8; 6],
     /// `None` for 802.3x PAUSE.
     pub priority: Option<u8>,
+}
+
+/// Hashed as one word (MAC, priority and whether there is one), not byte
+/// by byte: a frame sent while a pause is open looks its key up.
+impl std::hash::Hash for PauseKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let [a, b, c, d, e, f] = self.mac;
+        let prio = self.priority.map_or(0x100, u64::from);
+        state.write_u64(u64::from_le_bytes([a, b, c, d, e, f, 0, 0]) | prio << 48);
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,8 +64,13 @@ struct Open {
     frames: u64,
     /// The first [`MAX_FLOWS_PER_INTERVAL`] flows, named in the report.
     flows: Vec<u32>,
-    /// The others, only counted (each once).
-    more: FxHashSet<u32>,
+    /// How many others there are (each counted once).
+    more: u32,
+    /// Every flow noted, a bit per flow id: one test per frame sent while
+    /// the pause is open, where searching `flows` and then hashing into a
+    /// set of the others took ~180 instructions (11 % of the frames of the
+    /// 500 k-frame bench capture are sent while some pause is open).
+    noted: Vec<u64>,
 }
 
 /// Where a priority (`None`: 802.3x) is counted in `open_per_priority`.
@@ -86,7 +101,7 @@ impl PauseTimeline {
                 ended_by: by,
                 start_frame: o.start_frame,
                 frames: o.frames,
-                flows_total: (o.flows.len() + o.more.len()) as u32,
+                flows_total: (o.flows.len() as u32).saturating_add(o.more),
                 flows: o.flows,
             });
         }
@@ -118,7 +133,8 @@ impl PauseTimeline {
                         start_frame: frame,
                         frames: 1,
                         flows: Vec::new(),
-                        more: FxHashSet::default(),
+                        more: 0,
+                        noted: Vec::new(),
                     },
                 );
             }
@@ -175,11 +191,16 @@ impl PauseTimeline {
                 self.close(key, e, EndedBy::Expiry);
                 continue;
             }
-            if !o.flows.contains(&flow) {
+            let (word, bit) = ((flow / 64) as usize, 1u64 << (flow % 64));
+            if o.noted.len() <= word {
+                o.noted.resize(word + 1, 0);
+            }
+            if o.noted[word] & bit == 0 {
+                o.noted[word] |= bit;
                 if o.flows.len() < MAX_FLOWS_PER_INTERVAL {
                     o.flows.push(flow);
                 } else {
-                    o.more.insert(flow);
+                    o.more += 1;
                 }
             }
         }
