@@ -112,6 +112,36 @@ fn host_pair(a: IpAddr, b: IpAddr) -> (IpAddr, IpAddr) {
     if a <= b { (a, b) } else { (b, a) }
 }
 
+/// A flow's PMTU (that of its host pair, else the default), cached in the
+/// flow until a new one is learnt anywhere (`generation` moves on).
+#[inline]
+fn flow_pmtu(
+    f: &mut FlowState,
+    generation: u64,
+    pmtus: &FxHashMap<(IpAddr, IpAddr), u32>,
+    default: Option<u32>,
+) -> Option<u32> {
+    if f.pmtu_generation == generation {
+        return f.pmtu_cached;
+    }
+    refresh_pmtu(f, generation, pmtus, default)
+}
+
+#[inline(never)]
+fn refresh_pmtu(
+    f: &mut FlowState,
+    generation: u64,
+    pmtus: &FxHashMap<(IpAddr, IpAddr), u32>,
+    default: Option<u32>,
+) -> Option<u32> {
+    f.pmtu_generation = generation;
+    f.pmtu_cached = pmtus
+        .get(&host_pair(f.key.src, f.key.dst))
+        .copied()
+        .or(default);
+    f.pmtu_cached
+}
+
 /// Capture-wide counters.
 #[derive(Debug, Default, Clone)]
 struct Totals {
@@ -270,29 +300,6 @@ impl Analyzer {
         id
     }
 
-    /// The PMTU for a flow's host pair, cached in the flow until a new one
-    /// is learnt anywhere.
-    #[inline]
-    fn pmtu_for(&mut self, id: u32) -> Option<u32> {
-        let f = &self.flows[id as usize];
-        if f.pmtu_generation == self.pmtu_generation {
-            return f.pmtu_cached;
-        }
-        self.refresh_pmtu(id)
-    }
-
-    #[inline(never)]
-    fn refresh_pmtu(&mut self, id: u32) -> Option<u32> {
-        let f = &mut self.flows[id as usize];
-        f.pmtu_generation = self.pmtu_generation;
-        f.pmtu_cached = self
-            .pmtu
-            .get(&host_pair(f.key.src, f.key.dst))
-            .copied()
-            .or(self.opts.pmtu);
-        f.pmtu_cached
-    }
-
     #[cold]
     #[inline(never)]
     fn learn_pmtu(&mut self, key: &FlowKey, pmtu: u32) {
@@ -307,9 +314,10 @@ impl Analyzer {
         let id = self.flow_id(key, r.flow_hash, pkt, r.version);
         let dup_window = self.opts.dup_window_ns;
         let max_events = self.opts.max_events;
+        let op = bth.opcode.operation();
 
         // Capture duplicates count in packets/bytes/duplicates only.
-        {
+        let learnt = {
             let f = &mut self.flows[id as usize];
             f.packets += 1;
             f.bytes += u64::from(pkt.len);
@@ -319,26 +327,43 @@ impl Analyzer {
                 return id;
             }
             f.remember(fp, pkt.ts_ns);
-        }
-
-        let op = bth.opcode.operation();
-        // PMTU from FIRST/MIDDLE payloads, which are exactly one PMTU.
-        if let (Some(o), Some(n)) = (op, r.payload_len)
-            && o.is_first_or_middle()
-            && n > 0
-            && self.pmtu_for(id) != Some(n)
-        {
+            // PMTU from FIRST/MIDDLE payloads, which are exactly one PMTU.
+            match (op, r.payload_len) {
+                (Some(o), Some(n))
+                    if o.is_first_or_middle()
+                        && n > 0
+                        && flow_pmtu(f, self.pmtu_generation, &self.pmtu, self.opts.pmtu)
+                            != Some(n) =>
+                {
+                    Some(n)
+                }
+                _ => None,
+            }
+        };
+        if let Some(n) = learnt {
             self.learn_pmtu(key, n);
         }
         if let Some(cm) = &r.cm {
             self.cm_message(key, cm);
         }
 
-        let pmtu = self.pmtu_for(id);
+        // From here on the flow is borrowed once, beside the other fields
+        // it meets: each `self.flows[id]` was a bounds check and a reload.
+        let Analyzer {
+            opts,
+            flows,
+            pmtu: pmtus,
+            pmtu_generation,
+            naks,
+            pending_ce,
+            pauses,
+            ..
+        } = self;
+        let f = &mut flows[id as usize];
+        let pmtu = flow_pmtu(f, *pmtu_generation, pmtus, opts.pmtu);
         let priority = r
             .pcp
-            .or_else(|| r.dscp.and_then(|d| self.opts.dscp_map[usize::from(d & 63)]));
-        let f = &mut self.flows[id as usize];
+            .or_else(|| r.dscp.and_then(|d| opts.dscp_map[usize::from(d & 63)]));
         f.payload_bytes += u64::from(r.payload_len.unwrap_or(0));
         f.last_ts = f.last_ts.max(pkt.ts_ns);
         // CNPs ride their own priority by design; a flow's priority is that
@@ -360,19 +385,14 @@ impl Analyzer {
             f.event(max_events, "ecn_ce", pkt, Some(bth.psn), None, None, None);
             if f.pending_ce.is_none() {
                 f.pending_ce = Some(pkt.ts_ns);
-                self.pending_ce
-                    .entry((key.src, key.dst))
-                    .or_default()
-                    .push(id);
+                pending_ce.entry((key.src, key.dst)).or_default().push(id);
             }
         }
 
-        let f = &mut self.flows[id as usize];
         match op {
             Some(Operation::Cnp) => {
                 f.cnps += 1;
                 f.event(max_events, "cnp", pkt, Some(bth.psn), None, None, None);
-                self.cnp_arrived(key, pkt.ts_ns);
             }
             Some(o) if o.is_request() => {
                 f.request(pkt, r, o, pmtu, max_events);
@@ -385,7 +405,6 @@ impl Analyzer {
 
         // ACK/NAK syndromes.
         if let Some(a) = &r.aeth {
-            let f = &mut self.flows[id as usize];
             f.note_ack_psn(bth.psn);
             let kind = a.kind();
             match kind {
@@ -424,7 +443,7 @@ impl Analyzer {
                 _ => {}
             }
             if matches!(kind, AckKind::RnrNak | AckKind::Nak) {
-                let list = self.naks.entry((key.src, key.dst)).or_default();
+                let list = naks.entry((key.src, key.dst)).or_default();
                 if list.len() >= RECENT_NAKS {
                     list.remove(0);
                 }
@@ -439,15 +458,20 @@ impl Analyzer {
         }
 
         // A replay that just started: find the NAK that asked for it.
-        let f = &mut self.flows[id as usize];
         if f.episode_needs_trigger() {
-            let naks = self.naks.get_mut(&(key.dst, key.src));
-            f.attribute_episode(naks);
+            f.attribute_episode(naks.get_mut(&(key.dst, key.src)));
         }
 
         // Frames sent on a priority that the receiving port paused.
         if let (Some(prio), Some(dst)) = (priority, r.dst_mac) {
-            self.pauses.sent(dst, prio, pkt.ts_ns, id);
+            pauses.sent(dst, prio, pkt.ts_ns, id);
+        }
+
+        // Last, as it needs the whole analysis: a CNP settles the CE marks
+        // of the flow it answers (another flow; nothing above reads what
+        // it changes).
+        if op == Some(Operation::Cnp) {
+            self.cnp_arrived(key, pkt.ts_ns);
         }
         id
     }
