@@ -10,19 +10,31 @@ fn tmux(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn wait_for(session: &str, needle: &str) -> String {
+/// The screen once `done` holds for it (it may be caught half drawn: the
+/// first run after the tmux server starts showed the flows' title before
+/// their rows).
+fn wait_until(session: &str, what: &str, done: impl Fn(&str) -> bool) -> String {
     let start = Instant::now();
     loop {
         let screen = tmux(&["capture-pane", "-t", session, "-p"]);
-        if screen.contains(needle) {
+        if done(&screen) {
             return screen;
         }
         assert!(
             start.elapsed() < Duration::from_secs(20),
-            "never saw {needle:?}:\n{screen}"
+            "never saw {what}:\n{screen}"
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+fn wait_for(session: &str, needle: &str) -> String {
+    wait_until(session, &format!("{needle:?}"), |s| s.contains(needle))
+}
+
+/// Rows of flows on the screen (QPs 0x0040.. and 0x0001).
+fn flow_rows(screen: &str) -> usize {
+    screen.matches("0x0040").count() + screen.matches("0x0001").count()
 }
 
 fn keys(session: &str, k: &str) {
@@ -57,18 +69,16 @@ fn browse_in_a_real_terminal() {
         "40",
         &cmd,
     ]);
-    let screen = wait_for(&session, "Flows (8 shown)");
-    // Every flow is on the screen.
-    assert_eq!(
-        screen.matches("0x0040").count() + screen.matches("0x0001").count(),
-        8,
-        "{screen}"
-    );
+    // Every flow is on the screen (and never more than eight rows).
+    let screen = wait_until(&session, "the eight flows", |s| {
+        s.contains("Flows (8 shown)") && flow_rows(s) >= 8
+    });
+    assert_eq!(flow_rows(&screen), 8, "{screen}");
     keys(&session, "Enter");
-    let screen = wait_for(&session, "Packets of flow #1");
-    assert!(
-        screen.contains("PSN=") && screen.contains("[retransmit]"),
-        "{screen}"
+    wait_until(
+        &session,
+        "flow #1's packets with PSNs and a retransmit",
+        |s| s.contains("Packets of flow #1") && s.contains("PSN=") && s.contains("[retransmit]"),
     );
     keys(&session, "Escape");
     wait_for(&session, "Flows (8 shown)");
