@@ -26,7 +26,7 @@
 # would compare a fast minute with a slow one. Before every run the file
 # is dropped from the page cache and read back in full by `cat` (page
 # cache warm, and in the same state for every command: see `warm`); each
-# command's time is the best of its runs, its peak RSS the largest
+# command's time is the best and the median of its runs, its peak RSS the largest
 # (/usr/bin/time -v). Wall time is read from bash's EPOCHREALTIME
 # (microseconds; GNU time's %e has 10 ms steps) around the command itself,
 # so it includes bash's fork and exec of it, as a user's shell would. Peak
@@ -154,7 +154,7 @@ for n in "${sizes[@]}"; do
         labels+=("tshark -T fields -e bth.opcode -e bth.destqp -e bth.psn")
         t_runs=${TSHARK_RUNS:-$([ "$n" -ge 2000000 ] && echo 1 || echo "$runs")}
     fi
-    best_s=(); all_s=(); max_kib=()
+    all_s=(); max_kib=()
     rounds=$(( runs > t_runs ? runs : t_runs ))
     for r in $(seq "$rounds"); do
         echo "  round $r of $rounds" >&2
@@ -162,9 +162,6 @@ for n in "${sizes[@]}"; do
             if [ "$i" = 8 ]; then [ "$r" -le "$t_runs" ] || continue
             else [ "$r" -le "$runs" ] || continue; fi
             read -r secs kib <<< "$(run_row "$i" "$r")"
-            if [ -z "${best_s[$i]:-}" ] || python3 -c "import sys; sys.exit(not $secs < ${best_s[$i]})"; then
-                best_s[$i]=$secs
-            fi
             all_s[$i]="${all_s[$i]:-} $secs"
             [ "$kib" -gt "${max_kib[$i]:-0}" ] && max_kib[$i]=$kib
         done
@@ -174,9 +171,14 @@ for n in "${sizes[@]}"; do
     echo
     echo "## $f: $frames frames, $size_mb MiB"
     printf '%-58s %9s %9s %13s %9s %9s\n' "command" "best s" "median s" "frames/s" "vs cat" "RSS MiB"
-    median() { python3 -c 'import statistics, sys; print(statistics.median(map(float, sys.argv[1:])))' $1; }
-    med_s=()
-    for i in "${!labels[@]}"; do med_s[$i]=$(median "${all_s[$i]}"); done
+    # Each command's best and median time.
+    best_s=(); med_s=()
+    for i in "${!labels[@]}"; do
+        # shellcheck disable=SC2086
+        read -r "best_s[$i]" "med_s[$i]" <<< "$(python3 -c 'import statistics, sys
+t = [float(x) for x in sys.argv[1:]]
+print(min(t), statistics.median(t))' ${all_s[$i]})"
+    done
     cat_s=${best_s[0]}
     for i in "${!labels[@]}"; do
         python3 - "${labels[$i]}" "${best_s[$i]}" "${med_s[$i]}" "$(( max_kib[i] / 1024 ))" "$frames" "$cat_s" <<'PY'
