@@ -3,7 +3,7 @@
 #
 #   bench/compare.sh                 # 500 000 and 5 000 000 frames
 #   bench/compare.sh 500000          # one size
-#   RUNS=5 bench/compare.sh          # best of 5 runs per command (default 3)
+#   RUNS=5 bench/compare.sh          # 5 runs per command (default 3)
 #   TSHARK_RUNS=1 bench/compare.sh   # tshark runs (default 1 on 5 M frames, else RUNS)
 #   NO_TSHARK=1 bench/compare.sh     # skip tshark (it needs minutes on 5 M frames)
 #
@@ -26,9 +26,10 @@
 # would compare a fast minute with a slow one. Before every run the file
 # is dropped from the page cache and read back in full by `cat` (page
 # cache warm, and in the same state for every command: see `warm`); each
-# command's time is the best and the median of its runs, its peak RSS the largest
-# (/usr/bin/time -v). Wall time is read from bash's EPOCHREALTIME
-# (microseconds; GNU time's %e has 10 ms steps) around the command itself,
+# command's times are the best and the median of its runs (frames/s and
+# the ratios from the best), its peak RSS the largest (/usr/bin/time -v).
+# Wall time is read from bash's EPOCHREALTIME (microseconds; GNU time's
+# %e has 10 ms steps) around the command itself,
 # so it includes bash's fork and exec of it, as a user's shell would. Peak
 # RSS comes from a second run of the command under /usr/bin/time in the
 # same round (tshark's: in the first round only, as its runs take seconds
@@ -104,7 +105,7 @@ simd=$(grep -m1 -o -w -E 'avx512vl|vpclmulqdq' /proc/cpuinfo 2>/dev/null | sort 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) (${simd:-no avx512vl or vpclmulqdq}), $(free -g | awk '/Mem:/ {print $2}') GiB"
 echo "roce-dissect $($bin --version | cut -d' ' -f2), $(tshark --version 2>/dev/null | head -1 | cut -d' ' -f1-3 || echo 'no tshark')"
 if [ -n "${TSHARK_RUNS:-}" ]; then t_note="$TSHARK_RUNS runs"; else t_note="$runs runs, 1 on 5 M frames"; fi
-echo "times: best of $runs runs (tshark: $t_note), in rounds, page cache warm"
+echo "times: best and median of $runs runs (tshark: $t_note), in rounds, page cache warm"
 for n in "${sizes[@]}"; do
     f=$out/bench-$n.pcap
     per_qp=$(( n / 256 / 5 + 1 ))
