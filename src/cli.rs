@@ -65,8 +65,9 @@ pub struct ReportArgs {
     #[arg(long)]
     pub events: bool,
 
-    /// Path MTU for READ requests when it cannot be inferred (256-4096)
-    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(64..=65536))]
+    /// Path MTU for sizing READ requests when nothing in the capture shows it
+    /// (FIRST/MIDDLE payloads, a CM REQ): 256, 512, 1024, 2048 or 4096
+    #[arg(long, value_name = "BYTES", value_parser = parse_pmtu)]
     pub pmtu: Option<u32>,
 
     /// Identical frames of a flow closer than this are capture duplicates
@@ -150,8 +151,8 @@ pub struct GenArgs {
     #[arg(long, default_value_t = 8192)]
     pub size: u32,
 
-    /// Path MTU in bytes
-    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(256..=4096))]
+    /// Path MTU in bytes: 256, 512, 1024, 2048 or 4096
+    #[arg(long, default_value_t = 4096, value_parser = parse_pmtu)]
     pub pmtu: u32,
 
     /// Probability that a request packet is dropped (loss, mixed)
@@ -231,7 +232,21 @@ pub struct PacketsArgs {
     pub flow: Option<crate::analysis::FlowKey>,
 }
 
-/// Parses `2us`, `100ms`, `1.5s`, `500ns`, `0`.
+/// The path MTUs InfiniBand and RoCE define.
+pub const PMTUS: [u32; 5] = [256, 512, 1024, 2048, 4096];
+
+/// Parses a path MTU: one of [`PMTUS`].
+pub fn parse_pmtu(s: &str) -> Result<u32, String> {
+    s.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|m| PMTUS.contains(m))
+        .ok_or_else(|| format!("'{s}' is not a path MTU: 256, 512, 1024, 2048 or 4096"))
+}
+
+/// Parses `2us`, `100ms`, `1.5s`, `500ns`, `0`. A number needs its unit
+/// (only `0` stands alone): a bare `50` is more likely meant as 50 ms or
+/// 50 µs than as 50 ns.
 pub fn parse_duration(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let split = t
@@ -241,14 +256,25 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
     let v: f64 = num
         .parse()
         .map_err(|_| format!("'{s}' is not a duration (try 2us, 100ms, 1s)"))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("'{s}' is not a duration (try 2us, 100ms, 1s)"));
+    }
     let mult = match unit.trim() {
-        "" | "ns" => 1.0,
+        "" if v == 0.0 => 1.0,
+        "" => {
+            return Err(format!("'{s}' needs a unit: {s}ns, {s}us, {s}ms or {s}s"));
+        }
+        "ns" => 1.0,
         "us" | "µs" => 1e3,
         "ms" => 1e6,
         "s" => 1e9,
         other => return Err(format!("unknown unit '{other}' in '{s}' (ns, us, ms, s)")),
     };
-    Ok((v * mult).round() as u64)
+    let ns = (v * mult).round();
+    if ns > u64::MAX as f64 {
+        return Err(format!("'{s}' is too long a duration"));
+    }
+    Ok(ns as u64)
 }
 
 /// Parses `100G`, `25g`, `400Gb`, `10000000000`.

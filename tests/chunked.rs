@@ -312,8 +312,7 @@ fn resident_set_stays_bounded_on_a_large_file() {
     // The reader maps the whole file and gives each group of chunks back
     // once dissected: a 192 MiB capture must not become resident. Without
     // the releases the peak is above the file's size.
-    if !Path::new("/usr/bin/time").exists() {
-        eprintln!("skipping: /usr/bin/time is absent");
+    if !common::have_gnu_time() {
         return;
     }
     let one = scenario("clean", 1, OutFormat::PcapNanos);

@@ -163,3 +163,104 @@ fn other_roce_port() {
     // The ICRC covers the UDP header, so the changed port makes it invalid.
     assert_eq!(text.matches("\"valid\":false").count(), 3);
 }
+
+/// Runs the binary; (exit code, stdout, stderr).
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = common::bin().args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn tui_without_a_terminal_is_one_line_and_exit_2() {
+    // Standard output is a pipe here: the screen would go into it.
+    let cap = capture("loss.pcap");
+    let (code, out, err) = run(&["tui", cap.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "nothing drawn into the pipe");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("tui draws on a terminal"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn pmtu_is_a_fallback_that_does_not_override_what_the_capture_shows() {
+    let cap = capture("loss.pcap");
+    let cap = cap.to_str().unwrap();
+    let summary = |extra: &[&str]| {
+        let mut args = vec![cap, "--json"];
+        args.extend_from_slice(extra);
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 0, "{err}");
+        let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let retx: u64 = r["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["retransmits"].as_u64().unwrap())
+            .sum();
+        let pmtus: Vec<u64> = r["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f["pmtu"].as_u64())
+            .collect();
+        (retx, pmtus)
+    };
+    let (retx, pmtus) = summary(&[]);
+    assert_eq!(retx, 5);
+    assert!(pmtus.iter().all(|&m| m == 1024), "{pmtus:?}");
+    // The READs come before any FIRST/MIDDLE shows the PMTU of 1024; a
+    // fallback of 512 or 4096 must not size them.
+    for fallback in ["256", "512", "2048", "4096"] {
+        assert_eq!(
+            summary(&["--pmtu", fallback]),
+            (5, pmtus.clone()),
+            "{fallback}"
+        );
+    }
+    for bad in ["1000", "64", "8192", "x"] {
+        let (code, _, err) = run(&[cap, "--pmtu", bad]);
+        assert_eq!(code, 2, "--pmtu {bad}");
+        assert!(err.contains("256, 512, 1024, 2048 or 4096"), "{err}");
+    }
+    let (_, help, _) = run(&["--help"]);
+    assert!(help.contains("256, 512, 1024, 2048 or"), "{help}");
+}
+
+#[test]
+fn a_bare_duration_needs_its_unit() {
+    let cap = capture("pfc-storm.pcapng");
+    let cap = cap.to_str().unwrap();
+    let (code, _, err) = run(&[cap, "--storm-threshold", "50"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("'50' needs a unit"), "{err}");
+    for ok in ["0", "50ms", "1.5s", "2us", "500ns"] {
+        let (code, _, err) = run(&[cap, "--storm-threshold", ok]);
+        assert_eq!(code, 0, "{ok}: {err}");
+    }
+}
+
+#[test]
+fn pause_intervals_name_the_xon_that_ended_them_and_shares_stay_within_the_capture() {
+    let cap = capture("pfc-storm.pcapng");
+    let (code, out, err) = run(&[cap.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    // Priority 4: XOFF in frame 4, ended by the XON in frame 25.
+    assert!(out.contains("frames 4..25, ended by XON"), "{out}");
+    assert!(out.contains("from frame 3, expired"), "{out}");
+    let (_, json, _) = run(&[cap.to_str().unwrap(), "--json"]);
+    let r: serde_json::Value = serde_json::from_str(&json).unwrap();
+    for s in r["pfc"]["summary"].as_array().unwrap() {
+        let f = s["fraction"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&f), "{s}");
+    }
+    // The storm lasts the whole capture but for its first microsecond, and
+    // its last expiry lies past the last frame.
+    let storm = &r["pfc"]["summary"][0];
+    assert!(storm["fraction"].as_f64().unwrap() > 0.9999, "{storm}");
+    assert!(storm["paused_ns"].as_u64().unwrap() > r["capture"]["duration_ns"].as_u64().unwrap());
+}

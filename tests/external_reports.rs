@@ -83,4 +83,8 @@ fn every_external_capture_reports_sensibly() {
         (Value::Null, 335_539.into(), "expiry".into())
     );
     assert_eq!(iv["src_mac"], "00:00:00:00:00:00");
+    // The pause starts with the last frame: none of it lies inside the
+    // capture, so its share of the capture is 0 (it was 33 553.9 %).
+    assert_eq!(r["pfc"]["summary"][0]["fraction"], 0.0);
+    assert_eq!(r["pfc"]["summary"][0]["paused_ns"], 335_539);
 }

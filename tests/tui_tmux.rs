@@ -1,6 +1,8 @@
 //! A real terminal: run `roce-dissect tui` in tmux, look at the screen,
 //! drill into a flow, see its packets with PSNs, go back, quit with 0.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -46,7 +48,7 @@ fn keys(session: &str, k: &str) {
 #[test]
 fn browse_in_a_real_terminal() {
     if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("skipping: tmux is not installed");
+        common::skip("the TUI in a real terminal", "tmux is not installed");
         return;
     }
     let bin = env!("CARGO_BIN_EXE_roce-dissect");

@@ -338,22 +338,25 @@ impl FlowState {
         self.ack_last_psn = Some(psn);
     }
 
-    fn resolve_pending_read(&mut self, pmtu: Option<u32>) {
+    fn resolve_pending_read(&mut self, pmtu: u32) {
         if let Some((psn, len)) = self.pending_read.take() {
-            let span = read_span(len, pmtu.unwrap_or(DEFAULT_PMTU));
+            let span = read_span(len, pmtu);
             if let Some(t) = self.req.as_mut() {
                 t.extend_last(psn, span);
             }
         }
     }
 
-    /// A packet of the request sequence.
+    /// A packet of the request sequence. `pmtu` is the PMTU inferred so
+    /// far; `fallback` settles a READ's span when nothing has shown the
+    /// PMTU by the time the next request needs it (`--pmtu`, else 4096).
     pub fn request(
         &mut self,
         pkt: &Facts,
         r: &RoceFacts,
         op: Operation,
         pmtu: Option<u32>,
+        fallback: u32,
         max: usize,
     ) {
         let bth = r.bth;
@@ -366,7 +369,7 @@ impl FlowState {
         } else {
             // A replay of the pending READ itself does not settle its span.
             if self.pending_read.is_some_and(|(p, _)| p != bth.psn) {
-                self.resolve_pending_read(pmtu);
+                self.resolve_pending_read(pmtu.unwrap_or(fallback));
             }
             let mut span = 1;
             if op == Operation::ReadRequest
@@ -567,11 +570,14 @@ impl FlowState {
         self.req.as_ref().and_then(|t| t.next())
     }
 
-    pub fn finish(&mut self, pmtu: Option<u32>) {
+    /// Ends the flow: `inferred` is its host pair's PMTU if anything
+    /// showed it, `fallback` the `--pmtu` option.
+    pub fn finish(&mut self, inferred: Option<u32>, fallback: Option<u32>) {
+        let pmtu = inferred.or(fallback);
         if pmtu.is_some() {
             self.pmtu = pmtu;
         }
-        self.resolve_pending_read(pmtu);
+        self.resolve_pending_read(pmtu.unwrap_or(DEFAULT_PMTU));
         self.close_episode(usize::MAX);
     }
 }

@@ -112,19 +112,20 @@ fn host_pair(a: IpAddr, b: IpAddr) -> (IpAddr, IpAddr) {
     if a <= b { (a, b) } else { (b, a) }
 }
 
-/// A flow's PMTU (that of its host pair, else the default), cached in the
-/// flow until a new one is learnt anywhere (`generation` moves on).
+/// A flow's PMTU as inferred so far (that of its host pair), cached in the
+/// flow until a new one is learnt anywhere (`generation` moves on). `None`
+/// until something shows it: `--pmtu` is only the fallback for what is
+/// still unknown when it is needed (see [`FlowState::request`]).
 #[inline]
 fn flow_pmtu(
     f: &mut FlowState,
     generation: u64,
     pmtus: &FxHashMap<(IpAddr, IpAddr), u32>,
-    default: Option<u32>,
 ) -> Option<u32> {
     if f.pmtu_generation == generation {
         return f.pmtu_cached;
     }
-    refresh_pmtu(f, generation, pmtus, default)
+    refresh_pmtu(f, generation, pmtus)
 }
 
 #[inline(never)]
@@ -132,13 +133,9 @@ fn refresh_pmtu(
     f: &mut FlowState,
     generation: u64,
     pmtus: &FxHashMap<(IpAddr, IpAddr), u32>,
-    default: Option<u32>,
 ) -> Option<u32> {
     f.pmtu_generation = generation;
-    f.pmtu_cached = pmtus
-        .get(&host_pair(f.key.src, f.key.dst))
-        .copied()
-        .or(default);
+    f.pmtu_cached = pmtus.get(&host_pair(f.key.src, f.key.dst)).copied();
     f.pmtu_cached
 }
 
@@ -332,8 +329,7 @@ impl Analyzer {
                 (Some(o), Some(n))
                     if o.is_first_or_middle()
                         && n > 0
-                        && flow_pmtu(f, self.pmtu_generation, &self.pmtu, self.opts.pmtu)
-                            != Some(n) =>
+                        && flow_pmtu(f, self.pmtu_generation, &self.pmtu) != Some(n) =>
                 {
                     Some(n)
                 }
@@ -360,7 +356,8 @@ impl Analyzer {
             ..
         } = self;
         let f = &mut flows[id as usize];
-        let pmtu = flow_pmtu(f, *pmtu_generation, pmtus, opts.pmtu);
+        let pmtu = flow_pmtu(f, *pmtu_generation, pmtus);
+        let fallback_pmtu = opts.pmtu.unwrap_or(flow::DEFAULT_PMTU);
         let priority = r
             .pcp
             .or_else(|| r.dscp.and_then(|d| opts.dscp_map[usize::from(d & 63)]));
@@ -395,7 +392,7 @@ impl Analyzer {
                 f.event(max_events, "cnp", pkt, Some(bth.psn), None, None, None);
             }
             Some(o) if o.is_request() => {
-                f.request(pkt, r, o, pmtu, max_events);
+                f.request(pkt, r, o, pmtu, fallback_pmtu, max_events);
             }
             Some(o) if o.is_read_response() => {
                 f.read_response(pkt, bth, o, max_events);
@@ -568,12 +565,8 @@ impl Analyzer {
     pub fn finish_indexed(mut self, info: CaptureInfo) -> (Report, Vec<usize>) {
         for f in &mut self.flows {
             let key = f.key;
-            let pmtu = self
-                .pmtu
-                .get(&host_pair(key.src, key.dst))
-                .copied()
-                .or(self.opts.pmtu);
-            f.finish(pmtu);
+            let inferred = self.pmtu.get(&host_pair(key.src, key.dst)).copied();
+            f.finish(inferred, self.opts.pmtu);
         }
         self.pauses.finish();
         pairing::build_report(self, info)

@@ -200,6 +200,7 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
                 ended_by: i.ended_by.as_str(),
                 duration_ns: d,
                 start_frame: i.start_frame,
+                end_frame: i.end_frame,
                 frames: i.frames,
                 flows: i.flows.iter().map(|&f| pos[f as usize]).collect(),
                 flows_total: i.flows_total,
@@ -207,14 +208,15 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
             }
         })
         .collect();
+    // Per (MAC, priority), found through a map: a capture may hold pauses
+    // from many thousands of MACs.
     let mut summary: Vec<PauseSummary> = Vec::new();
+    let mut slot_of: FxHashMap<(&str, Option<u8>), usize> = FxHashMap::default();
+    let mut in_capture = Vec::new();
     for i in &intervals {
-        let s = match summary
-            .iter_mut()
-            .find(|s| s.src_mac == i.src_mac && s.priority == i.priority)
-        {
-            Some(s) => s,
-            None => {
+        let at = *slot_of
+            .entry((i.src_mac.as_str(), i.priority))
+            .or_insert_with(|| {
                 summary.push(PauseSummary {
                     src_mac: i.src_mac.clone(),
                     priority: i.priority,
@@ -224,17 +226,23 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
                     longest_ns: 0,
                     storm: false,
                 });
-                summary.last_mut().expect("just pushed")
-            }
-        };
+                in_capture.push(0u64);
+                summary.len() - 1
+            });
+        let s = &mut summary[at];
         s.intervals += 1;
-        s.paused_ns += i.duration_ns;
+        s.paused_ns = s.paused_ns.saturating_add(i.duration_ns);
         s.longest_ns = s.longest_ns.max(i.duration_ns);
         s.storm |= i.storm;
+        // The share counts only the part of each interval inside the
+        // capture: an interval left open at the end runs to its expiry,
+        // which may lie past the last frame.
+        let (from, to) = (i.start_ns.max(first), i.end_ns.min(t.last_ts));
+        in_capture[at] += to.saturating_sub(from);
     }
-    for s in &mut summary {
+    for (s, inside) in summary.iter_mut().zip(&in_capture) {
         s.fraction = if duration > 0 {
-            s.paused_ns as f64 / duration as f64
+            (*inside as f64 / duration as f64).min(1.0)
         } else {
             0.0
         };

@@ -49,6 +49,8 @@ pub struct Interval {
     pub end_ns: u64,
     pub ended_by: EndedBy,
     pub start_frame: u64,
+    /// The XON frame that ended it; `None` when it expired.
+    pub end_frame: Option<u64>,
     /// PAUSE/PFC frames that refreshed or ended it (the first included).
     pub frames: u64,
     /// Flows (ids) that sent on the paused priority towards this MAC.
@@ -91,7 +93,7 @@ pub struct PauseTimeline {
 }
 
 impl PauseTimeline {
-    fn close(&mut self, key: PauseKey, end_ns: u64, by: EndedBy) {
+    fn close(&mut self, key: PauseKey, end_ns: u64, by: EndedBy, end_frame: Option<u64>) {
         if let Some(o) = self.open.remove(&key) {
             self.open_per_priority[slot(key.priority)] -= 1;
             self.closed.push(Interval {
@@ -100,6 +102,7 @@ impl PauseTimeline {
                 end_ns: end_ns.max(o.start_ns),
                 ended_by: by,
                 start_frame: o.start_frame,
+                end_frame,
                 frames: o.frames,
                 flows_total: (o.flows.len() as u32).saturating_add(o.more),
                 flows: o.flows,
@@ -113,11 +116,15 @@ impl PauseTimeline {
             && ts > o.expiry_ns
         {
             let e = o.expiry_ns;
-            self.close(key, e, EndedBy::Expiry);
+            self.close(key, e, EndedBy::Expiry, None);
         }
         let dur = quanta_to_ns(quanta, link_bps);
         match (quanta, self.open.get_mut(&key)) {
-            (0, Some(_)) => self.close(key, ts, EndedBy::Xon),
+            (0, Some(o)) => {
+                // The XON is one of the interval's frames.
+                o.frames += 1;
+                self.close(key, ts, EndedBy::Xon, Some(frame));
+            }
             (0, None) => {}
             (_, Some(o)) => {
                 o.expiry_ns = ts.saturating_add(dur);
@@ -188,7 +195,7 @@ impl PauseTimeline {
             };
             if ts > o.expiry_ns {
                 let e = o.expiry_ns;
-                self.close(key, e, EndedBy::Expiry);
+                self.close(key, e, EndedBy::Expiry, None);
                 continue;
             }
             let (word, bit) = ((flow / 64) as usize, 1u64 << (flow % 64));
@@ -211,7 +218,7 @@ impl PauseTimeline {
         let keys: Vec<PauseKey> = self.open.keys().copied().collect();
         for k in keys {
             let e = self.open[&k].expiry_ns;
-            self.close(k, e, EndedBy::Expiry);
+            self.close(k, e, EndedBy::Expiry, None);
         }
         self.closed
             .sort_by_key(|i| (i.start_ns, i.key.mac, i.key.priority, i.start_frame));
@@ -245,7 +252,8 @@ mod tests {
             (i.start_ns, i.end_ns, i.ended_by),
             (1_000, 300_000, EndedBy::Xon)
         );
-        assert_eq!(i.frames, 2);
+        assert_eq!(i.frames, 3, "XOFF, refresh and XON");
+        assert_eq!(i.end_frame, Some(3));
     }
 
     #[test]

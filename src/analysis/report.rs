@@ -187,6 +187,8 @@ pub struct IntervalReport {
     pub ended_by: &'static str,
     pub duration_ns: u64,
     pub start_frame: u64,
+    /// The XON frame that ended it (`null` when it expired).
+    pub end_frame: Option<u64>,
     pub frames: u64,
     /// Flows that sent on the paused priority towards this MAC meanwhile
     /// (indexes into `flows`).

@@ -227,15 +227,17 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
                 let ids: Vec<String> = iv.flows.iter().map(|f| format!("#{}", f + 1)).collect();
                 format!("; sent meanwhile: {}", ids.join(" "))
             };
+            let ended = match iv.end_frame {
+                Some(x) => format!("frames {}..{}, ended by XON", iv.start_frame, x),
+                None => format!("from frame {}, expired", iv.start_frame),
+            };
             let _ = writeln!(
                 s,
-                "    {} prio {}: +{} s for {} (ended by {}, frame {}){}{}",
+                "    {} prio {}: +{} s for {} ({ended}){}{}",
                 iv.src_mac,
                 iv.priority.map_or("all".to_string(), |p| p.to_string()),
                 secs(iv.start_ns.saturating_sub(c.first_ts_ns)),
                 human_ns(iv.duration_ns),
-                iv.ended_by,
-                iv.start_frame,
                 flows,
                 if iv.storm {
                     format!(" {}", st.red("storm"))

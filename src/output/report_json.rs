@@ -187,6 +187,7 @@ fn interval(out: &mut Vec<u8>, iv: &IntervalReport) {
         ended_by,
         duration_ns,
         start_frame,
+        end_frame,
         frames,
         flows,
         flows_total,
@@ -209,12 +210,11 @@ fn interval(out: &mut Vec<u8>, iv: &IntervalReport) {
         out,
         "        ",
         false,
-        &[
-            ("duration_ns", *duration_ns),
-            ("start_frame", *start_frame),
-            ("frames", *frames),
-        ],
+        &[("duration_ns", *duration_ns), ("start_frame", *start_frame)],
     );
+    member!(out, "        ", false, "end_frame");
+    opt_u64(out, *end_frame);
+    numbers(out, "        ", false, &[("frames", *frames)]);
     member!(out, "        ", false, "flows");
     out.push(b'[');
     for (i, f) in flows.iter().enumerate() {

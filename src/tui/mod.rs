@@ -93,6 +93,26 @@ pub fn load(
     Ok(app)
 }
 
+/// Takes over the terminal, or says in one line why it cannot: standard
+/// output is not a terminal (redirected to a file or a pipe, where the
+/// screen would be written as escape codes), or there is no terminal to
+/// put in raw mode (a script, `setsid`, a service).
+fn terminal() -> Result<ratatui::DefaultTerminal, crate::cli::RunError> {
+    use std::io::IsTerminal;
+    if !io::stdout().is_terminal() {
+        return Err(crate::cli::RunError::Usage(
+            "tui draws on a terminal and standard output is not one; for a file or a pipe use `roce-dissect CAPTURE` (the report) or `roce-dissect packets CAPTURE`".into(),
+        ));
+    }
+    ratatui::try_init().map_err(|e| {
+        // Raw mode may have been entered before the step that failed.
+        ratatui::restore();
+        crate::cli::RunError::Usage(format!(
+            "tui needs a terminal to draw on and read keys from: {e}"
+        ))
+    })
+}
+
 /// The whole `tui` command on the real terminal. A capture that cannot be
 /// read is reported before the screen is taken over.
 pub fn run(
@@ -107,7 +127,7 @@ pub fn run(
     }
     // Fail early, on the normal screen, for files that cannot be read.
     open_stream(path).map_err(|e| crate::cli::RunError::Capture(path.to_path_buf(), e))?;
-    let mut terminal = ratatui::init();
+    let mut terminal = terminal()?;
     let _ = execute!(io::stdout(), EnableMouseCapture);
     let result = (|| -> Result<(), crate::cli::RunError> {
         let mut app = load(path, dissect_opts, opts, &mut |ratio, frames| {

@@ -8,13 +8,29 @@ use roce_dissect::capture::CaptureFile;
 use roce_dissect::dissect::{DissectOptions, dissect};
 use roce_dissect::output::packets::write_json_line;
 
+/// Says that (part of) a test is skipped, and why, where `cargo test`
+/// shows it: written to the process's standard error directly, past the
+/// test harness's capture (which only takes `print!` and `eprint!`), so the
+/// line appears in the run's output even when the test passes.
+pub fn skip(what: &str, why: &str) {
+    use std::io::Write;
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {what}: {why}");
+}
+
 /// `../shared/captures-external`, when this checkout has it.
 pub fn external_dir() -> Option<PathBuf> {
     let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/captures-external");
     if d.is_dir() {
         Some(d)
     } else {
-        eprintln!("skipping: ../shared/captures-external is absent");
+        skip(
+            "the external captures",
+            "../shared/captures-external is absent",
+        );
         None
     }
 }
@@ -44,7 +60,10 @@ pub fn have_tshark() -> bool {
         .map(|o| o.status.success())
         .unwrap_or(false);
     if !ok {
-        eprintln!("skipping: tshark is not installed (apt-get install tshark)");
+        skip(
+            "the comparison with tshark",
+            "tshark is not installed (apt-get install tshark)",
+        );
     }
     ok
 }
@@ -53,7 +72,7 @@ pub fn have_tshark() -> bool {
 pub fn contract_check(kind: &str, file: &Path) -> Option<String> {
     let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/tools/contract-check");
     if !tool.exists() {
-        eprintln!("skipping contract-check: ../shared/tools/contract-check is absent");
+        skip("contract-check", "../shared/tools/contract-check is absent");
         return None;
     }
     let out = Command::new("python3")
@@ -68,6 +87,18 @@ pub fn contract_check(kind: &str, file: &Path) -> Option<String> {
         "contract-check {kind} failed:\n{text}"
     );
     Some(text)
+}
+
+/// Whether GNU time is there to measure peak memory; says so when not.
+pub fn have_gnu_time() -> bool {
+    let ok = Path::new("/usr/bin/time").exists();
+    if !ok {
+        skip(
+            "the peak memory check",
+            "/usr/bin/time is absent (apt-get install time)",
+        );
+    }
+    ok
 }
 
 /// Decodes a capture into the JSON objects of `packets --json`.
