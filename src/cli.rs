@@ -86,6 +86,10 @@ pub struct ReportArgs {
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub max_events: usize,
 
+    /// Events kept in all (the rest are counted, with a warning)
+    #[arg(long, value_name = "N", default_value_t = crate::analysis::DEFAULT_MAX_EVENTS_TOTAL)]
+    pub max_events_total: u64,
+
     /// Never colour the text report (NO_COLOR is honoured too)
     #[arg(long)]
     pub no_color: bool,
@@ -446,6 +450,7 @@ fn analysis_options(decode: &DecodeArgs, args: &ReportArgs) -> Result<AnalysisOp
         storm_threshold_ns: args.storm_threshold,
         dscp_map,
         max_events: args.max_events,
+        max_events_total: args.max_events_total,
     })
 }
 

@@ -314,8 +314,9 @@ fn read_pmtu_learnt_after_the_request() {
         counts(flow(&report(&t), "10.0.0.1", 0x22)),
         [2, 0, 0, 0, 0, 0]
     );
-    // With --pmtu 2048 the READ takes PSNs 10..=13, so a SEND at 12 reuses
-    // a PSN already consumed: a replay.
+    // With --pmtu 2048 the READ takes PSNs 10..=13, so a SEND at 12 takes
+    // a PSN the READ consumed: not a replay (a replay repeats the same
+    // kind of request) but a PSN reuse, the requester breaking the rules.
     let r = report_with(
         &t,
         AnalysisOptions {
@@ -323,7 +324,11 @@ fn read_pmtu_learnt_after_the_request() {
             ..Default::default()
         },
     );
-    assert_eq!(counts(flow(&r, "10.0.0.1", 0x22)), [2, 1, 0, 0, 0, 0]);
+    let data = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!(counts(data), [2, 0, 0, 0, 0, 0]);
+    assert_eq!(data["psn_reuse"], 1);
+    assert_eq!(data["events"][0]["kind"], "psn_reuse");
+    assert_eq!(data["retransmit_episodes"], 0);
 }
 
 #[test]
@@ -730,4 +735,189 @@ fn pause_interval_counts_each_flow_once_beyond_the_named_ones() {
     assert_eq!(iv["ended_by"], "xon");
     assert_eq!(iv["flows"].as_array().unwrap().len(), 16);
     assert_eq!(iv["flows_total"], 20, "{iv:#}");
+}
+
+fn hint_kinds(r: &Value) -> Vec<&str> {
+    r["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["kind"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn nak_caused_by_reordering_is_not_called_a_drop() {
+    // At the responder: 4 arrives before 3 (swapped on the way); the
+    // responder NAKs 3, which then arrives, late; the requester replays
+    // 3 and 4 anyway. Nothing was lost.
+    let c = conn();
+    let mut t = Trace::new();
+    for (us, psn) in [(1, 1), (2, 2), (3, 4), (4, 3)] {
+        t.at(us, bytes(&c.req(0x0a, psn, 100)));
+    }
+    t.at(5, bytes(&c.ack(3, AckKind::Nak, 0, 2)));
+    for (us, psn) in [(15, 3), (16, 4), (17, 5)] {
+        t.at(us, bytes(&c.req(0x0a, psn, 100)));
+    }
+    t.at(18, bytes(&c.ack(5, AckKind::Ack, 31, 5)));
+    let r = report(&t);
+    let data = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!(counts(data), [7, 2, 1, 0, 0, 0]);
+    let ep = &data["episodes"][0];
+    assert_eq!(
+        (ep["trigger"].as_str(), ep["reordered"].as_bool()),
+        (Some("nak"), Some(true))
+    );
+    let kinds = hint_kinds(&r);
+    assert!(kinds.contains(&"psn_seq_err_reorder"), "{kinds:?}");
+    assert!(
+        !kinds.contains(&"psn_seq_err"),
+        "no drop is claimed: {kinds:?}"
+    );
+}
+
+#[test]
+fn nak_with_a_loss_before_the_capture_names_drops() {
+    // At the responder: 3 is lost; 4 arrives, NAK 3, the replay brings 3
+    // (never seen: out of order) and 4 again.
+    let c = conn();
+    let mut t = Trace::new();
+    for (us, psn) in [(1, 1), (2, 2), (3, 4)] {
+        t.at(us, bytes(&c.req(0x0a, psn, 100)));
+    }
+    t.at(4, bytes(&c.ack(3, AckKind::Nak, 0, 2)));
+    for (us, psn) in [(15, 3), (16, 4), (17, 5)] {
+        t.at(us, bytes(&c.req(0x0a, psn, 100)));
+    }
+    let r = report(&t);
+    let data = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!(data["episodes"][0]["reordered"], false);
+    let kinds = hint_kinds(&r);
+    assert!(kinds.contains(&"psn_seq_err"), "{kinds:?}");
+    assert!(!kinds.contains(&"psn_seq_err_reorder"), "{kinds:?}");
+}
+
+#[test]
+fn nak_with_nothing_missing_or_replayed_says_the_capture_does_not_show_it() {
+    let c = conn();
+    let mut t = Trace::new();
+    for (us, psn) in [(1, 1), (2, 2), (3, 3)] {
+        t.at(us, bytes(&c.req(0x0a, psn, 100)));
+    }
+    t.at(4, bytes(&c.ack(3, AckKind::Nak, 0, 2)));
+    let r = report(&t);
+    let kinds = hint_kinds(&r);
+    assert_eq!(kinds, ["psn_seq_err_unseen"], "{kinds:?}");
+}
+
+#[test]
+fn read_replayed_and_never_answered() {
+    // A SEND is ACKed (so both directions are known), then a READ is
+    // retried three times with no response before the capture ends.
+    let c = conn();
+    let mut t = Trace::new();
+    t.at(1, bytes(&c.req(0x04, 9, 64)));
+    t.at(2, bytes(&c.ack(9, AckKind::Ack, 31, 1)));
+    for us in [10, 20_000, 40_000, 60_000] {
+        t.at(us, bytes(&c.read(10, 1024)));
+    }
+    let r = report(&t);
+    let data = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!(data["retransmits"], 3);
+    assert_eq!(data["unanswered_reads"], 1);
+    assert_eq!(data["episodes"][0]["trigger"], "timeout");
+    let kinds = hint_kinds(&r);
+    assert!(kinds.contains(&"unanswered_read"), "{kinds:?}");
+    assert!(
+        !kinds.contains(&"timeout"),
+        "not blamed on lost ACKs: {kinds:?}"
+    );
+    // Once answered, it is an ordinary timeout.
+    t.at(60_010, bytes(&c.read_resp(0x10, 10, 1024, 2)));
+    let r = report(&t);
+    assert_eq!(flow(&r, "10.0.0.1", 0x22)["unanswered_reads"], 0);
+    let kinds = hint_kinds(&r);
+    assert!(kinds.contains(&"timeout"), "{kinds:?}");
+    assert!(!kinds.contains(&"unanswered_read"), "{kinds:?}");
+}
+
+#[test]
+fn a_capture_whose_icrcs_all_fail_is_summarised() {
+    let c = conn();
+    let mut t = Trace::new();
+    for i in 0..300u32 {
+        let mut f = c.req(0x04, i, 64);
+        f.bad_icrc = true;
+        t.at(u64::from(i) + 1, bytes(&f));
+    }
+    let r = report(&t);
+    assert_eq!(r["capture"]["icrc_errors"], 300);
+    let data = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!(data["bad_icrc"], 300);
+    assert!(data["events"].as_array().unwrap().is_empty(), "{data}");
+    assert_eq!(hint_kinds(&r), ["icrc_not_preserved", "one_way"]);
+    let text = serde_json::to_string(&r).unwrap();
+    assert!(text.len() < 8_000, "{} bytes", text.len());
+    // A few bad ones among good ones are listed, with the usual hint.
+    let mut t = Trace::new();
+    for i in 0..300u32 {
+        let mut f = c.req(0x04, i, 64);
+        f.bad_icrc = i % 100 == 7;
+        t.at(u64::from(i) + 1, bytes(&f));
+    }
+    let r = report(&t);
+    let data = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!(data["events"].as_array().unwrap().len(), 3);
+    assert!(hint_kinds(&r).contains(&"bad_icrc"));
+}
+
+#[test]
+fn events_are_capped_in_total_and_every_cap_is_counted() {
+    // Two flows with 10 CE marks each, interleaved.
+    let c = conn();
+    let mut d = conn();
+    d.qp_b = 0x33;
+    let mut t = Trace::new();
+    for i in 0..10u32 {
+        for (k, cc) in [&c, &d].into_iter().enumerate() {
+            let mut f = cc.req(0x04, i, 64);
+            f.net = f.net.with_ecn(3);
+            t.at(u64::from(i * 2 + k as u32) + 1, bytes(&f));
+        }
+    }
+    let caps = |per_flow: usize, total: u64| {
+        let r = report_with(
+            &t,
+            AnalysisOptions {
+                max_events: per_flow,
+                max_events_total: total,
+                ..Default::default()
+            },
+        );
+        let flows = r["flows"].as_array().unwrap();
+        let kept: Vec<usize> = flows
+            .iter()
+            .map(|f| f["events"].as_array().unwrap().len())
+            .collect();
+        let dropped: Vec<u64> = flows
+            .iter()
+            .map(|f| f["events_dropped"].as_u64().unwrap())
+            .collect();
+        let warned = r["capture"]["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("--max-events-total"));
+        (
+            kept,
+            dropped,
+            r["capture"]["events_dropped"].as_u64().unwrap(),
+            warned,
+        )
+    };
+    // 6 in all: 3 on each flow; the other 14 counted, per flow and in all.
+    assert_eq!(caps(4, 6), (vec![3, 3], vec![7, 7], 14, true));
+    // 2 per flow: the total never runs out, no warning.
+    assert_eq!(caps(2, 100), (vec![2, 2], vec![8, 8], 0, false));
 }

@@ -41,14 +41,37 @@ fn every_external_capture_reports_sensibly() {
         std::fs::write(tmp.path(), serde_json::to_vec(&r).unwrap()).unwrap();
         common::contract_check("report", tmp.path());
         // The rxe/home-made stack's "stall" and "faillire" cases: a SEND
-        // reuses the last PSN of a READ that spans three PMTUs.
-        let retx = total(&r, "retransmits");
+        // takes the last PSN of a READ that spans three 1024-byte PMTUs (the
+        // requester counted two: it assumed 2048). Not a retransmission: a
+        // PSN reuse, with the hint that says so.
+        assert_eq!(total(&r, "retransmits"), 0, "{name}");
+        let hint_kinds: Vec<&str> = r["hints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["kind"].as_str().unwrap())
+            .collect();
         if name.contains("2400_stall") || name.contains("3072_faillire") {
-            assert_eq!(retx, 1, "{name}");
-            let ep = r["flows"][0]["episodes"][0].clone();
-            assert_eq!(ep["trigger"], "timeout", "{name}");
+            assert_eq!(total(&r, "psn_reuse"), 1, "{name}");
+            let f = &r["flows"][0];
+            assert_eq!(f["psn_reuse"], 1, "{name}");
+            assert_eq!(f["retransmit_episodes"], 0, "{name}");
+            let ev = &f["events"][0];
+            assert_eq!(ev["kind"], "psn_reuse", "{name}");
+            let (frame, psn) = if name.contains("2400") {
+                (147, 7_488_513)
+            } else {
+                (70, 4_445_928)
+            };
+            assert_eq!(
+                (ev["frame"].as_u64(), ev["psn"].as_u64()),
+                (Some(frame), Some(psn)),
+                "{name}"
+            );
+            assert_eq!(hint_kinds, ["psn_reuse"], "{name}");
         } else {
-            assert_eq!(retx, 0, "{name}");
+            assert_eq!(total(&r, "psn_reuse"), 0, "{name}");
+            assert!(!hint_kinds.contains(&"timeout"), "{name}: {hint_kinds:?}");
         }
         // CM captures pair their connection by CM.
         if r["capture"]["cm_messages"].as_u64().unwrap() >= 3 {

@@ -70,7 +70,7 @@ fn packets_of_a_flow_with_anomalies() {
     let s = screen(&mut a);
     assert!(s.contains("PSN="), "{s}");
     assert!(
-        s.contains("[gap]") && s.contains("[out_of_order]") && s.contains("[retransmit]"),
+        s.contains("[gap]") && s.contains("[out of order]") && s.contains("[retransmit]"),
         "{s}"
     );
     insta::assert_snapshot!("tui_packets", s);
@@ -116,7 +116,7 @@ fn psn_chart() {
     assert!(matches!(a.view(), View::Chart(0)));
     let c = a.chart.as_ref().unwrap();
     assert_eq!(c.retransmit.len() as u64, a.report.flows[0].retransmits);
-    assert_eq!(c.late.len() as u64, a.report.flows[0].out_of_order);
+    assert_eq!(c.out_of_order.len() as u64, a.report.flows[0].out_of_order);
     insta::assert_snapshot!("tui_chart", screen(&mut a));
 }
 

@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap;
 
 use super::facts::{Facts, RoceFacts};
 use super::psn::{PsnTracker, Verdict, WINDOW, psn_add, psn_diff};
-use super::report::{DelayStats, Episode, Event, NakCounts};
+use super::report::{DelayStats, Episode, Event, EventKind, NakCounts, Trigger};
 use crate::dissect::{Packet, RoceVersion};
 use crate::wire::BthRepr;
 use crate::wire::{Operation, Transport};
@@ -95,6 +95,115 @@ impl DelayAcc {
     }
 }
 
+/// How many events may still be kept: at most `per_flow` on each flow and
+/// `total` in all. What does not fit is counted, per flow and here.
+#[derive(Debug, Clone)]
+pub struct EventBudget {
+    pub per_flow: usize,
+    pub total_left: u64,
+    /// Events counted but not kept because `total` ran out.
+    pub dropped_total: u64,
+}
+
+/// The kind of request that consumed a PSN: a replay repeats the same
+/// kind, a request of another kind on a consumed PSN breaks the PSN rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReqKind {
+    #[default]
+    Send,
+    Write,
+    Read,
+    Atomic,
+}
+
+impl ReqKind {
+    pub fn of(op: Operation) -> ReqKind {
+        use Operation::*;
+        match op {
+            WriteFirst | WriteMiddle | WriteLast | WriteLastImm | WriteOnly | WriteOnlyImm => {
+                ReqKind::Write
+            }
+            ReadRequest => ReqKind::Read,
+            CompareSwap | FetchAdd => ReqKind::Atomic,
+            _ => ReqKind::Send,
+        }
+    }
+}
+
+/// A run of consecutive PSNs consumed by requests of one kind.
+#[derive(Debug, Clone, Copy, Default)]
+struct Run {
+    first: u32,
+    span: u32,
+    kind: ReqKind,
+}
+
+const RUNS: usize = 8;
+/// Replayed READ requests remembered per flow.
+const MAX_REPLAYED_READS: usize = 16;
+/// Longest run remembered: any PSN that far back is of the run's kind.
+const MAX_RUN: u32 = 1 << 23;
+
+/// The last few runs of a request sequence, so that a PSN behind the one
+/// expected can be told apart: the same kind of request again (a replay)
+/// or another kind (a reuse). A replay goes back at most a window of
+/// outstanding requests, a few messages.
+#[derive(Debug, Clone, Copy, Default)]
+struct RecentRequests {
+    runs: [Run; RUNS],
+    last: u8,
+    len: u8,
+}
+
+impl RecentRequests {
+    /// `span` PSNs from `psn` consumed by a request of `kind`, in order.
+    #[inline]
+    fn note(&mut self, psn: u32, span: u32, kind: ReqKind) {
+        let r = &mut self.runs[usize::from(self.last) % RUNS];
+        if self.len > 0 && r.kind == kind && psn == psn_add(r.first, r.span) {
+            r.span = r.span.saturating_add(span).min(MAX_RUN);
+            return;
+        }
+        self.push(psn, span, kind);
+    }
+
+    #[inline(never)]
+    fn push(&mut self, psn: u32, span: u32, kind: ReqKind) {
+        self.last = ((usize::from(self.last) + 1) % RUNS) as u8;
+        self.runs[usize::from(self.last)] = Run {
+            first: psn,
+            span: span.min(MAX_RUN),
+            kind,
+        };
+        self.len = (self.len + 1).min(RUNS as u8);
+    }
+
+    /// The READ at `psn` turned out to span `span` PSNs.
+    fn widen(&mut self, psn: u32, span: u32) {
+        let r = &mut self.runs[usize::from(self.last) % RUNS];
+        if self.len > 0 && r.kind == ReqKind::Read && psn_diff(psn, r.first) >= 0 {
+            let end = psn_diff(psn, r.first) as u32 + span;
+            r.span = r.span.max(end).min(MAX_RUN);
+        }
+    }
+
+    /// The kind of request that consumed `psn`, if it is in a recent run.
+    fn kind_at(&self, psn: u32) -> Option<ReqKind> {
+        let n = usize::from(self.len);
+        (0..n)
+            .map(|i| &self.runs[(usize::from(self.last) + RUNS - i) % RUNS])
+            .find(|r| {
+                let d = psn_diff(psn, r.first);
+                d >= 0 && (d as u32) < r.span
+            })
+            .map(|r| r.kind)
+    }
+
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
 /// One flow's state. The fields every packet reads or writes come first
 /// and in this order (`repr(C)`), so that a packet touches the first ~310
 /// bytes of the flow (five or six cache lines) rather than lines all over
@@ -120,6 +229,8 @@ pub struct FlowState {
     open_episode: Option<Box<OpenEpisode>>,
     /// A READ request whose PSN count waits for the PMTU: (PSN, DMA length).
     pending_read: Option<(u32, u32)>,
+    /// What consumed the recent request PSNs (RC, UC, XRC).
+    recent: RecentRequests,
     pub req_first_psn: Option<u32>,
     /// PSNs carried by AETH packets (ACKs, NAKs, READ responses).
     pub ack_first_psn: Option<u32>,
@@ -134,6 +245,13 @@ pub struct FlowState {
     pub first_ts: u64,
     pub retransmits: u64,
     pub out_of_order: u64,
+    pub psn_reuse: u64,
+    /// The PSN of the latest out-of-order arrival: a replay that starts
+    /// with it replays a packet that was reordered, not lost.
+    late_psn: Option<u32>,
+    /// READ requests replayed (their PSNs, the first few): answered or not
+    /// is known once the other direction is.
+    pub replayed_reads: Vec<u32>,
     pub ecn_ce: u64,
     pub cnps: u64,
     pub bad_icrc: u64,
@@ -256,6 +374,10 @@ impl FlowState {
             last_ts: pkt.ts_ns,
             retransmits: 0,
             out_of_order: 0,
+            psn_reuse: 0,
+            late_psn: None,
+            replayed_reads: Vec::new(),
+            recent: RecentRequests::default(),
             ecn_ce: 0,
             cnps: 0,
             bad_icrc: 0,
@@ -308,18 +430,24 @@ impl FlowState {
     #[inline(never)]
     pub fn event(
         &mut self,
-        max: usize,
-        kind: &'static str,
+        budget: &mut EventBudget,
+        kind: EventKind,
         pkt: &Facts,
         psn: Option<u32>,
         count: Option<u32>,
         code: Option<u8>,
         detail: Option<&'static str>,
     ) {
-        if self.events.len() >= max {
+        if self.events.len() >= budget.per_flow {
             self.events_dropped += 1;
             return;
         }
+        if budget.total_left == 0 {
+            self.events_dropped += 1;
+            budget.dropped_total += 1;
+            return;
+        }
+        budget.total_left -= 1;
         self.events.push(Event {
             kind,
             frame: pkt.number,
@@ -344,12 +472,15 @@ impl FlowState {
             if let Some(t) = self.req.as_mut() {
                 t.extend_last(psn, span);
             }
+            self.recent.widen(psn, span);
         }
     }
 
     /// A packet of the request sequence. `pmtu` is the PMTU inferred so
     /// far; `fallback` settles a READ's span when nothing has shown the
     /// PMTU by the time the next request needs it (`--pmtu`, else 4096).
+    /// Returns what the packet was to the sequence.
+    #[allow(clippy::too_many_arguments)]
     pub fn request(
         &mut self,
         pkt: &Facts,
@@ -357,8 +488,8 @@ impl FlowState {
         op: Operation,
         pmtu: Option<u32>,
         fallback: u32,
-        max: usize,
-    ) {
+        budget: &mut EventBudget,
+    ) -> Verdict {
         let bth = r.bth;
         if pmtu.is_some() {
             self.pmtu = pmtu;
@@ -386,15 +517,65 @@ impl FlowState {
             if self.req_first_psn.is_none() {
                 self.req_first_psn = Some(bth.psn);
             }
-            self.req
+            let kind = ReqKind::of(op);
+            let v = self
+                .req
                 .get_or_insert_with(Default::default)
-                .observe(bth.psn, span)
+                .observe(bth.psn, span);
+            match v {
+                Verdict::InOrder | Verdict::First | Verdict::Gap { .. } => {
+                    self.recent.note(bth.psn & super::psn::PSN_MASK, span, kind);
+                    v
+                }
+                Verdict::Retransmit => self.replayed(pkt, bth.psn, kind, budget),
+                _ => v,
+            }
         };
-        self.sequence_verdict(pkt, bth.psn, verdict, max);
+        self.sequence_verdict(pkt, bth.psn, verdict, budget);
+        verdict
     }
 
-    /// A READ response packet.
-    pub fn read_response(&mut self, pkt: &Facts, bth: &BthRepr, op: Operation, max: usize) {
+    /// A request on a PSN already seen: a replay of the same request, or a
+    /// PSN reused by a request of another kind.
+    #[cold]
+    #[inline(never)]
+    fn replayed(
+        &mut self,
+        pkt: &Facts,
+        psn: u32,
+        kind: ReqKind,
+        budget: &mut EventBudget,
+    ) -> Verdict {
+        if self.recent.kind_at(psn).is_some_and(|k| k != kind) {
+            self.psn_reuse += 1;
+            self.event(
+                budget,
+                EventKind::PsnReuse,
+                pkt,
+                Some(psn),
+                None,
+                None,
+                None,
+            );
+            return Verdict::PsnReuse;
+        }
+        if kind == ReqKind::Read
+            && self.replayed_reads.len() < MAX_REPLAYED_READS
+            && !self.replayed_reads.contains(&psn)
+        {
+            self.replayed_reads.push(psn);
+        }
+        Verdict::Retransmit
+    }
+
+    /// A READ response packet; returns what it was to the response sequence.
+    pub fn read_response(
+        &mut self,
+        pkt: &Facts,
+        bth: &BthRepr,
+        op: Operation,
+        budget: &mut EventBudget,
+    ) -> Verdict {
         let t = self.resp.get_or_insert_with(Default::default);
         let verdict = match op {
             Operation::ReadResponseFirst | Operation::ReadResponseOnly => {
@@ -402,14 +583,21 @@ impl FlowState {
             }
             _ => t.observe(bth.psn, 1),
         };
-        self.sequence_verdict(pkt, bth.psn, verdict, max);
+        self.sequence_verdict(pkt, bth.psn, verdict, budget);
+        verdict
     }
 
     /// What a packet's PSN verdict adds to the flow. Most packets are in
     /// order with no replay open: only `prev` and the time change, in code
     /// inlined into the per-packet path; the rest is out of line.
     #[inline]
-    fn sequence_verdict(&mut self, pkt: &Facts, psn: u32, verdict: Verdict, max: usize) {
+    fn sequence_verdict(
+        &mut self,
+        pkt: &Facts,
+        psn: u32,
+        verdict: Verdict,
+        budget: &mut EventBudget,
+    ) {
         let silence = self
             .last_seq_ts
             .map(|t| pkt.ts_ns.saturating_sub(t))
@@ -420,7 +608,7 @@ impl FlowState {
             Verdict::InOrder | Verdict::First | Verdict::NewMessage
         ) || self.open_episode.is_some()
         {
-            self.sequence_event(pkt, psn, verdict, max, silence);
+            self.sequence_event(pkt, psn, verdict, budget, silence);
         }
         self.prev = Some(Prev {
             frame: pkt.number,
@@ -439,20 +627,45 @@ impl FlowState {
         pkt: &Facts,
         psn: u32,
         verdict: Verdict,
-        max: usize,
+        budget: &mut EventBudget,
         silence: u64,
     ) {
         match verdict {
             Verdict::Gap { first, count } => {
-                self.event(max, "gap", pkt, Some(first), Some(count), None, None);
+                self.event(
+                    budget,
+                    EventKind::Gap,
+                    pkt,
+                    Some(first),
+                    Some(count),
+                    None,
+                    None,
+                );
             }
             Verdict::OutOfOrder => {
                 self.out_of_order += 1;
-                self.event(max, "out_of_order", pkt, Some(psn), None, None, None);
+                self.late_psn = Some(psn & super::psn::PSN_MASK);
+                self.event(
+                    budget,
+                    EventKind::OutOfOrder,
+                    pkt,
+                    Some(psn),
+                    None,
+                    None,
+                    None,
+                );
             }
             Verdict::Retransmit => {
                 self.retransmits += 1;
-                self.event(max, "retransmit", pkt, Some(psn), None, None, None);
+                self.event(
+                    budget,
+                    EventKind::Retransmit,
+                    pkt,
+                    Some(psn),
+                    None,
+                    None,
+                    None,
+                );
             }
             _ => {}
         }
@@ -469,12 +682,15 @@ impl FlowState {
                     o.ep.packets += 1;
                 }
             } else {
-                self.close_episode(max);
-                let start = match self.prev {
+                self.close_episode(budget.per_flow);
+                let (start, reordered) = match self.prev {
                     Some(p) if p.out_of_order && psn == psn_add(p.psn, 1) => {
-                        (p.frame, p.ts_ns, p.psn, 2, p.silence_ns)
+                        ((p.frame, p.ts_ns, p.psn, 2, p.silence_ns), false)
                     }
-                    _ => (pkt.number, pkt.ts_ns, psn, 1, silence),
+                    _ => (
+                        (pkt.number, pkt.ts_ns, psn, 1, silence),
+                        self.late_psn == Some(psn & super::psn::PSN_MASK),
+                    ),
                 };
                 self.open_episode = Some(Box::new(OpenEpisode {
                     ep: Episode {
@@ -483,16 +699,17 @@ impl FlowState {
                         first_psn: start.2,
                         last_psn: psn,
                         packets: start.3,
-                        trigger: "timeout",
+                        trigger: Trigger::Timeout,
                         nak_frame: None,
                         latency_ns: start.4,
+                        reordered,
                     },
                     silence_ns: start.4,
                     attributed: false,
                 }));
             }
         } else {
-            self.close_episode(max);
+            self.close_episode(budget.per_flow);
         }
     }
 
@@ -532,12 +749,12 @@ impl FlowState {
         match best {
             Some(n) => {
                 n.used = true;
-                o.ep.trigger = if n.rnr { "rnr" } else { "nak" };
+                o.ep.trigger = if n.rnr { Trigger::Rnr } else { Trigger::Nak };
                 o.ep.nak_frame = Some(n.frame);
                 o.ep.latency_ns = o.ep.ts_ns.saturating_sub(n.ts_ns);
             }
             None => {
-                o.ep.trigger = "timeout";
+                o.ep.trigger = Trigger::Timeout;
                 o.ep.latency_ns = o.silence_ns;
             }
         }
@@ -553,6 +770,8 @@ impl FlowState {
         self.resp = None;
         self.ud.clear();
         self.pending_read = None;
+        self.recent.clear();
+        self.late_psn = None;
         self.req_first_psn = None;
         self.prev = None;
         self.last_seq_ts = None;
@@ -564,6 +783,11 @@ impl FlowState {
             + self.req.as_ref().map_or(0, |t| t.missing())
             + self.resp.as_ref().map_or(0, |t| t.missing())
             + self.ud.values().map(|t| t.missing()).sum::<u64>()
+    }
+
+    /// The READ response PSN expected next, once any response was seen.
+    pub fn resp_next(&self) -> Option<u32> {
+        self.resp.as_ref().and_then(|t| t.next())
     }
 
     pub fn req_next(&self) -> Option<u32> {

@@ -1,9 +1,23 @@
-//! Expert hints: one line per anomaly kind present, with likely causes.
+//! Expert hints: one line per anomaly kind present, with its likely causes.
+//! A hint says only what the capture shows: drops only when PSNs went
+//! missing or were replayed, reordering when the packet a NAK asked for had
+//! arrived, late.
 
-use super::report::{Hint, Report};
+use super::report::{FlowReport, Hint, Report, Trigger};
 
+/// Whether (nearly) every RoCE frame whose ICRC could be checked failed it:
+/// then the capture path does not keep ICRCs (a NIC that strips or
+/// recomputes them, a mirror that rewrites headers), rather than every
+/// packet being corrupt.
+pub fn icrc_not_preserved(icrc_errors: u64, roce_frames: u64, truncated: u64) -> bool {
+    let checked = roce_frames.saturating_sub(truncated);
+    icrc_errors >= 8 && icrc_errors.saturating_mul(10) >= checked.saturating_mul(9)
+}
+
+/// The hints for a report.
 pub fn hints(r: &Report) -> Vec<Hint> {
-    let sum = |f: &dyn Fn(&super::report::FlowReport) -> u64| r.flows.iter().map(f).sum::<u64>();
+    let sum = |f: &dyn Fn(&FlowReport) -> u64| r.flows.iter().map(f).sum::<u64>();
+    let episodes = || r.flows.iter().flat_map(|f| &f.episodes);
     let mut out = Vec::new();
     let mut add = |kind: &'static str, count: u64, text: &'static str| {
         if count > 0 {
@@ -15,15 +29,43 @@ pub fn hints(r: &Report) -> Vec<Hint> {
         sum(&|f| f.naks.remote_access),
         "Remote access error NAKs: the responder rejected the access: an invalid or stale R_Key, memory not registered (or deregistered) for that access, or an address outside the region.",
     );
+
+    // PSN sequence error NAKs: the responder saw a gap. Caused by
+    // reordering when the replay starts with a packet that had arrived.
+    let seq_naks = sum(&|f| f.naks.psn_seq_err);
+    let reordered = episodes()
+        .filter(|e| e.trigger == Trigger::Nak && e.reordered)
+        .count() as u64;
+    let replayed_lost: u64 = episodes().filter(|e| !e.reordered).map(|e| e.packets).sum();
+    let drops_seen = sum(&|f| f.missing) > 0 || replayed_lost > 0;
+    let other_seq_naks = seq_naks.saturating_sub(reordered);
+    if drops_seen {
+        add(
+            "psn_seq_err",
+            other_seq_naks,
+            "PSN sequence error NAKs: the responder saw a gap and packets went missing or were replayed: packets were dropped on the way. Check that PFC is enabled for the RoCE priority on every hop, switch buffer and drop counters, and the DSCP/PCP mapping.",
+        );
+    } else {
+        add(
+            "psn_seq_err_unseen",
+            other_seq_naks,
+            "PSN sequence error NAKs, but no PSN is missing here and nothing was replayed: the responder saw a gap this capture does not show: packets lost or reordered between the capture point and the responder, or a capture that misses frames.",
+        );
+    }
     add(
-        "psn_seq_err",
-        sum(&|f| f.naks.psn_seq_err),
-        "PSN sequence error NAKs: the responder saw a gap, so packets were dropped on the way: check that PFC is enabled for the RoCE priority on every hop, switch buffer and drop counters, and the DSCP/PCP mapping.",
+        "psn_seq_err_reorder",
+        reordered.min(seq_naks),
+        "PSN sequence error NAKs caused by reordering: the packet the responder asked for had already arrived, late, and the requester replayed from it anyway (go-back-N). Nothing was lost: multipath reordering (ECMP with changing entropy, adaptive routing) costs replays and goodput.",
     );
     add(
         "missing",
         sum(&|f| f.missing),
         "PSNs still missing at the end of the capture: packets lost before the capture point (lossy priority, buffer drops) or not captured (mirror drops, capture started or stopped mid-message).",
+    );
+    add(
+        "psn_reuse",
+        sum(&|f| f.psn_reuse),
+        "A request took a PSN that a request of another kind had already consumed (e.g. a SEND inside an RDMA READ's PSN span): the requester broke the PSN rules, which the responder answers with NAKs or silence. After a READ, the two sides most likely disagree on the path MTU: the requester counted the READ's PSNs with a larger one than the responder's READ responses use. Check the active MTU at both ends (ibv_devinfo, the RDMA CM path record).",
     );
     add(
         "rnr",
@@ -45,21 +87,30 @@ pub fn hints(r: &Report) -> Vec<Hint> {
         sum(&|f| f.naks.invalid_rd),
         "Invalid RD request NAKs: a Reliable Datagram request named an invalid EE context or Q_Key.",
     );
+
+    // Timeouts: READs nobody answered are their own story.
+    let unanswered = sum(&|f| f.unanswered_reads);
+    add(
+        "unanswered_read",
+        unanswered,
+        "RDMA READ requests retried until the capture ended with no READ response at all: the responder never answered them (its QP in the error state, the READ refused without a NAK, responses lost on every try). The ACK timeout is the symptom, not the cause: look at the responder's QP state and error counters.",
+    );
     let timeouts = r
         .flows
         .iter()
+        .filter(|f| f.unanswered_reads == 0)
         .flat_map(|f| &f.episodes)
-        .filter(|e| e.trigger == "timeout")
+        .filter(|e| e.trigger == Trigger::Timeout)
         .count() as u64;
     add(
         "timeout",
         timeouts,
-        "Retransmissions with no NAK before them (timeouts): ACKs were lost, the peer is dead or stalled, or the capture misses the other direction. Check the local ACK timeout and retry count.",
+        "Retransmissions with no NAK before them (timeouts): the requester's ACK timer fired: ACKs were lost, the responder is stalled or gone, or the capture misses the other direction. Check the local ACK timeout and retry count.",
     );
     add(
         "out_of_order",
         sum(&|f| f.out_of_order),
-        "Late arrivals: multipath reordering (ECMP with changing entropy, adaptive routing), or a capture merged from several points.",
+        "Out-of-order packets (PSNs that arrived after later ones): multipath reordering (ECMP with changing entropy, adaptive routing), the first resend of a packet lost before the capture point, or a capture merged from several points.",
     );
     let ce = sum(&|f| f.ecn_ce);
     let cnps = sum(&|f| f.cnps);
@@ -80,32 +131,52 @@ pub fn hints(r: &Report) -> Vec<Hint> {
         r.pfc.storms,
         "Pause storm: a port stayed paused longer than the threshold: a stuck receiver, a PFC deadlock (cyclic buffer dependency) or a misbehaving NIC. Check the PFC watchdog.",
     );
-    let pauses = r.pfc.intervals.len() as u64;
     if r.pfc.storms == 0 {
+        let pfc = r
+            .pfc
+            .intervals
+            .iter()
+            .filter(|i| i.priority.is_some())
+            .count() as u64;
+        let pause = r.pfc.intervals.len() as u64 - pfc;
         add(
             "pfc_pause",
-            pauses,
+            pfc,
             "PFC pauses: the receiving side ran short of buffer on that priority; frequent pauses spread congestion upstream (head-of-line blocking).",
+        );
+        add(
+            "pause",
+            pause,
+            "802.3x PAUSE frames: a link partner stopped all traffic on the link (no priorities): flow control not meant for RoCE, or a NIC or driver asking for it by itself. RoCE fabrics use PFC on one priority instead.",
+        );
+    }
+    let c = &r.capture;
+    if icrc_not_preserved(c.icrc_errors, c.roce_frames, c.truncated_frames) {
+        add(
+            "icrc_not_preserved",
+            c.icrc_errors,
+            "Nearly every RoCE frame fails its ICRC: the capture path does not preserve ICRCs (a NIC or tcpdump on an RDMA device that strips, zeroes or recomputes them, a mirror that rewrites headers), not corruption on the wire. Run with --no-icrc; the bad-ICRC events are not listed one by one.",
+        );
+    } else {
+        add(
+            "bad_icrc",
+            c.icrc_errors,
+            "ICRC errors: corrupted packets (cable, optic, NIC), or a device rewrote invariant fields in flight; the receiver drops them silently.",
         );
     }
     add(
-        "bad_icrc",
-        r.capture.icrc_errors,
-        "ICRC errors: corrupted packets (cable, optic, NIC), or a device rewrote invariant fields in flight; the receiver drops them silently.",
-    );
-    add(
         "duplicates",
-        r.capture.duplicate_frames,
+        c.duplicate_frames,
         "Capture duplicates: the mirror copied frames twice (e.g. both directions of a span); they are excluded from the analysis.",
     );
     add(
         "one_way",
-        r.capture.one_way_flows,
+        c.one_way_flows,
         "Connected flows seen in one direction only: asymmetric mirroring or a capture filter; ACK-based checks and pairing are limited.",
     );
     add(
         "truncated",
-        r.capture.truncated_frames,
+        c.truncated_frames,
         "Truncated frames: the snap length cut them, so their ICRC could not be checked.",
     );
     out

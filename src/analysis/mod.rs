@@ -5,6 +5,7 @@ mod facts;
 mod flow;
 pub mod hints;
 mod index;
+pub mod marks;
 mod pairing;
 pub mod pfc;
 pub mod psn;
@@ -15,9 +16,10 @@ use std::net::IpAddr;
 use rustc_hash::FxHashMap;
 
 pub use facts::{Body, Facts, RoceFacts};
+use flow::{EventBudget, FlowState, RecentNak};
 pub use flow::{Fingerprint, FlowKey};
-use flow::{FlowState, RecentNak};
 use index::{FlowIndex, hash_key};
+pub use marks::{FrameAnalysis, Mark, Marks, NO_FLOW};
 pub use report::Report;
 
 use crate::dissect::{Packet, RoceVersion};
@@ -26,6 +28,8 @@ use crate::wire::mad::CmMessage;
 use crate::wire::pause::PauseRepr;
 use crate::wire::{Operation, Transport};
 use pfc::{PauseKey, PauseTimeline};
+use psn::Verdict;
+use report::EventKind;
 
 /// Settings of the analysis (the report's command-line options).
 #[derive(Debug, Clone)]
@@ -41,7 +45,13 @@ pub struct AnalysisOptions {
     pub dscp_map: [Option<u8>; 64],
     /// Events kept per flow; later ones are counted in `events_dropped`.
     pub max_events: usize,
+    /// Events kept in all (`--max-events-total`); past it they are counted
+    /// in `capture.events_dropped` with a warning.
+    pub max_events_total: u64,
 }
+
+/// Events kept in all by default: about a megabyte of JSON.
+pub const DEFAULT_MAX_EVENTS_TOTAL: u64 = 10_000;
 
 /// The common "trust DSCP" map: 24-31 → 3 (RoCE), 48-55 → 6 (CNP).
 pub fn default_dscp_map() -> [Option<u8>; 64] {
@@ -94,6 +104,7 @@ impl Default for AnalysisOptions {
             storm_threshold_ns: 100_000_000,
             dscp_map: default_dscp_map(),
             max_events: 1000,
+            max_events_total: DEFAULT_MAX_EVENTS_TOTAL,
         }
     }
 }
@@ -172,14 +183,20 @@ pub struct Analyzer {
     pauses: PauseTimeline,
     /// Bumped whenever a PMTU is learnt, so flows can cache theirs.
     pmtu_generation: u64,
+    budget: EventBudget,
+    /// Every ICRC checked so far was wrong: the capture path does not keep
+    /// them, and an event per frame would say nothing the hint does not.
+    icrc_summarised: bool,
 }
 
 const RECENT_NAKS: usize = 32;
+/// Bad ICRCs in a row from the first RoCE frame after which they are no
+/// longer listed one by one (see [`hints::icrc_not_preserved`]).
+const ICRC_SUMMARY_AFTER: u64 = 64;
 
 impl Analyzer {
     pub fn new(opts: AnalysisOptions) -> Self {
         Analyzer {
-            opts,
             totals: Totals::default(),
             flows: Vec::new(),
             index: FlowIndex::default(),
@@ -190,6 +207,13 @@ impl Analyzer {
             pending_ce: FxHashMap::default(),
             pauses: PauseTimeline::default(),
             pmtu_generation: 1,
+            icrc_summarised: false,
+            budget: EventBudget {
+                per_flow: opts.max_events,
+                total_left: opts.max_events_total,
+                dropped_total: 0,
+            },
+            opts,
         }
     }
 
@@ -208,14 +232,14 @@ impl Analyzer {
         })
     }
 
-    /// Feeds one packet; returns the (internal) id of its flow, if any.
-    pub fn packet(&mut self, pkt: &Packet<'_>) -> Option<u32> {
+    /// Feeds one packet; returns what the analysis found in it.
+    pub fn packet(&mut self, pkt: &Packet<'_>) -> FrameAnalysis {
         self.observe(&Facts::of(pkt))
     }
 
     /// [`packet`](Self::packet) for a packet dissected elsewhere (another
     /// thread): its [`Facts`].
-    pub fn observe(&mut self, facts: &Facts) -> Option<u32> {
+    pub fn observe(&mut self, facts: &Facts) -> FrameAnalysis {
         let t = &mut self.totals;
         t.frames += 1;
         if t.first_ts.is_none() {
@@ -235,14 +259,14 @@ impl Analyzer {
             t.roce_frames += 1;
         }
         match &facts.body {
-            Body::Other => None,
+            Body::Other => FrameAnalysis::default(),
             Body::Pause { src_mac, pause } => {
                 if let Some(mac) = src_mac {
                     self.pause_frame(facts, *mac, pause);
                 }
-                None
+                FrameAnalysis::default()
             }
-            Body::Roce(r) => Some(self.roce_packet(facts, r)),
+            Body::Roce(r) => self.roce_packet(facts, r),
         }
     }
 
@@ -305,13 +329,16 @@ impl Analyzer {
         }
     }
 
-    fn roce_packet(&mut self, pkt: &Facts, r: &RoceFacts) -> u32 {
+    fn roce_packet(&mut self, pkt: &Facts, r: &RoceFacts) -> FrameAnalysis {
         // Borrowed, not copied: `r` lives in the caller's batch.
         let (bth, key, fp) = (&r.bth, &r.key, &r.fingerprint);
         let id = self.flow_id(key, r.flow_hash, pkt, r.version);
         let dup_window = self.opts.dup_window_ns;
-        let max_events = self.opts.max_events;
         let op = bth.opcode.operation();
+        let mut out = FrameAnalysis {
+            flow: id,
+            ..FrameAnalysis::default()
+        };
 
         // Capture duplicates count in packets/bytes/duplicates only.
         let learnt = {
@@ -321,7 +348,8 @@ impl Analyzer {
             if f.is_duplicate(fp, pkt.ts_ns, dup_window) {
                 f.duplicates += 1;
                 self.totals.duplicates += 1;
-                return id;
+                out.marks.set(Mark::Duplicate);
+                return out;
             }
             f.remember(fp, pkt.ts_ns);
             // PMTU from FIRST/MIDDLE payloads, which are exactly one PMTU.
@@ -353,6 +381,9 @@ impl Analyzer {
             naks,
             pending_ce,
             pauses,
+            budget,
+            totals,
+            icrc_summarised,
             ..
         } = self;
         let f = &mut flows[id as usize];
@@ -370,7 +401,24 @@ impl Analyzer {
         }
         if pkt.has(Facts::BAD_ICRC) {
             f.bad_icrc += 1;
-            f.event(max_events, "bad_icrc", pkt, Some(bth.psn), None, None, None);
+            out.marks.set(Mark::BadIcrc);
+            if !*icrc_summarised
+                && totals.icrc_errors >= ICRC_SUMMARY_AFTER
+                && totals.icrc_errors + totals.truncated >= totals.roce_frames
+            {
+                *icrc_summarised = true;
+            }
+            if !*icrc_summarised {
+                f.event(
+                    budget,
+                    EventKind::BadIcrc,
+                    pkt,
+                    Some(bth.psn),
+                    None,
+                    None,
+                    None,
+                );
+            }
         }
         if f.transport.is_none() && bth.opcode.transport() != Transport::Cnp {
             f.transport = Some(bth.opcode.transport());
@@ -379,25 +427,42 @@ impl Analyzer {
         // ECN CE marks.
         if r.ecn == Some(3) {
             f.ecn_ce += 1;
-            f.event(max_events, "ecn_ce", pkt, Some(bth.psn), None, None, None);
+            out.marks.set(Mark::Ce);
+            f.event(
+                budget,
+                EventKind::EcnCe,
+                pkt,
+                Some(bth.psn),
+                None,
+                None,
+                None,
+            );
             if f.pending_ce.is_none() {
                 f.pending_ce = Some(pkt.ts_ns);
                 pending_ce.entry((key.src, key.dst)).or_default().push(id);
             }
         }
 
-        match op {
+        let verdict = match op {
             Some(Operation::Cnp) => {
                 f.cnps += 1;
-                f.event(max_events, "cnp", pkt, Some(bth.psn), None, None, None);
+                out.marks.set(Mark::Cnp);
+                f.event(budget, EventKind::Cnp, pkt, Some(bth.psn), None, None, None);
+                None
             }
-            Some(o) if o.is_request() => {
-                f.request(pkt, r, o, pmtu, fallback_pmtu, max_events);
+            Some(o) if o.is_request() => Some(f.request(pkt, r, o, pmtu, fallback_pmtu, budget)),
+            Some(o) if o.is_read_response() => Some(f.read_response(pkt, bth, o, budget)),
+            _ => None,
+        };
+        match verdict {
+            None | Some(Verdict::InOrder | Verdict::First | Verdict::NewMessage) => {}
+            Some(Verdict::Gap { count, .. }) => {
+                out.marks.set(Mark::Gap);
+                out.missing = count;
             }
-            Some(o) if o.is_read_response() => {
-                f.read_response(pkt, bth, o, max_events);
-            }
-            _ => {}
+            Some(Verdict::OutOfOrder) => out.marks.set(Mark::OutOfOrder),
+            Some(Verdict::Retransmit) => out.marks.set(Mark::Retransmission),
+            Some(Verdict::PsnReuse) => out.marks.set(Mark::PsnReuse),
         }
 
         // ACK/NAK syndromes.
@@ -407,9 +472,10 @@ impl Analyzer {
             match kind {
                 AckKind::RnrNak => {
                     f.naks.rnr += 1;
+                    out.marks.set(Mark::RnrNak);
                     f.event(
-                        max_events,
-                        "rnr_nak",
+                        budget,
+                        EventKind::RnrNak,
                         pkt,
                         Some(bth.psn),
                         None,
@@ -427,9 +493,10 @@ impl Analyzer {
                         4 => f.naks.invalid_rd += 1,
                         _ => {}
                     }
+                    out.marks.set(Mark::Nak);
                     f.event(
-                        max_events,
-                        "nak",
+                        budget,
+                        EventKind::Nak,
                         pkt,
                         Some(bth.psn),
                         None,
@@ -460,8 +527,10 @@ impl Analyzer {
         }
 
         // Frames sent on a priority that the receiving port paused.
-        if let (Some(prio), Some(dst)) = (priority, r.dst_mac) {
-            pauses.sent(dst, prio, pkt.ts_ns, id);
+        if let (Some(prio), Some(dst)) = (priority, r.dst_mac)
+            && pauses.sent(dst, prio, pkt.ts_ns, id)
+        {
+            out.marks.set(Mark::Paused);
         }
 
         // Last, as it needs the whole analysis: a CNP settles the CE marks
@@ -470,7 +539,7 @@ impl Analyzer {
         if op == Some(Operation::Cnp) {
             self.cnp_arrived(key, pkt.ts_ns);
         }
-        id
+        out
     }
 
     #[cold]

@@ -8,24 +8,24 @@ use super::flow::FlowState;
 use super::hints;
 use super::psn::{PSN_MASK, WINDOW, psn_diff};
 use super::report::{
-    CaptureSummary, Connection, FlowReport, IntervalReport, PauseSummary, PeerRef, PfcReport,
-    Report, SCHEMA,
+    CaptureSummary, Connection, EventKind, FlowReport, IntervalReport, PairedBy, PauseSummary,
+    PeerRef, PfcReport, Report, SCHEMA,
 };
 use super::{Analyzer, CaptureInfo};
 use crate::output::json::mac_string;
 use crate::wire::Transport;
 
 /// Peer of each flow (by id) and how it was found.
-fn pair_flows(a: &Analyzer) -> Vec<Option<(u32, &'static str)>> {
-    let mut peer: Vec<Option<(u32, &'static str)>> = vec![None; a.flows.len()];
+fn pair_flows(a: &Analyzer) -> Vec<Option<(u32, PairedBy)>> {
+    let mut peer: Vec<Option<(u32, PairedBy)>> = vec![None; a.flows.len()];
     // 1. RDMA CM REQ/REP.
     for (k, other) in &a.cm_peer {
         if let (Some(x), Some(y)) = (a.find_flow(k), a.find_flow(other))
             && peer[x as usize].is_none()
             && peer[y as usize].is_none()
         {
-            peer[x as usize] = Some((y, "cm"));
-            peer[y as usize] = Some((x, "cm"));
+            peer[x as usize] = Some((y, PairedBy::Cm));
+            peer[y as usize] = Some((x, PairedBy::Cm));
         }
     }
     // 2. Traffic: ACK/NAK/READ response PSNs fall inside a data flow's
@@ -77,8 +77,8 @@ fn pair_flows(a: &Analyzer) -> Vec<Option<(u32, &'static str)>> {
                     .is_some_and(|first| psn_diff(ack, first) >= -1)
         });
         if let Some(&(_, c)) = best {
-            peer[r as usize] = Some((c, "traffic"));
-            peer[c as usize] = Some((r, "traffic"));
+            peer[r as usize] = Some((c, PairedBy::Traffic));
+            peer[c as usize] = Some((r, PairedBy::Traffic));
         }
     }
     peer
@@ -113,6 +113,7 @@ fn flow_report(f: &mut FlowState, text: &mut AddrText) -> FlowReport {
         retransmits: f.retransmits,
         out_of_order: f.out_of_order,
         missing: f.missing(),
+        psn_reuse: f.psn_reuse,
         ecn_ce: f.ecn_ce,
         cnps: f.cnps,
         naks: f.naks,
@@ -124,6 +125,7 @@ fn flow_report(f: &mut FlowState, text: &mut AddrText) -> FlowReport {
         peer: None,
         one_way: false,
         bad_icrc: f.bad_icrc,
+        unanswered_reads: 0,
         events: std::mem::take(&mut f.events),
         events_dropped: f.events_dropped,
     }
@@ -153,14 +155,22 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
                     src: text.get(o.src),
                     dst: text.get(o.dst),
                     destqp: o.dest_qp,
-                    paired_by: by,
+                    paired_by: *by,
                 });
+                // READs replayed on this flow that the other direction
+                // never answered: no READ response at or after their PSN.
+                let resp_next = a.flows[*other as usize].resp_next();
+                flows[old].unanswered_reads = a.flows[old]
+                    .replayed_reads
+                    .iter()
+                    .filter(|&&p| resp_next.is_none_or(|n| psn_diff(n, p) <= 0))
+                    .count() as u64;
                 let (x, y) = (pos[old], pos[*other as usize]);
                 if x < y {
                     let (f, g) = (&a.flows[old], &a.flows[*other as usize]);
                     connections.push(Connection {
                         flows: [x, y],
-                        paired_by: by,
+                        paired_by: *by,
                         ecn_ce: f.ecn_ce + g.ecn_ce,
                         cnps: f.cnps + g.cnps,
                     });
@@ -174,6 +184,8 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
                 // A CM-established flow whose partner QPs were reused by a
                 // later connection is not one-way: its partner is known.
                 flows[old].one_way = connected && !a.cm_peer.contains_key(&a.flows[old].key);
+                // Replayed READs with no other direction in the capture:
+                // whether they were answered is not known.
             }
         }
     }
@@ -183,6 +195,19 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
     permute(&mut flows, &order);
 
     let t = &a.totals;
+    let mut warnings = info.warnings;
+    if a.budget.dropped_total > 0 {
+        warnings.push(format!(
+            "{} events not listed: the report keeps {} in all (--max-events-total); every one is counted",
+            a.budget.dropped_total, a.opts.max_events_total
+        ));
+    }
+    if hints::icrc_not_preserved(t.icrc_errors, t.roce_frames, t.truncated) {
+        // One hint says it; an event per frame would bury the others.
+        for f in &mut flows {
+            f.events.retain(|e| e.kind != EventKind::BadIcrc);
+        }
+    }
     let first = t.first_ts.unwrap_or(0);
     let duration = t.last_ts.saturating_sub(first);
     let threshold = a.opts.storm_threshold_ns;
@@ -197,7 +222,7 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
                 priority: i.key.priority,
                 start_ns: i.start_ns,
                 end_ns: i.end_ns,
-                ended_by: i.ended_by.as_str(),
+                ended_by: i.ended_by,
                 duration_ns: d,
                 start_frame: i.start_frame,
                 end_frame: i.end_frame,
@@ -274,12 +299,13 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
         malformed_frames: t.malformed,
         icrc_errors: t.icrc_errors,
         duplicate_frames: t.duplicates,
+        events_dropped: a.budget.dropped_total,
         pfc_frames: a.pauses.pfc_frames,
         pause_frames: a.pauses.pause_frames,
         cm_messages: t.cm_messages,
         flows: flows.len() as u64,
         one_way_flows: flows.iter().filter(|f| f.one_way).count() as u64,
-        warnings: info.warnings,
+        warnings,
     };
     let mut report = Report {
         schema: SCHEMA,

@@ -23,14 +23,15 @@ impl std::hash::Hash for PauseKey {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum EndedBy {
     Xon,
     Expiry,
 }
 
 impl EndedBy {
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             EndedBy::Xon => "xon",
             EndedBy::Expiry => "expiry",
@@ -149,14 +150,13 @@ impl PauseTimeline {
     }
 
     /// A RoCE frame of `flow` sent at `ts` with `priority` to `dst_mac`:
-    /// note it against an open pause of that MAC and priority.
+    /// note it against an open pause of that MAC and priority. Returns
+    /// whether one was open (the frame was sent while paused).
     #[inline]
-    pub fn sent(&mut self, dst_mac: [u8; 6], priority: u8, ts: u64, flow: u32) {
+    pub fn sent(&mut self, dst_mac: [u8; 6], priority: u8, ts: u64, flow: u32) -> bool {
         let pfc = self.open_per_priority[slot(Some(priority))] > 0;
         let pause = self.open_per_priority[slot(None)] > 0;
-        if pfc || pause {
-            self.sent_while_open(dst_mac, priority, ts, flow, pfc, pause);
-        }
+        (pfc || pause) && self.sent_while_open(dst_mac, priority, ts, flow, pfc, pause)
     }
 
     /// [`sent`](Self::sent) when a pause of that priority, or an 802.3x
@@ -170,7 +170,8 @@ impl PauseTimeline {
         flow: u32,
         pfc: bool,
         pause: bool,
-    ) {
+    ) -> bool {
+        let mut paused = false;
         for (key, any) in [
             (
                 PauseKey {
@@ -198,6 +199,7 @@ impl PauseTimeline {
                 self.close(key, e, EndedBy::Expiry, None);
                 continue;
             }
+            paused = true;
             let (word, bit) = ((flow / 64) as usize, 1u64 << (flow % 64));
             if o.noted.len() <= word {
                 o.noted.resize(word + 1, 0);
@@ -211,6 +213,7 @@ impl PauseTimeline {
                 }
             }
         }
+        paused
     }
 
     /// Ends what is still open at its expiry and sorts the intervals.

@@ -40,6 +40,9 @@ pub enum Verdict {
     Retransmit,
     /// A READ response FIRST/ONLY that started a new response message ahead.
     NewMessage,
+    /// A request on a PSN that a request of another kind had consumed (the
+    /// flow's verdict; the tracker itself never gives it).
+    PsnReuse,
 }
 
 /// State of one PSN sequence.

@@ -29,6 +29,9 @@ pub struct CaptureSummary {
     pub malformed_frames: u64,
     pub icrc_errors: u64,
     pub duplicate_frames: u64,
+    /// Events counted but not listed because the report's total budget
+    /// (`--max-events-total`) ran out (per flow: `flows[].events_dropped`).
+    pub events_dropped: u64,
     pub pfc_frames: u64,
     pub pause_frames: u64,
     pub cm_messages: u64,
@@ -58,14 +61,131 @@ impl NakCounts {
     }
 }
 
+/// What happened at a frame of a flow: the report's event kinds. One name
+/// each, everywhere: `as_str` in JSON and on the command line, `label` in
+/// text meant for people.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// PSNs skipped: the packet is ahead of the one expected.
+    Gap,
+    /// A PSN behind the one expected that had not been seen: it arrived late.
+    OutOfOrder,
+    /// A PSN behind the one expected that had been seen: a replay.
+    Retransmit,
+    /// A PSN already consumed by a request of another kind.
+    PsnReuse,
+    Nak,
+    RnrNak,
+    EcnCe,
+    Cnp,
+    BadIcrc,
+}
+
+impl EventKind {
+    pub const ALL: [EventKind; 9] = [
+        EventKind::Gap,
+        EventKind::OutOfOrder,
+        EventKind::Retransmit,
+        EventKind::PsnReuse,
+        EventKind::Nak,
+        EventKind::RnrNak,
+        EventKind::EcnCe,
+        EventKind::Cnp,
+        EventKind::BadIcrc,
+    ];
+
+    /// The JSON name (`out_of_order`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Gap => "gap",
+            EventKind::OutOfOrder => "out_of_order",
+            EventKind::Retransmit => "retransmit",
+            EventKind::PsnReuse => "psn_reuse",
+            EventKind::Nak => "nak",
+            EventKind::RnrNak => "rnr_nak",
+            EventKind::EcnCe => "ecn_ce",
+            EventKind::Cnp => "cnp",
+            EventKind::BadIcrc => "bad_icrc",
+        }
+    }
+
+    /// The name in text for people (`out of order`).
+    pub const fn label(self) -> &'static str {
+        match self {
+            EventKind::Gap => "gap",
+            EventKind::OutOfOrder => "out of order",
+            EventKind::Retransmit => "retransmit",
+            EventKind::PsnReuse => "PSN reuse",
+            EventKind::Nak => "NAK",
+            EventKind::RnrNak => "RNR NAK",
+            EventKind::EcnCe => "CE mark",
+            EventKind::Cnp => "CNP",
+            EventKind::BadIcrc => "bad ICRC",
+        }
+    }
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// What started a go-back-N replay.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Trigger {
+    /// A NAK (PSN sequence error or another code) from the other direction.
+    Nak,
+    /// An RNR NAK.
+    Rnr,
+    /// No NAK: the requester's retry timer.
+    Timeout,
+}
+
+impl Trigger {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Nak => "nak",
+            Trigger::Rnr => "rnr",
+            Trigger::Timeout => "timeout",
+        }
+    }
+}
+
+/// How the two directions of a connection were matched.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PairedBy {
+    /// RDMA CM REQ/REP.
+    Cm,
+    /// ACK, NAK and READ response PSNs inside the other direction's requests.
+    Traffic,
+}
+
+impl PairedBy {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            PairedBy::Cm => "cm",
+            PairedBy::Traffic => "traffic",
+        }
+    }
+}
+
+impl std::fmt::Display for PairedBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A flow's other direction.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct PeerRef {
     pub src: String,
     pub dst: String,
     pub destqp: u32,
-    /// `"cm"` (RDMA CM REQ/REP) or `"traffic"` (ACK PSNs).
-    pub paired_by: &'static str,
+    pub paired_by: PairedBy,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, Default)]
@@ -84,18 +204,20 @@ pub struct Episode {
     pub last_psn: u32,
     /// Packets resent in this go-back-N replay.
     pub packets: u64,
-    /// `"nak"`, `"rnr"` or `"timeout"`.
-    pub trigger: &'static str,
+    pub trigger: Trigger,
     /// The NAK that asked for it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nak_frame: Option<u64>,
     /// NAK to first resend, or the silence before the resend (timeout).
     pub latency_ns: u64,
+    /// The packet the replay starts with had already arrived, late: what
+    /// the responder NAKed was reordered on the way, not lost.
+    pub reordered: bool,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Event {
-    pub kind: &'static str,
+    pub kind: EventKind,
     pub frame: u64,
     pub ts_ns: u64,
     pub psn: Option<u32>,
@@ -126,6 +248,8 @@ pub struct FlowReport {
     pub retransmits: u64,
     pub out_of_order: u64,
     pub missing: u64,
+    /// Requests whose PSN a request of another kind had already consumed.
+    pub psn_reuse: u64,
     pub ecn_ce: u64,
     pub cnps: u64,
     pub naks: NakCounts,
@@ -140,6 +264,8 @@ pub struct FlowReport {
     /// An RC/XRC flow whose other direction was not captured.
     pub one_way: bool,
     pub bad_icrc: u64,
+    /// RDMA READ requests replayed and never answered in the capture.
+    pub unanswered_reads: u64,
     pub events: Vec<Event>,
     pub events_dropped: u64,
 }
@@ -150,6 +276,7 @@ impl FlowReport {
         self.retransmits
             + self.out_of_order
             + self.missing
+            + self.psn_reuse
             + self.naks.total()
             + self.bad_icrc
             + self.ecn_ce.min(1)
@@ -172,7 +299,7 @@ impl Report {
 pub struct Connection {
     /// Indexes into `flows`.
     pub flows: [usize; 2],
-    pub paired_by: &'static str,
+    pub paired_by: PairedBy,
     /// CE-marked packets in either direction, and the CNPs returned.
     pub ecn_ce: u64,
     pub cnps: u64,
@@ -184,7 +311,7 @@ pub struct IntervalReport {
     pub priority: Option<u8>,
     pub start_ns: u64,
     pub end_ns: u64,
-    pub ended_by: &'static str,
+    pub ended_by: super::pfc::EndedBy,
     pub duration_ns: u64,
     pub start_frame: u64,
     /// The XON frame that ended it (`null` when it expired).

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::packets::human_ns;
-use crate::analysis::report::{FlowReport, Report};
+use crate::analysis::report::{FlowReport, Report, Trigger};
 
 /// ANSI styling, off when not on a terminal or when `NO_COLOR` is set.
 #[derive(Debug, Clone, Copy)]
@@ -160,17 +160,17 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
         );
         for (i, e) in episodes.iter().take(50) {
             let why = match e.trigger {
-                "nak" => format!(
+                Trigger::Nak => format!(
                     "after the NAK in frame {} ({} later)",
                     e.nak_frame.unwrap_or(0),
                     human_ns(e.latency_ns)
                 ),
-                "rnr" => format!(
+                Trigger::Rnr => format!(
                     "after the RNR NAK in frame {} ({} later)",
                     e.nak_frame.unwrap_or(0),
                     human_ns(e.latency_ns)
                 ),
-                _ => format!(
+                Trigger::Timeout => format!(
                     "timeout: no NAK, {} of silence before it",
                     human_ns(e.latency_ns)
                 ),
@@ -290,7 +290,7 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
                     "  frame {:<8} +{} s  {:<13}",
                     e.frame,
                     secs(e.ts_ns.saturating_sub(c.first_ts_ns)),
-                    e.kind
+                    e.kind.label()
                 );
                 if let Some(p) = e.psn {
                     let _ = write!(line, " PSN {p}");

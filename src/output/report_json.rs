@@ -205,7 +205,7 @@ fn interval(out: &mut Vec<u8>, iv: &IntervalReport) {
         &[("start_ns", *start_ns), ("end_ns", *end_ns)],
     );
     member!(out, "        ", false, "ended_by");
-    string(out, ended_by);
+    string(out, ended_by.as_str());
     numbers(
         out,
         "        ",
@@ -253,6 +253,7 @@ fn flow(out: &mut Vec<u8>, f: &FlowReport) {
         retransmits,
         out_of_order,
         missing,
+        psn_reuse,
         ecn_ce,
         cnps,
         naks,
@@ -264,6 +265,7 @@ fn flow(out: &mut Vec<u8>, f: &FlowReport) {
         peer,
         one_way,
         bad_icrc,
+        unanswered_reads,
         events,
         events_dropped,
     } = f;
@@ -293,6 +295,7 @@ fn flow(out: &mut Vec<u8>, f: &FlowReport) {
             ("retransmits", *retransmits),
             ("out_of_order", *out_of_order),
             ("missing", *missing),
+            ("psn_reuse", *psn_reuse),
             ("ecn_ce", *ecn_ce),
             ("cnps", *cnps),
         ],
@@ -321,6 +324,8 @@ fn flow(out: &mut Vec<u8>, f: &FlowReport) {
     out.extend_from_slice(if *one_way { b"true" } else { b"false" });
     member!(out, "      ", false, "bad_icrc");
     push_u64(out, *bad_icrc);
+    member!(out, "      ", false, "unanswered_reads");
+    push_u64(out, *unanswered_reads);
     member!(out, "      ", false, "events");
     list(out, events, event);
     member!(out, "      ", false, "events_dropped");
@@ -401,7 +406,7 @@ fn peer_ref(out: &mut Vec<u8>, p: &PeerRef) {
     member!(out, "        ", false, "destqp");
     push_u64(out, u64::from(*destqp));
     member!(out, "        ", false, "paired_by");
-    string(out, paired_by);
+    string(out, paired_by.as_str());
     out.extend_from_slice(b"\n      }");
 }
 
@@ -415,6 +420,7 @@ fn episode(out: &mut Vec<u8>, e: &Episode) {
         trigger,
         nak_frame,
         latency_ns,
+        reordered,
     } = e;
     out.push(b'{');
     flat!(out, true, "frame");
@@ -428,13 +434,15 @@ fn episode(out: &mut Vec<u8>, e: &Episode) {
     flat!(out, false, "packets");
     push_u64(out, *packets);
     flat!(out, false, "trigger");
-    string(out, trigger);
+    string(out, trigger.as_str());
     if let Some(n) = nak_frame {
         flat!(out, false, "nak_frame");
         push_u64(out, *n);
     }
     flat!(out, false, "latency_ns");
     push_u64(out, *latency_ns);
+    flat!(out, false, "reordered");
+    out.extend_from_slice(if *reordered { b"true" } else { b"false" });
     out.push(b'}');
 }
 
@@ -450,7 +458,7 @@ fn event(out: &mut Vec<u8>, e: &Event) {
     } = e;
     out.push(b'{');
     flat!(out, true, "kind");
-    string(out, kind);
+    string(out, kind.as_str());
     flat!(out, false, "frame");
     push_u64(out, *frame);
     flat!(out, false, "ts_ns");
@@ -616,7 +624,7 @@ mod tests {
             src: "a".into(),
             dst: "b\u{1}".into(),
             destqp: 0xff_ffff,
-            paired_by: "cm",
+            paired_by: crate::analysis::report::PairedBy::Cm,
         });
         f.one_way = true;
         f.episodes = vec![
@@ -626,9 +634,10 @@ mod tests {
                 first_psn: 3,
                 last_psn: 4,
                 packets: 5,
-                trigger: "nak",
+                trigger: crate::analysis::report::Trigger::Nak,
                 nak_frame: Some(9),
                 latency_ns: 7,
+                reordered: true,
             },
             Episode {
                 frame: 10,
@@ -636,14 +645,15 @@ mod tests {
                 first_psn: 30,
                 last_psn: 40,
                 packets: 50,
-                trigger: "timeout",
+                trigger: crate::analysis::report::Trigger::Timeout,
                 nak_frame: None,
                 latency_ns: 0,
+                reordered: false,
             },
         ];
         f.events = vec![
             Event {
-                kind: "nak",
+                kind: crate::analysis::report::EventKind::Nak,
                 frame: 1,
                 ts_ns: 2,
                 psn: None,
@@ -652,7 +662,7 @@ mod tests {
                 detail: Some("tab\there, é"),
             },
             Event {
-                kind: "gap",
+                kind: crate::analysis::report::EventKind::Gap,
                 frame: 5,
                 ts_ns: 6,
                 psn: Some(7),

@@ -6,6 +6,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, Mou
 use super::index::{FrameIndex, NO_FLOW};
 use crate::analysis::psn::psn_diff;
 use crate::analysis::report::{FlowReport, Report};
+use crate::analysis::{Mark, Marks};
 use crate::capture::{OwnedFrame, RandomAccess};
 use crate::dissect::{DissectOptions, dissect};
 use crate::output::packets::summary_line;
@@ -38,8 +39,10 @@ pub const SORTS: [&str; 12] = [
 pub struct PacketRow {
     pub number: u64,
     pub text: String,
-    /// Why it is coloured: an event kind, `bad_icrc`, `cnp`, `pause`, `nak`.
-    pub mark: Option<&'static str>,
+    /// What the analysis found in the frame (coloured and tagged).
+    pub marks: Marks,
+    /// A PFC or PAUSE frame.
+    pub pause: bool,
 }
 
 /// The packet under the cursor, decoded for the detail view.
@@ -60,7 +63,7 @@ pub struct ChartData {
     /// (seconds since capture start, unwrapped PSN) by kind.
     pub normal: Vec<(f64, f64)>,
     pub retransmit: Vec<(f64, f64)>,
-    pub late: Vec<(f64, f64)>,
+    pub out_of_order: Vec<(f64, f64)>,
     pub gap: Vec<(f64, f64)>,
     pub sampled: bool,
 }
@@ -300,9 +303,16 @@ impl App {
         let mut offset: i64 = 0;
         let mut last: u32 = 0;
         for (k, &pos) in positions.iter().enumerate() {
-            let number = u64::from(pos) + 1;
-            let mark = self.index.marks.get(&number).copied();
-            if k % stride != 0 && mark.is_none() {
+            let marks = self
+                .index
+                .marks
+                .get(pos as usize)
+                .copied()
+                .unwrap_or_default();
+            let shown = marks.has(Mark::Retransmission)
+                || marks.has(Mark::OutOfOrder)
+                || marks.has(Mark::Gap);
+            if k % stride != 0 && !shown {
                 continue;
             }
             let Some(frame) = self.read(pos) else { break };
@@ -323,11 +333,14 @@ impl App {
                 }
             }
             let pt = ((frame.ts_ns.saturating_sub(t0)) as f64 / 1e9, offset as f64);
-            match mark {
-                Some("retransmit") => data.retransmit.push(pt),
-                Some("out_of_order") => data.late.push(pt),
-                Some("gap") => data.gap.push(pt),
-                _ => data.normal.push(pt),
+            if marks.has(Mark::Retransmission) {
+                data.retransmit.push(pt);
+            } else if marks.has(Mark::OutOfOrder) {
+                data.out_of_order.push(pt);
+            } else if marks.has(Mark::Gap) {
+                data.gap.push(pt);
+            } else {
+                data.normal.push(pt);
             }
         }
         self.chart = Some(data);
@@ -366,23 +379,17 @@ impl App {
             let Some(frame) = self.read(pos) else { break };
             let f = frame.as_frame();
             let p = dissect(&f, &self.dissect_opts);
-            let mark = self.index.marks.get(&f.number).copied().or_else(|| {
-                if p.icrc.is_some_and(|i| i.valid == Some(false)) {
-                    Some("bad_icrc")
-                } else if p.is_cnp() {
-                    Some("cnp")
-                } else if p.pause.is_some() {
-                    Some("pause")
-                } else if p.aeth.is_some_and(|a| a.syndrome & 0x60 != 0) {
-                    Some("nak")
-                } else {
-                    None
-                }
-            });
+            let marks = self
+                .index
+                .marks
+                .get(pos as usize)
+                .copied()
+                .unwrap_or_default();
             rows.push(PacketRow {
                 number: f.number,
                 text: summary_line(&p, t0, 9, self.link_bps),
-                mark,
+                marks,
+                pause: p.pause.is_some(),
             });
         }
         self.packet_rows = rows;

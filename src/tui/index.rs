@@ -1,15 +1,12 @@
 //! The TUI's first pass: the report, and an index of every frame's offset
 //! and flow so packet lists can be read again on demand.
 
-use rustc_hash::FxHashMap;
-
 use crate::analysis::report::Report;
-use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo};
+use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Marks};
 use crate::capture::{CaptureError, FrameSource, Section};
 use crate::dissect::{DissectOptions, dissect};
 
-/// No flow (not a RoCE frame).
-pub const NO_FLOW: u32 = u32::MAX;
+pub use crate::analysis::NO_FLOW;
 
 /// Per frame: where its record is and which report flow it belongs to.
 #[derive(Debug, Default)]
@@ -17,8 +14,8 @@ pub struct FrameIndex {
     pub offsets: Vec<u64>,
     pub flows: Vec<u32>,
     pub sections: Vec<Section>,
-    /// Event kind per frame number (retransmit, gap, NAK...), from the report.
-    pub marks: FxHashMap<u64, &'static str>,
+    /// What the analysis found in each frame (retransmit, gap, NAK...).
+    pub marks: Vec<Marks>,
     pub first_ts_ns: u64,
 }
 
@@ -52,7 +49,9 @@ pub fn first_pass(
         let pkt = dissect(&frame, dissect_opts);
         first_ts.get_or_insert(frame.ts_ns);
         index.offsets.push(frame.offset as u64);
-        index.flows.push(an.packet(&pkt).unwrap_or(NO_FLOW));
+        let found = an.packet(&pkt);
+        index.flows.push(found.flow);
+        index.marks.push(found.marks);
         if index.offsets.len().is_multiple_of(1 << 16) {
             let (done, total) = source.progress();
             progress(done, total, index.offsets.len() as u64);
@@ -70,11 +69,6 @@ pub fn first_pass(
     for f in &mut index.flows {
         if *f != NO_FLOW {
             *f = pos.get(*f as usize).map_or(NO_FLOW, |&p| p as u32);
-        }
-    }
-    for flow in &report.flows {
-        for e in &flow.events {
-            index.marks.insert(e.frame, e.kind);
         }
     }
     Ok((report, index))

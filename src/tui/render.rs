@@ -11,6 +11,7 @@ use ratatui::widgets::{
 };
 
 use super::app::{App, SORTS, View};
+use crate::analysis::{Mark, Marks};
 use crate::output::packets::human_ns;
 use crate::output::report::grouped;
 
@@ -18,16 +19,28 @@ const SELECTED: Style = Style::new()
     .bg(Color::DarkGray)
     .add_modifier(Modifier::BOLD);
 
-/// Colour of an anomaly.
-pub fn mark_style(mark: Option<&str>) -> Style {
-    match mark {
-        Some("retransmit") => Style::new().fg(Color::Yellow),
-        Some("gap" | "out_of_order") => Style::new().fg(Color::Magenta),
-        Some("nak" | "rnr_nak" | "bad_icrc") => Style::new().fg(Color::Red),
-        Some("cnp" | "ecn_ce") => Style::new().fg(Color::Cyan),
-        Some("pause") => Style::new().fg(Color::Blue),
-        _ => Style::new(),
+/// Colour of a frame: its most telling mark, else blue for pause frames.
+pub fn row_style(marks: Marks, pause: bool) -> Style {
+    match marks.first() {
+        Some(Mark::Retransmission | Mark::PsnReuse) => Style::new().fg(Color::Yellow),
+        Some(Mark::Gap | Mark::OutOfOrder) => Style::new().fg(Color::Magenta),
+        Some(Mark::Nak | Mark::RnrNak | Mark::BadIcrc) => Style::new().fg(Color::Red),
+        Some(Mark::Cnp | Mark::Ce) => Style::new().fg(Color::Cyan),
+        Some(Mark::Duplicate | Mark::Paused) => Style::new().fg(Color::DarkGray),
+        None if pause => Style::new().fg(Color::Blue),
+        None => Style::new(),
     }
+}
+
+/// The tags of a frame's marks: `[retransmit] [CE]`.
+pub fn mark_tags(marks: Marks) -> String {
+    let mut s = String::new();
+    for m in marks.iter() {
+        s.push_str(" [");
+        s.push_str(m.label());
+        s.push(']');
+    }
+    s
 }
 
 /// Height of the list area for a terminal of `area` (for `App::prepare`).
@@ -198,12 +211,14 @@ fn packets(app: &App, f: &mut Frame, area: Rect, flow: Option<usize>) {
         .iter()
         .enumerate()
         .map(|(k, r)| {
-            let mut style = mark_style(r.mark);
+            let mut style = row_style(r.marks, r.pause);
             if app.packet_top + k == app.packet_sel {
                 style = style.patch(SELECTED);
             }
-            let tag = r.mark.map(|m| format!("  [{m}]")).unwrap_or_default();
-            Line::from(vec![Span::styled(format!("{}{tag}", r.text), style)])
+            Line::from(vec![Span::styled(
+                format!("{}{}", r.text, mark_tags(r.marks)),
+                style,
+            )])
         })
         .collect();
     f.render_widget(
@@ -296,7 +311,7 @@ fn chart(app: &App, f: &mut Frame, area: Rect, flow: usize) {
         .normal
         .iter()
         .chain(&c.retransmit)
-        .chain(&c.late)
+        .chain(&c.out_of_order)
         .chain(&c.gap);
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
     for (x, y) in all {
@@ -328,11 +343,11 @@ fn chart(app: &App, f: &mut Frame, area: Rect, flow: usize) {
             .style(Style::new().fg(Color::Yellow))
             .data(&c.retransmit),
         Dataset::default()
-            .name(format!("late ({})", c.late.len()))
+            .name(format!("out of order ({})", c.out_of_order.len()))
             .marker(Marker::Dot)
             .graph_type(GraphType::Scatter)
             .style(Style::new().fg(Color::Magenta))
-            .data(&c.late),
+            .data(&c.out_of_order),
         Dataset::default()
             .name(format!("after a gap ({})", c.gap.len()))
             .marker(Marker::Block)
@@ -440,7 +455,7 @@ fn pauses(app: &App, f: &mut Frame, area: Rect) {
             iv.src_mac.clone(),
             iv.priority.map_or("all".into(), |p| p.to_string()),
             human_ns(iv.duration_ns),
-            iv.ended_by.to_string(),
+            iv.ended_by.as_str().to_string(),
             flows.join(" "),
         ])
         .style(style)

@@ -1,0 +1,173 @@
+//! What the analysis concluded about each frame, as it read it: RoCE's
+//! counterpart of Wireshark's `tcp.analysis.*` flags. The report counts
+//! them per flow; `packets` and the TUI show them on the frame.
+
+/// One conclusion about a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mark {
+    /// A request or READ response PSN seen before on its flow: a replay.
+    Retransmission,
+    /// A PSN behind the one expected, not seen before: it arrived late.
+    OutOfOrder,
+    /// PSNs were skipped just before this one ([`FrameAnalysis::missing`]).
+    Gap,
+    /// A capture duplicate of the flow's previous frame.
+    Duplicate,
+    /// A PSN already consumed by a request of another kind.
+    PsnReuse,
+    /// A NAK (any code but RNR).
+    Nak,
+    RnrNak,
+    BadIcrc,
+    /// IP ECN (or GRH traffic class) says Congestion Experienced.
+    Ce,
+    Cnp,
+    /// Sent on a priority that the destination MAC had paused.
+    Paused,
+}
+
+impl Mark {
+    /// Every mark, most telling first (the one a one-word tag names).
+    pub const ALL: [Mark; 11] = [
+        Mark::BadIcrc,
+        Mark::PsnReuse,
+        Mark::Retransmission,
+        Mark::Gap,
+        Mark::OutOfOrder,
+        Mark::Nak,
+        Mark::RnrNak,
+        Mark::Duplicate,
+        Mark::Cnp,
+        Mark::Ce,
+        Mark::Paused,
+    ];
+
+    const fn bit(self) -> u16 {
+        1 << self as u16
+    }
+
+    /// The name of its `roce.analysis.*` field and JSON key.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Mark::Retransmission => "retransmission",
+            Mark::OutOfOrder => "out_of_order",
+            Mark::Gap => "gap",
+            Mark::Duplicate => "duplicate",
+            Mark::PsnReuse => "psn_reuse",
+            Mark::Nak => "nak",
+            Mark::RnrNak => "rnr_nak",
+            Mark::BadIcrc => "bad_icrc",
+            Mark::Ce => "ce",
+            Mark::Cnp => "cnp",
+            Mark::Paused => "paused",
+        }
+    }
+
+    /// The tag shown on the frame in `packets` and the TUI.
+    pub const fn label(self) -> &'static str {
+        match self {
+            Mark::Retransmission => "retransmit",
+            Mark::OutOfOrder => "out of order",
+            Mark::Gap => "gap",
+            Mark::Duplicate => "duplicate",
+            Mark::PsnReuse => "PSN reuse",
+            Mark::Nak => "NAK",
+            Mark::RnrNak => "RNR NAK",
+            Mark::BadIcrc => "bad ICRC",
+            Mark::Ce => "CE",
+            Mark::Cnp => "CNP",
+            Mark::Paused => "paused",
+        }
+    }
+}
+
+/// A set of [`Mark`]s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub struct Marks(u16);
+
+impl Marks {
+    pub const NONE: Marks = Marks(0);
+
+    #[inline]
+    pub fn set(&mut self, m: Mark) {
+        self.0 |= m.bit();
+    }
+
+    #[inline]
+    pub const fn has(self, m: Mark) -> bool {
+        self.0 & m.bit() != 0
+    }
+
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The marks present, most telling first.
+    pub fn iter(self) -> impl Iterator<Item = Mark> {
+        Mark::ALL.into_iter().filter(move |m| self.has(*m))
+    }
+
+    /// The most telling mark, if any.
+    pub fn first(self) -> Option<Mark> {
+        self.iter().next()
+    }
+}
+
+impl From<Mark> for Marks {
+    fn from(m: Mark) -> Self {
+        Marks(m.bit())
+    }
+}
+
+/// No flow: the frame is not a RoCE packet with a BTH and addresses.
+pub const NO_FLOW: u32 = u32::MAX;
+
+/// What the analysis found in one frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameAnalysis {
+    /// The analysis's id of the frame's flow ([`NO_FLOW`] when none); the
+    /// report's flow index is `finish_indexed`'s map of it.
+    pub flow: u32,
+    pub marks: Marks,
+    /// With [`Mark::Gap`]: how many PSNs were skipped.
+    pub missing: u32,
+}
+
+impl Default for FrameAnalysis {
+    fn default() -> Self {
+        FrameAnalysis {
+            flow: NO_FLOW,
+            marks: Marks::NONE,
+            missing: 0,
+        }
+    }
+}
+
+impl FrameAnalysis {
+    pub fn flow(&self) -> Option<u32> {
+        (self.flow != NO_FLOW).then_some(self.flow)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marks_are_distinct_bits_listed_once() {
+        let mut all = Marks::NONE;
+        for m in Mark::ALL {
+            assert!(!all.has(m), "{m:?} listed twice or shares a bit");
+            all.set(m);
+        }
+        assert_eq!(all.iter().count(), Mark::ALL.len());
+        let mut m = Marks::NONE;
+        m.set(Mark::Ce);
+        m.set(Mark::Retransmission);
+        assert_eq!(m.first(), Some(Mark::Retransmission));
+        assert_eq!(
+            m.iter().collect::<Vec<_>>(),
+            [Mark::Retransmission, Mark::Ce]
+        );
+    }
+}
