@@ -554,6 +554,7 @@ fn run_gen(args: &GenArgs, decode: &DecodeArgs) -> Result<(), RunError> {
         ecn: args.ecn,
         link_speed_bps: decode.link_speed,
         duration_ns: args.duration,
+        ts_resolution_ns: format.ts_resolution_ns(),
     };
     let started = std::time::Instant::now();
     let file = std::fs::File::create(&args.output)

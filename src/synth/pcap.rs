@@ -22,6 +22,14 @@ impl OutFormat {
             OutFormat::PcapMicros
         }
     }
+
+    /// Nanoseconds per timestamp unit of the format.
+    pub fn ts_resolution_ns(self) -> u64 {
+        match self {
+            OutFormat::PcapMicros => 1000,
+            OutFormat::PcapNanos | OutFormat::PcapNg => 1,
+        }
+    }
 }
 
 /// A streaming capture writer.

@@ -71,6 +71,9 @@ pub struct GenOptions {
     pub link_speed_bps: u64,
     /// Stop starting messages after this much simulated time.
     pub duration_ns: Option<u64>,
+    /// Timestamp resolution of the file written (1000 for a µs pcap): the
+    /// truth states times as the file can show them.
+    pub ts_resolution_ns: u64,
 }
 
 impl Default for GenOptions {
@@ -88,6 +91,7 @@ impl Default for GenOptions {
             ecn: 0.05,
             link_speed_bps: 100_000_000_000,
             duration_ns: None,
+            ts_resolution_ns: 1,
         }
     }
 }
@@ -315,6 +319,11 @@ impl<'s> Generator<'s> {
         xon: bool,
     ) {
         let bps = self.opts.link_speed_bps;
+        // The truth is what the written file shows: times as the capture
+        // format stores them (a µs pcap drops the nanoseconds), expiries
+        // counted from those.
+        let res = self.opts.ts_resolution_ns.max(1);
+        let shown = |t: u64| t - t % res;
         let mut t = start;
         let mut times = [0u16; 8];
         times[usize::from(prio)] = quanta;
@@ -323,25 +332,25 @@ impl<'s> Generator<'s> {
             let mut v = Vec::new();
             build_pfc(SWITCH_MAC, 1 << prio, times, &mut v);
             self.push(t, v);
-            expiry = t + quanta_to_ns(quanta, bps);
+            expiry = shown(t) + quanta_to_ns(quanta, bps);
             let next = t + refresh;
-            if next > until || next > expiry {
+            if next > until || shown(next) > expiry {
                 break;
             }
             t = next;
         }
-        let (end, by) = if xon && until <= expiry {
+        let (end, by) = if xon && shown(until) <= expiry {
             let mut v = Vec::new();
             build_pfc(SWITCH_MAC, 1 << prio, [0; 8], &mut v);
             self.push(until, v);
-            (until, "xon")
+            (shown(until), "xon")
         } else {
             (expiry, "expiry")
         };
         self.intervals.push(IntervalTruth {
             src_mac: crate::output::json::mac_string(&SWITCH_MAC),
             priority: Some(prio),
-            start_ns: start,
+            start_ns: shown(start),
             end_ns: end,
             ended_by: by,
         });
