@@ -19,7 +19,10 @@ fn main() -> std::io::Result<()> {
     for target in ["capture_reader", "pipeline"] {
         let dir = root.join(target);
         fs::create_dir_all(&dir)?;
-        for (j, (name, _)) in roce_dissect::synth::scenario::SCENARIOS.iter().enumerate() {
+        for (j, name) in roce_dissect::synth::scenario::Scenario::ALL
+            .into_iter()
+            .enumerate()
+        {
             let fmt = [
                 OutFormat::PcapMicros,
                 OutFormat::PcapNanos,
@@ -27,7 +30,7 @@ fn main() -> std::io::Result<()> {
             ][j % 3];
             let mut w = CaptureWriter::new(Vec::new(), fmt)?;
             let opts = GenOptions {
-                scenario: name.to_string(),
+                scenario: name,
                 qps: 2,
                 messages: 3,
                 size: 2000,
@@ -59,7 +62,7 @@ fn main() -> std::io::Result<()> {
     let small = |seed: u64| -> std::io::Result<Vec<u8>> {
         let mut w = CaptureWriter::new(Vec::new(), OutFormat::PcapNg)?;
         let opts = GenOptions {
-            scenario: "loss".into(),
+            scenario: roce_dissect::synth::scenario::Scenario::Loss,
             seed,
             qps: 1,
             messages: 3,

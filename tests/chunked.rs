@@ -98,7 +98,7 @@ fn record(f: &mut Vec<u8>, sec: u32, frac: u32, data: &[u8], orig: u32) {
 fn scenario(name: &str, seed: u64, format: OutFormat) -> Vec<u8> {
     let mut w = CaptureWriter::new(Vec::new(), format).unwrap();
     let opts = GenOptions {
-        scenario: name.into(),
+        scenario: roce_dissect::synth::scenario::Scenario::from_name(name).unwrap(),
         seed,
         qps: 6,
         messages: 12,

@@ -264,3 +264,231 @@ fn pause_intervals_name_the_xon_that_ended_them_and_shares_stay_within_the_captu
     assert!(storm["fraction"].as_f64().unwrap() > 0.9999, "{storm}");
     assert!(storm["paused_ns"].as_u64().unwrap() > r["capture"]["duration_ns"].as_u64().unwrap());
 }
+
+#[test]
+fn version_is_lowercase_v_and_capital_v_is_verbose() {
+    for flag in ["-v", "--version"] {
+        let (code, out, _) = run(&[flag]);
+        assert_eq!(code, 0);
+        assert!(out.starts_with("roce-dissect 0."), "{out}");
+    }
+    // tshark users mean verbose: the report with every flow's events.
+    let cap = capture("loss-receiver.ns.pcap");
+    let cap = cap.to_str().unwrap();
+    let (code, out, err) = run(&["-V", cap]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Events of flow #1"), "{out}");
+    let (_, plain, _) = run(&[cap]);
+    assert!(!plain.contains("Events of flow #1"));
+    assert_eq!(run(&["--verbose", cap]).1, out);
+}
+
+#[test]
+fn completions_and_man_page() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let (code, out, err) = run(&["completions", shell]);
+        assert_eq!(code, 0, "{shell}: {err}");
+        assert!(
+            out.contains("packets") && out.contains("link-speed"),
+            "{shell}"
+        );
+    }
+    let (code, _, _) = run(&["completions", "tcsh"]);
+    assert_eq!(code, 2);
+    let (code, out, _) = run(&["man"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(".TH roce-dissect 1") && out.contains("packets"),
+        "{out}"
+    );
+    let (code, out, _) = run(&["man", "packets"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(".TH roce-dissect-packets") && out.contains("roce\\-only"),
+        "{out}"
+    );
+    let (code, _, err) = run(&["man", "nope"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no command 'nope'"), "{err}");
+}
+
+#[test]
+fn each_command_offers_only_the_options_it_uses() {
+    let help = |cmd: &str| run(&[cmd, "--help"]).1;
+    let tui = help("tui");
+    for absent in ["--json", "--events", "--no-color", "--threads"] {
+        assert!(!tui.contains(absent), "tui --help offers {absent}");
+    }
+    assert!(tui.contains("--link-speed") && tui.contains("--pmtu"));
+    let gen_help = help("gen");
+    for absent in ["--no-icrc", "--roce-port", "--json", "--dscp-map"] {
+        assert!(!gen_help.contains(absent), "gen --help offers {absent}");
+    }
+    assert!(gen_help.contains("--link-speed"));
+    let packets = help("packets");
+    assert!(packets.contains("--no-icrc") && packets.contains("--dup-window"));
+    assert!(!packets.contains("--no-color"));
+    // An option of one command given to another is refused, not ignored.
+    let cap = capture("loss.pcap");
+    let (code, _, err) = run(&["tui", "--json", cap.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn a_mistyped_command_gets_a_suggestion() {
+    let cap = capture("loss.pcap");
+    let cap = cap.to_str().unwrap();
+    for (typed, meant) in [
+        ("packet", "packets"),
+        ("pakcets", "packets"),
+        ("tiu", "tui"),
+    ] {
+        let (code, _, err) = run(&[typed, cap]);
+        assert_eq!(code, 2, "{typed}");
+        assert!(
+            err.contains(&format!("did you mean `roce-dissect {meant}`")),
+            "{typed}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        // Alone, it is taken for a capture that does not exist.
+        let (code, _, err) = run(&[typed]);
+        assert_eq!(code, 2);
+        assert!(err.contains(&format!("roce-dissect {meant}")), "{err}");
+    }
+    let (code, _, err) = run(&["no-such-file.pcap"]);
+    assert_eq!(code, 2);
+    assert!(!err.contains("did you mean"), "{err}");
+}
+
+#[test]
+fn a_flow_filter_that_matches_nothing_says_so() {
+    let cap = capture("loss.pcap");
+    let (code, out, err) = run(&[
+        "packets",
+        "--flow",
+        "10.9.9.9,10.0.1.1,0x4001",
+        cap.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(out.is_empty());
+    assert!(
+        err.contains("no frame of flow 10.9.9.9,10.0.1.1,0x004001"),
+        "{err}"
+    );
+    assert!(err.contains("326 frames read"), "{err}");
+}
+
+#[test]
+fn packets_lines_carry_what_the_analysis_found() {
+    let cap = capture("loss-receiver.ns.pcap");
+    let (code, out, err) = run(&["packets", cap.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let count = |tag: &str| {
+        out.lines()
+            .filter(|l| l.ends_with(tag) || l.contains(&format!("{tag} [")))
+            .count()
+    };
+    // Each tag as often as the report counts its anomaly.
+    let (_, json, _) = run(&[cap.to_str().unwrap(), "--json"]);
+    let r: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let sum = |k: &str| -> u64 {
+        r["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f[k].as_u64().unwrap())
+            .sum()
+    };
+    assert_eq!(count("[retransmit]") as u64, sum("retransmits"));
+    assert_eq!(count("[out of order]") as u64, sum("out_of_order"));
+    let naks: u64 = r["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["naks"]["psn_seq_err"].as_u64().unwrap())
+        .sum();
+    assert_eq!(count("[NAK]") as u64, naks);
+    let gaps = r["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["events"].as_array().unwrap())
+        .filter(|e| e["kind"] == "gap")
+        .count();
+    assert_eq!((count("[gap]"), gaps), (8, 8));
+}
+
+#[test]
+fn names_are_quoted_for_the_shell_and_safe_for_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "x;touch PWNED;\u{1b}[31m.pcap";
+    let p = dir.path().join(name);
+    std::fs::copy(capture("loss.pcap"), &p).unwrap();
+    let out = common::bin()
+        .current_dir(dir.path())
+        .arg(name)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !text.contains('\u{1b}'),
+        "a raw escape reached the terminal"
+    );
+    let footer = text.lines().last().unwrap();
+    assert!(
+        footer.contains(r"roce-dissect packets $'x;touch PWNED;\x1b[31m.pcap' --flow"),
+        "{footer}"
+    );
+    // One frame is one frame.
+    let frames = roce_dissect::synth::samples::every_opcode(1);
+    let one = common::write_pcap(dir.path(), "one.pcap", &frames[..1]);
+    let (_, text, _) = run(&[one.to_str().unwrap()]);
+    assert!(text.contains("(pcap, 1 frame, 1 RoCE"), "{text}");
+}
+
+#[test]
+fn gen_limits_and_standard_output() {
+    let (code, _, err) = run(&[
+        "gen",
+        "--scenario",
+        "loss",
+        "--qps",
+        "16777217",
+        "-o",
+        "/dev/null",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = run(&[
+        "gen",
+        "--scenario",
+        "loss",
+        "--messages",
+        "1000000000",
+        "-o",
+        "/dev/null",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("more than --max-frames"), "{err}");
+    let out = common::bin()
+        .args([
+            "gen",
+            "--scenario",
+            "clean",
+            "--qps",
+            "1",
+            "--messages",
+            "3",
+            "-o",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        &out.stdout[..4],
+        &[0x0a, 0x0d, 0x0d, 0x0a],
+        "pcapng on standard output"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("to standard output"), "{err}");
+}

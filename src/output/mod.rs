@@ -4,4 +4,5 @@ pub mod json;
 pub mod packets;
 pub mod report;
 pub mod report_json;
+pub mod text;
 pub mod tree;

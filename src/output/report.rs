@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use super::packets::human_ns;
+use super::text::{count, shell_quote, terminal_safe};
 use crate::analysis::report::{FlowReport, Report, Trigger};
 
 /// ANSI styling, off when not on a terminal or when `NO_COLOR` is set.
@@ -51,10 +52,6 @@ fn secs(ns: u64) -> String {
     format!("{}.{:06}", ns / 1_000_000_000, (ns % 1_000_000_000) / 1000)
 }
 
-fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{} {}", grouped(n), if n == 1 { one } else { many })
-}
-
 /// Options for the text report.
 #[derive(Debug, Clone, Copy)]
 pub struct TextOptions {
@@ -74,27 +71,27 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
     let rnr = sum(&|f| f.naks.rnr);
     let _ = writeln!(
         s,
-        "{} {} ({}, {} frames, {} RoCE, {} s)",
+        "{} {} ({}, {}, {} RoCE, {} s)",
         st.bold("roce-dissect:"),
-        c.file,
+        terminal_safe(&c.file),
         c.format,
-        grouped(c.frames),
+        count(c.frames, "frame", "frames"),
         grouped(c.roce_frames),
         secs(c.duration_ns)
     );
     let summary = format!(
         "{} in {} · {} ({}) · {} out of order · {} missing · {} · {} · {} CE · {} · {} · {} bad ICRC",
-        plural(r.flows.len() as u64, "flow", "flows"),
-        plural(r.connections.len() as u64, "connection", "connections"),
-        plural(retx, "retransmit", "retransmits"),
-        plural(eps, "episode", "episodes"),
+        count(r.flows.len() as u64, "flow", "flows"),
+        count(r.connections.len() as u64, "connection", "connections"),
+        count(retx, "retransmit", "retransmits"),
+        count(eps, "episode", "episodes"),
         grouped(sum(&|f| f.out_of_order)),
         grouped(sum(&|f| f.missing)),
-        plural(naks, "NAK", "NAKs"),
-        plural(rnr, "RNR NAK", "RNR NAKs"),
+        count(naks, "NAK", "NAKs"),
+        count(rnr, "RNR NAK", "RNR NAKs"),
         grouped(sum(&|f| f.ecn_ce)),
-        plural(sum(&|f| f.cnps), "CNP", "CNPs"),
-        plural(
+        count(sum(&|f| f.cnps), "CNP", "CNPs"),
+        count(
             r.pfc.intervals.len() as u64,
             "pause interval",
             "pause intervals"
@@ -103,7 +100,7 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
     );
     let _ = writeln!(s, "{summary}");
     for w in &c.warnings {
-        let _ = writeln!(s, "{} {w}", st.yellow("warning:"));
+        let _ = writeln!(s, "{} {}", st.yellow("warning:"), terminal_safe(w));
     }
 
     if !r.flows.is_empty() {
@@ -183,7 +180,7 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
                 secs(e.ts_ns.saturating_sub(c.first_ts_ns)),
                 e.first_psn,
                 e.last_psn,
-                plural(e.packets, "packet", "packets"),
+                count(e.packets, "packet", "packets"),
                 why
             );
         }
@@ -296,7 +293,7 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
                     let _ = write!(line, " PSN {p}");
                 }
                 if let Some(n) = e.count {
-                    let _ = write!(line, " ({} missing)", plural(u64::from(n), "PSN", "PSNs"));
+                    let _ = write!(line, " ({} missing)", count(u64::from(n), "PSN", "PSNs"));
                 }
                 if let Some(d) = &e.detail {
                     let _ = write!(line, " {d}");
@@ -328,8 +325,8 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
             s,
             "\n{}",
             st.dim(&format!(
-                "Packets of flow #1: roce-dissect packets {} --flow {},{},0x{:06x}   (events: --events, all figures: --json)",
-                c.file, f.src, f.dst, f.destqp
+                "Packets of flow #1: roce-dissect packets {} --flow {},{},0x{:06x}   (events: -V, all figures: --json)",
+                shell_quote(&c.file), f.src, f.dst, f.destqp
             ))
         );
     }

@@ -566,7 +566,7 @@ mod tests {
         use crate::synth::{CaptureWriter, OutFormat};
         let mut w = CaptureWriter::new(Vec::new(), OutFormat::PcapNanos).unwrap();
         let opts = GenOptions {
-            scenario: "mixed".into(),
+            scenario: crate::synth::scenario::Scenario::Mixed,
             qps: 64,
             messages: 6,
             size: 4096,

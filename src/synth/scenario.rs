@@ -21,29 +21,60 @@ use crate::wire::mad::CmMessage;
 use crate::wire::pause::quanta_to_ns;
 
 /// The scenarios `gen` knows.
-pub const SCENARIOS: &[(&str, &str)] = &[
-    (
-        "clean",
-        "RC SEND/WRITE/READ on several QPs with RDMA CM setup; no faults",
-    ),
-    (
-        "loss",
-        "drops with PSN-sequence NAKs and go-back-N replays, or timeouts",
-    ),
-    ("reorder", "packets swapped on the way, NAKed and replayed"),
-    (
-        "incast",
-        "many senders to one receiver: CE marks, CNPs and PFC pauses on priority 3",
-    ),
-    (
-        "pfc-storm",
-        "a port paused on priority 3 for longer than the storm threshold",
-    ),
-    ("mixed", "all of it, over RoCE v1 and v2, IPv4 and IPv6"),
-];
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scenario {
+    /// RC SEND/WRITE/READ on several QPs with RDMA CM setup; no faults
+    #[default]
+    Clean,
+    /// Drops with PSN-sequence NAKs and go-back-N replays, or timeouts
+    Loss,
+    /// Packets swapped on the way, NAKed and replayed
+    Reorder,
+    /// Many senders to one receiver: CE marks, CNPs and PFC pauses on priority 3
+    Incast,
+    /// A port paused on priority 3 for longer than the storm threshold
+    PfcStorm,
+    /// All of it, over RoCE v1 and v2, IPv4 and IPv6
+    Mixed,
+}
+
+impl Scenario {
+    pub const ALL: [Scenario; 6] = [
+        Scenario::Clean,
+        Scenario::Loss,
+        Scenario::Reorder,
+        Scenario::Incast,
+        Scenario::PfcStorm,
+        Scenario::Mixed,
+    ];
+
+    /// Its name on the command line and in the truth.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Scenario::Clean => "clean",
+            Scenario::Loss => "loss",
+            Scenario::Reorder => "reorder",
+            Scenario::Incast => "incast",
+            Scenario::PfcStorm => "pfc-storm",
+            Scenario::Mixed => "mixed",
+        }
+    }
+
+    /// The scenario called `name`.
+    pub fn from_name(name: &str) -> Option<Scenario> {
+        Scenario::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+impl std::fmt::Display for Scenario {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// Where the capture point sits relative to the drops.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum LossSide {
     /// Dropped after the capture point: the capture sees every first send.
     Sender,
@@ -53,7 +84,7 @@ pub enum LossSide {
 
 #[derive(Debug, Clone)]
 pub struct GenOptions {
-    pub scenario: String,
+    pub scenario: Scenario,
     pub seed: u64,
     pub qps: u32,
     /// Messages per QP.
@@ -79,7 +110,7 @@ pub struct GenOptions {
 impl Default for GenOptions {
     fn default() -> Self {
         GenOptions {
-            scenario: "clean".into(),
+            scenario: Scenario::Clean,
             seed: 1,
             qps: 4,
             messages: 50,
@@ -99,7 +130,7 @@ impl Default for GenOptions {
 /// The facts a capture must produce, with the report's own keys.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, Default)]
 pub struct Truth {
-    pub scenario: String,
+    pub scenario: Scenario,
     pub seed: u64,
     pub frames: u64,
     pub flows: Vec<FlowTruth>,
@@ -358,12 +389,12 @@ impl<'s> Generator<'s> {
 
     /// Runs the scenario to the end.
     pub fn run(mut self) -> std::io::Result<Truth> {
-        let name = self.opts.scenario.clone();
+        let name = self.opts.scenario;
         let o = self.opts.clone();
-        let mixed = name == "mixed";
+        let mixed = name == Scenario::Mixed;
         let mut qps: Vec<QpState> = (0..o.qps.max(1))
             .map(|i| {
-                let incast = name == "incast";
+                let incast = name == Scenario::Incast;
                 let conn = make_conn(i, if mixed { i % 3 } else { 0 }, incast);
                 QpState {
                     conn,
@@ -371,15 +402,15 @@ impl<'s> Generator<'s> {
                     msn: 0,
                     busy_until: 0,
                     last_cnp: None,
-                    loss: name == "loss" || (mixed && i % 4 == 1),
-                    reorder: name == "reorder" || (mixed && i % 4 == 2),
-                    ecn: name == "incast" || (mixed && i % 4 == 3),
+                    loss: name == Scenario::Loss || (mixed && i % 4 == 1),
+                    reorder: name == Scenario::Reorder || (mixed && i % 4 == 2),
+                    ecn: name == Scenario::Incast || (mixed && i % 4 == 3),
                 }
             })
             .collect();
 
         // RDMA CM setup, one connection after the other.
-        if matches!(name.as_str(), "clean" | "mixed") {
+        if matches!(name, Scenario::Clean | Scenario::Mixed) {
             let mut t = self.now;
             for q in &qps {
                 let c = q.conn;
@@ -390,7 +421,7 @@ impl<'s> Generator<'s> {
         let start = self.now;
 
         // Pauses: incast gets short XOFF/XON bursts, pfc-storm one long pause.
-        if name == "pfc-storm" {
+        if name == Scenario::PfcStorm {
             let long = 150_000_000u64.max(o.duration_ns.unwrap_or(0));
             self.pause_train(
                 3,
@@ -416,7 +447,7 @@ impl<'s> Generator<'s> {
             let kind = self.rng.below(3);
             let end = self.message(&mut qps[i], t0, kind)?;
             qps[i].busy_until = end;
-            if (name == "incast" || mixed) && self.now >= pause_at {
+            if (name == Scenario::Incast || mixed) && self.now >= pause_at {
                 let len = 2_000 + self.rng.below(8_000);
                 let xon = self.rng.chance(0.7);
                 self.pause_train(3, self.now + 500, self.now + 500 + len, 3_000, 3000, xon);

@@ -1,0 +1,444 @@
+//! The command line: every option of every command, and the parsers of
+//! their values. Each command lists only the options it uses.
+
+use std::path::PathBuf;
+
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+
+use crate::analysis::{AnalysisOptions, parse_dscp_map};
+use crate::dissect::DissectOptions;
+
+use super::RunError;
+
+const AFTER_HELP: &str = "\
+Examples:
+  roce-dissect capture.pcap                 analysis report (flows, retransmits, NAKs, CNPs, pauses)
+  roce-dissect capture.pcap --json          the same report as JSON
+  roce-dissect -V capture.pcap              the report with every flow's events
+  roce-dissect packets capture.pcap         one line per frame, like tshark
+  roce-dissect packets -V -x capture.pcap   full header tree and hex dump
+  roce-dissect packets --json capture.pcap  JSON Lines, one object per frame
+  roce-dissect tui capture.pcap             browse flows, packets and pauses
+  roce-dissect completions bash             shell completions (bash, zsh, fish, ...)
+  roce-dissect man > roce-dissect.1         the manual page
+
+Exit status: 0 on success, 2 when the capture cannot be read or the command line is wrong, 1 on other errors (e.g. writing the output).";
+
+/// `--version`: the package version and, when built from a git checkout,
+/// the commit and its date (`build.rs`).
+pub const VERSION: &str = env!("ROCE_DISSECT_VERSION");
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "roce-dissect",
+    version = VERSION,
+    disable_version_flag = true,
+    about = "Decode and analyse RoCE (RDMA over Converged Ethernet) captures",
+    long_about = "Decode and analyse RoCE v1/v2 captures (pcap, pcapng): per-QP PSN tracking, \
+                  retransmissions, out-of-order and missing packets, NAKs, ECN/CNP, PFC pauses.",
+    after_help = AFTER_HELP,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// Capture file (pcap or pcapng; `-` reads standard input)
+    #[arg(value_name = "CAPTURE", required = true)]
+    pub capture: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub decode: DecodeArgs,
+
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
+
+    /// Threads for reading and analysing (default: one per core, or
+    /// ROCE_DISSECT_THREADS; 1 reads sequentially)
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
+
+    /// Print the version (and the commit it was built from)
+    #[arg(short = 'v', long = "version", action = ArgAction::Version)]
+    pub version: Option<bool>,
+}
+
+/// How the report is written (the default command).
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// Print the report as one JSON document
+    #[arg(long)]
+    pub json: bool,
+
+    /// List every flow's events (gaps, retransmits, NAKs, CE, CNPs) in the text report
+    #[arg(long, short = 'V', visible_alias = "verbose")]
+    pub events: bool,
+
+    /// Never colour the text report (NO_COLOR is honoured too)
+    #[arg(long)]
+    pub no_color: bool,
+}
+
+/// Settings of the analysis: for the report, `packets` and the TUI.
+#[derive(Debug, Clone, Args)]
+pub struct AnalysisArgs {
+    /// Path MTU for sizing READ requests when nothing in the capture shows it
+    /// (FIRST/MIDDLE payloads, a CM REQ): 256, 512, 1024, 2048 or 4096
+    #[arg(long, value_name = "BYTES", value_parser = parse_pmtu)]
+    pub pmtu: Option<u32>,
+
+    /// Identical frames of a flow closer than this are capture duplicates
+    #[arg(long, value_name = "DURATION", default_value = "2us", value_parser = parse_duration)]
+    pub dup_window: u64,
+
+    /// A pause longer than this is reported as a storm
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = parse_duration)]
+    pub storm_threshold: u64,
+
+    /// DSCP to priority for untagged frames, e.g. 24-31:3,48-55:6
+    #[arg(long, value_name = "MAP", default_value = "24-31:3,48-55:6")]
+    pub dscp_map: String,
+
+    /// Events kept per flow (the rest are counted)
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub max_events: usize,
+
+    /// Events kept in all (the rest are counted, with a warning)
+    #[arg(long, value_name = "N", default_value_t = crate::analysis::DEFAULT_MAX_EVENTS_TOTAL)]
+    pub max_events_total: u64,
+}
+
+impl AnalysisArgs {
+    pub fn options(&self, decode: &DecodeArgs) -> Result<AnalysisOptions, RunError> {
+        let dscp_map = parse_dscp_map(&self.dscp_map).map_err(RunError::Usage)?;
+        Ok(AnalysisOptions {
+            link_speed_bps: decode.link_speed,
+            pmtu: self.pmtu,
+            dup_window_ns: self.dup_window,
+            storm_threshold_ns: self.storm_threshold,
+            dscp_map,
+            max_events: self.max_events,
+            max_events_total: self.max_events_total,
+        })
+    }
+}
+
+/// Options of every command that decodes a capture.
+#[derive(Debug, Clone, Args)]
+pub struct DecodeArgs {
+    /// UDP destination port that marks RoCE v2
+    #[arg(long, value_name = "PORT", default_value_t = crate::dissect::ROCE_V2_PORT)]
+    pub roce_port: u16,
+
+    /// Link speed for PFC/PAUSE quanta: 10G, 25G, 40G, 50G, 100G, 200G, 400G, 800G or bits/s
+    #[arg(long, value_name = "SPEED", default_value = "100G", value_parser = parse_link_speed)]
+    pub link_speed: u64,
+
+    /// Do not verify ICRCs (faster; `icrc.valid` becomes null)
+    #[arg(long)]
+    pub no_icrc: bool,
+}
+
+impl DecodeArgs {
+    pub fn dissect_options(&self) -> DissectOptions {
+        DissectOptions {
+            roce_port: self.roce_port,
+            check_icrc: !self.no_icrc,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// One line per frame like tshark; -V for the header tree, --json for JSON Lines
+    Packets(PacketsArgs),
+    /// Browse flows, packets, header trees, PSN charts and PFC pauses in the terminal
+    Tui(TuiArgs),
+    /// Synthesize a capture of a scenario, with the facts its report must show
+    Gen(GenArgs),
+    /// Print a shell completion script (e.g. `roce-dissect completions bash > /etc/bash_completion.d/roce-dissect`)
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) of roce-dissect or of one of its commands
+    Man(ManArgs),
+}
+
+/// The command names, for suggestions when one is mistyped.
+pub const COMMANDS: [&str; 5] = ["packets", "tui", "gen", "completions", "man"];
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Keys: arrows/hjkl move, Enter drills in, Esc/Backspace back, Tab switches panes, / filter, s sort, p PSN chart, t PFC timeline, a all frames, g/G top/end, ? help, q quit, Ctrl-C quits anywhere."
+)]
+pub struct TuiArgs {
+    /// Capture file (pcap or pcapng)
+    #[arg(value_name = "CAPTURE")]
+    pub capture: PathBuf,
+
+    #[command(flatten)]
+    pub decode: DecodeArgs,
+
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct PacketsArgs {
+    /// Capture file (pcap or pcapng; `-` reads standard input)
+    #[arg(value_name = "CAPTURE")]
+    pub capture: PathBuf,
+
+    /// Print the full header tree of every frame
+    #[arg(short = 'V', long)]
+    pub verbose: bool,
+
+    /// Add a hex dump of every frame
+    #[arg(short = 'x', long)]
+    pub hex: bool,
+
+    /// JSON Lines: one object per frame, every frame, in capture order
+    #[arg(long, conflicts_with_all = ["verbose", "hex"])]
+    pub json: bool,
+
+    /// Stop after this many frames
+    #[arg(short = 'c', long, value_name = "N")]
+    pub count: Option<u64>,
+
+    /// Show only RoCE frames (and PFC/PAUSE frames)
+    #[arg(long)]
+    pub roce_only: bool,
+
+    /// Show only the frames of one flow: SRC,DST,QP as the report names it
+    #[arg(long, value_name = "SRC,DST,QP", value_parser = crate::pipeline::parse_flow)]
+    pub flow: Option<crate::analysis::FlowKey>,
+
+    #[command(flatten)]
+    pub decode: DecodeArgs,
+
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
+}
+
+/// The container `gen` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// Classic pcap, microsecond timestamps
+    Pcap,
+    /// Classic pcap, nanosecond timestamps
+    NsPcap,
+    /// pcapng
+    Pcapng,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example:\n  roce-dissect gen --scenario loss --seed 7 -o loss.pcapng --truth loss.truth.json"
+)]
+pub struct GenArgs {
+    /// Scenario to generate
+    #[arg(long, value_name = "NAME", value_enum)]
+    pub scenario: crate::synth::scenario::Scenario,
+
+    /// Seed: the same seed and options give the same bytes
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+
+    /// Output capture (.pcap, .ns.pcap or .pcapng picks the format; `-`
+    /// writes pcapng to standard output)
+    #[arg(short = 'o', long, value_name = "OUT")]
+    pub output: PathBuf,
+
+    /// Write the report facts the capture must produce (JSON) here
+    #[arg(long, value_name = "FILE")]
+    pub truth: Option<PathBuf>,
+
+    /// Container format, overriding the file extension
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+
+    /// Queue pairs (connections), at most 2^24
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1 << 24))]
+    pub qps: u32,
+
+    /// Messages per queue pair
+    #[arg(long, default_value_t = 50)]
+    pub messages: u32,
+
+    /// Message size in bytes
+    #[arg(long, default_value_t = 8192)]
+    pub size: u32,
+
+    /// Path MTU in bytes: 256, 512, 1024, 2048 or 4096
+    #[arg(long, default_value_t = 4096, value_parser = parse_pmtu)]
+    pub pmtu: u32,
+
+    /// Probability that a request packet is dropped (loss, mixed)
+    #[arg(long, default_value_t = 0.01)]
+    pub loss: f64,
+
+    /// Where the capture sits relative to the drops
+    #[arg(long, default_value = "sender", value_enum)]
+    pub loss_side: crate::synth::scenario::LossSide,
+
+    /// Probability that a packet is swapped with the next (reorder, mixed)
+    #[arg(long, default_value_t = 0.01)]
+    pub reorder: f64,
+
+    /// Probability that a request packet is CE-marked (incast, mixed)
+    #[arg(long, default_value_t = 0.05)]
+    pub ecn: f64,
+
+    /// Stop starting messages after this much simulated time (e.g. 50ms)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub duration: Option<u64>,
+
+    /// Link speed the frames are paced at and pause quanta last
+    #[arg(long, value_name = "SPEED", default_value = "100G", value_parser = parse_link_speed)]
+    pub link_speed: u64,
+
+    /// Refuse (or stop) past this many frames
+    #[arg(long, value_name = "N", default_value_t = super::gen_cmd::DEFAULT_MAX_FRAMES)]
+    pub max_frames: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to write completions for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// A command's own page (`packets`, `tui`, `gen`, ...) instead of the main one
+    #[arg(value_name = "COMMAND")]
+    pub command: Option<String>,
+}
+
+/// The path MTUs InfiniBand and RoCE define.
+pub const PMTUS: [u32; 5] = [256, 512, 1024, 2048, 4096];
+
+/// Parses a path MTU: one of [`PMTUS`].
+pub fn parse_pmtu(s: &str) -> Result<u32, String> {
+    s.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|m| PMTUS.contains(m))
+        .ok_or_else(|| format!("'{s}' is not a path MTU: 256, 512, 1024, 2048 or 4096"))
+}
+
+/// Parses `2us`, `100ms`, `1.5s`, `500ns`, `0`. A number needs its unit
+/// (only `0` stands alone): a bare `50` is more likely meant as 50 ms or
+/// 50 µs than as 50 ns.
+pub fn parse_duration(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration (try 2us, 100ms, 1s)"))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("'{s}' is not a duration (try 2us, 100ms, 1s)"));
+    }
+    let mult = match unit.trim() {
+        "" if v == 0.0 => 1.0,
+        "" => {
+            return Err(format!("'{s}' needs a unit: {s}ns, {s}us, {s}ms or {s}s"));
+        }
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        other => return Err(format!("unknown unit '{other}' in '{s}' (ns, us, ms, s)")),
+    };
+    let ns = (v * mult).round();
+    if ns > u64::MAX as f64 {
+        return Err(format!("'{s}' is too long a duration"));
+    }
+    Ok(ns as u64)
+}
+
+/// Parses `100G`, `25g`, `400Gb`, `10000000000`.
+pub fn parse_link_speed(s: &str) -> Result<u64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let t = t
+        .trim_end_matches("bps")
+        .trim_end_matches("b/s")
+        .trim_end_matches('b');
+    let (num, mult) = if let Some(n) = t.strip_suffix('g') {
+        (n, 1_000_000_000u64)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 1_000_000)
+    } else if let Some(n) = t.strip_suffix('t') {
+        (n, 1_000_000_000_000)
+    } else {
+        (t, 1)
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a link speed (try 100G, 25G or bits/s)"))?;
+    let bps = v * mult as f64;
+    if !(1.0..=1e15).contains(&bps) {
+        return Err(format!("'{s}' is out of range for a link speed"));
+    }
+    Ok(bps as u64)
+}
+
+/// The command a mistyped word most likely meant (`packet` → `packets`).
+pub fn suggest_command(word: &str) -> Option<&'static str> {
+    if word.is_empty() || word.contains(['/', '.']) {
+        return None;
+    }
+    // Edits away: one for a short word, two for a longer one; a swap of
+    // neighbours counts as one.
+    let allowed = if word.chars().count() <= 4 { 1 } else { 2 };
+    COMMANDS
+        .into_iter()
+        .map(|c| (strsim::osa_distance(word, c), c))
+        .filter(|(d, _)| *d <= allowed)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("2us"), Ok(2_000));
+        assert_eq!(parse_duration("1.5s"), Ok(1_500_000_000));
+        assert_eq!(parse_duration("0"), Ok(0));
+        assert!(parse_duration("50").unwrap_err().contains("needs a unit"));
+        assert!(parse_duration("5 parsecs").is_err());
+        assert!(parse_duration("1e30s").is_err());
+    }
+
+    #[test]
+    fn mistyped_commands() {
+        assert_eq!(suggest_command("packet"), Some("packets"));
+        assert_eq!(suggest_command("pakcets"), Some("packets"));
+        assert_eq!(suggest_command("tiu"), Some("tui"));
+        assert_eq!(suggest_command("completion"), Some("completions"));
+        assert_eq!(suggest_command("capture.pcap"), None);
+        assert_eq!(suggest_command("loss"), None);
+        assert_eq!(suggest_command("gem"), Some("gen"));
+        assert_eq!(suggest_command("x"), None);
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+        let names: Vec<String> = Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        assert_eq!(names, COMMANDS);
+    }
+}

@@ -1,0 +1,112 @@
+//! `roce-dissect gen`: a scenario's capture and its ground truth.
+
+use std::io::{self, BufWriter, Write};
+
+use super::{GenArgs, RunError};
+use crate::output::text::{count, terminal_safe};
+use crate::synth::scenario::{GenOptions, generate};
+use crate::synth::{CaptureWriter, OutFormat};
+
+/// Frames a `gen` run may write unless `--max-frames` says otherwise: about
+/// 40 GB of 800-byte frames, far beyond any test and short of a full disk.
+pub const DEFAULT_MAX_FRAMES: u64 = 50_000_000;
+
+pub fn run(args: &GenArgs) -> Result<(), RunError> {
+    for (name, p) in [
+        ("--loss", args.loss),
+        ("--reorder", args.reorder),
+        ("--ecn", args.ecn),
+    ] {
+        if !(0.0..=1.0).contains(&p) {
+            return Err(RunError::Usage(format!(
+                "{name} {p}: a probability is between 0 and 1"
+            )));
+        }
+    }
+    let to_stdout = args.output.as_os_str() == "-";
+    let format = match args.format {
+        Some(super::args::FormatArg::Pcap) => OutFormat::PcapMicros,
+        Some(super::args::FormatArg::NsPcap) => OutFormat::PcapNanos,
+        Some(super::args::FormatArg::Pcapng) => OutFormat::PcapNg,
+        None if to_stdout => OutFormat::PcapNg,
+        None => OutFormat::from_path(&args.output),
+    };
+    // Refuse what would not fit before writing anything: each message is
+    // at least one packet per PMTU and an ACK.
+    let per_message = u64::from(args.size.max(1).div_ceil(args.pmtu)) + 1;
+    let estimate = u64::from(args.qps)
+        .saturating_mul(u64::from(args.messages))
+        .saturating_mul(per_message);
+    if estimate > args.max_frames {
+        return Err(RunError::Usage(format!(
+            "--qps {} --messages {} --size {} would write about {}, more than --max-frames {} allows",
+            args.qps,
+            args.messages,
+            args.size,
+            count(estimate, "frame", "frames"),
+            args.max_frames
+        )));
+    }
+    let opts = GenOptions {
+        scenario: args.scenario,
+        seed: args.seed,
+        qps: args.qps.max(1),
+        messages: args.messages,
+        size: args.size.max(1),
+        pmtu: args.pmtu,
+        loss: args.loss,
+        loss_side: args.loss_side,
+        reorder: args.reorder,
+        ecn: args.ecn,
+        link_speed_bps: args.link_speed,
+        duration_ns: args.duration,
+        ts_resolution_ns: format.ts_resolution_ns(),
+    };
+    let started = std::time::Instant::now();
+    let out: Box<dyn Write + Send> = if to_stdout {
+        Box::new(io::stdout())
+    } else {
+        Box::new(std::fs::File::create(&args.output).map_err(|e| {
+            RunError::Usage(format!(
+                "{}: {e}",
+                terminal_safe(&args.output.display().to_string())
+            ))
+        })?)
+    };
+    let mut w = CaptureWriter::new(crate::synth::BackgroundWriter::new(out), format)?;
+    let budget = args.max_frames;
+    let mut written = 0u64;
+    let truth = generate(opts, &mut |ts, f| {
+        written += 1;
+        if written > budget {
+            return Err(io::Error::other(format!(
+                "stopped at --max-frames {budget}: the capture is cut short"
+            )));
+        }
+        w.write(ts, f)
+    })?;
+    w.into_inner().finish()?;
+    if let Some(t) = &args.truth {
+        let f = std::fs::File::create(t).map_err(|e| {
+            RunError::Usage(format!("{}: {e}", terminal_safe(&t.display().to_string())))
+        })?;
+        let mut f = BufWriter::new(f);
+        serde_json::to_writer_pretty(&mut f, &truth).map_err(io::Error::other)?;
+        writeln!(f)?;
+        f.flush()?;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!(
+        "roce-dissect: wrote {} ({}) to {} in {:.2} s ({:.2} M frames/s)",
+        count(truth.frames, "frame", "frames"),
+        count(truth.flows.len() as u64, "flow", "flows"),
+        if to_stdout {
+            "standard output".to_string()
+        } else {
+            terminal_safe(&args.output.display().to_string())
+        },
+        secs,
+        truth.frames as f64 / secs.max(1e-9) / 1e6
+    );
+    Ok(())
+}

@@ -1,0 +1,167 @@
+//! The commands behind the command line. `main.rs` only calls [`main`];
+//! `args` says what each command takes, the files beside it run them.
+
+pub mod args;
+mod gen_cmd;
+mod packets;
+mod progress;
+mod report;
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser};
+
+pub use args::{
+    AnalysisArgs, Cli, Command, DecodeArgs, GenArgs, PacketsArgs, ReportArgs, TuiArgs,
+    parse_duration, parse_link_speed, parse_pmtu,
+};
+pub use progress::Progress;
+
+use crate::capture::CaptureError;
+use crate::output::text::terminal_safe;
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // `roce-dissect packet FILE`: clap sees a capture called
+            // "packet" and a stray FILE; say what was probably meant.
+            if e.use_stderr()
+                && let Some(hint) = std::env::args().nth(1).and_then(|w| mistyped(&w))
+            {
+                eprintln!("roce-dissect: {hint}");
+                return ExitCode::from(2);
+            }
+            e.exit();
+        }
+    };
+    let result = match &cli.command {
+        Some(Command::Packets(args)) => packets::run(args),
+        Some(Command::Gen(args)) => gen_cmd::run(args),
+        Some(Command::Tui(args)) => args
+            .analysis
+            .options(&args.decode)
+            .and_then(|opts| crate::tui::run(&args.capture, &args.decode.dissect_options(), opts)),
+        Some(Command::Completions(args)) => completions(args.shell),
+        Some(Command::Man(args)) => man(args.command.as_deref()),
+        None => match &cli.capture {
+            Some(path) => report::run(path, &cli),
+            None => Err(RunError::Usage("no capture given (see --help)".into())),
+        },
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(RunError::BrokenPipe) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("roce-dissect: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+/// The message for a first word that is no file but looks like a command.
+fn mistyped(word: &str) -> Option<String> {
+    if args::COMMANDS.contains(&word) || Path::new(word).exists() {
+        return None;
+    }
+    let cmd = args::suggest_command(word)?;
+    Some(format!(
+        "'{}' is neither a capture file nor a command; did you mean `roce-dissect {cmd}`?",
+        terminal_safe(word)
+    ))
+}
+
+/// Why a command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{path}: {err}", path = terminal_safe(&.0.display().to_string()), err = .1)]
+    Capture(PathBuf, CaptureError),
+    #[error("{0}")]
+    Io(io::Error),
+    #[error("{0}")]
+    Usage(String),
+    /// The command ran and found nothing to show (exit 1, like grep).
+    #[error("{0}")]
+    NothingFound(String),
+    #[error("output closed")]
+    BrokenPipe,
+}
+
+impl From<io::Error> for RunError {
+    fn from(e: io::Error) -> Self {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            RunError::BrokenPipe
+        } else {
+            RunError::Io(e)
+        }
+    }
+}
+
+impl RunError {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            // Unreadable input and command-line misuse, like clap's own errors.
+            RunError::Capture(..) | RunError::Usage(_) => 2,
+            RunError::BrokenPipe => 0,
+            RunError::Io(_) | RunError::NothingFound(_) => 1,
+        }
+    }
+}
+
+/// A capture error of `path`; a missing file whose name is a mistyped
+/// command says so.
+fn capture_error(e: CaptureError, path: &Path) -> RunError {
+    if let CaptureError::Io { source, .. } = &e
+        && source.kind() == io::ErrorKind::NotFound
+        && let Some(hint) = path.to_str().and_then(mistyped)
+    {
+        return RunError::Usage(hint);
+    }
+    RunError::Capture(path.to_path_buf(), e)
+}
+
+/// Prints warnings on standard error, at most `shown` of `total`.
+fn print_warnings(warnings: &[String], total: u64) {
+    for w in warnings {
+        eprintln!("roce-dissect: warning: {}", terminal_safe(w));
+    }
+    let more = total.saturating_sub(warnings.len() as u64);
+    if more > 0 {
+        eprintln!(
+            "roce-dissect: warning: {} not shown",
+            crate::output::text::count(more, "more warning", "more warnings")
+        );
+    }
+}
+
+fn completions(shell: clap_complete::Shell) -> Result<(), RunError> {
+    let mut cmd = Cli::command();
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "roce-dissect", &mut out);
+    io::stdout().lock().write_all(&out)?;
+    Ok(())
+}
+
+fn man(command: Option<&str>) -> Result<(), RunError> {
+    let top = Cli::command();
+    let page = match command {
+        None => clap_mangen::Man::new(top),
+        Some(name) => {
+            let Some(sub) = top.find_subcommand(name).cloned() else {
+                return Err(RunError::Usage(format!(
+                    "no command '{}' (commands: {})",
+                    terminal_safe(name),
+                    args::COMMANDS.join(", ")
+                )));
+            };
+            clap_mangen::Man::new(sub).title(format!("roce-dissect-{name}"))
+        }
+    };
+    let mut out = Vec::new();
+    page.render(&mut out)?;
+    io::stdout().lock().write_all(&out)?;
+    Ok(())
+}

@@ -1,0 +1,77 @@
+//! Progress on standard error for runs that take more than a second: a bar
+//! when the size of the input is known, a spinner with the frames and bytes
+//! read so far when it is not (standard input, a pipe). Nothing when
+//! standard error is not a terminal.
+
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// After this long without finishing, progress appears.
+const SHOW_AFTER: Duration = Duration::from_secs(1);
+
+pub struct Progress {
+    started: Instant,
+    enabled: bool,
+    bar: Option<ProgressBar>,
+    /// What is being read, shown beside the figures.
+    what: String,
+}
+
+impl Progress {
+    /// Progress of reading `what`, on standard error if it is a terminal.
+    pub fn new(what: &str) -> Self {
+        Progress {
+            started: Instant::now(),
+            enabled: std::io::stderr().is_terminal(),
+            bar: None,
+            what: crate::output::text::terminal_safe(what),
+        }
+    }
+
+    /// `done` of `total` bytes read (`total` 0: unknown), `frames` so far.
+    pub fn update(&mut self, done: u64, total: u64, frames: u64) {
+        if !self.enabled || self.started.elapsed() < SHOW_AFTER {
+            return;
+        }
+        let bar = self.bar.get_or_insert_with(|| {
+            let (bar, template) = if total > 0 {
+                (
+                    ProgressBar::new(total),
+                    "{spinner} [{bar:30}] {percent:>3}%  {msg}  {bytes}/{total_bytes}  eta {eta}",
+                )
+            } else {
+                (
+                    ProgressBar::new_spinner(),
+                    "{spinner} {msg}  {bytes} read  {elapsed}",
+                )
+            };
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+            if let Ok(style) = ProgressStyle::with_template(template) {
+                bar.set_style(style.progress_chars("#>-"));
+            }
+            bar.enable_steady_tick(Duration::from_millis(120));
+            bar
+        });
+        bar.set_position(done);
+        bar.set_message(format!(
+            "{}: {}",
+            self.what,
+            crate::output::text::count(frames, "frame", "frames")
+        ));
+    }
+
+    /// Removes what was drawn.
+    pub fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
