@@ -144,3 +144,92 @@ fn external_icrc_golden_values() {
     assert_eq!(total, 420);
     assert_eq!(flipped_checked, 420);
 }
+
+#[test]
+fn ipv6_extension_headers_and_other_protocols_are_named() {
+    let Some(dir) = common::external_dir() else {
+        return;
+    };
+    let cap = dir.join("oferby-proxy__roce.pcap");
+    let out = common::bin()
+        .args(["packets", "-V", "-c", "3"])
+        .arg(&cap)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        "ICMPv6 90 Multicast Listener Report Message v2",
+        "Next Header: IPv6 Hop-by-Hop Option (0)",
+        "    IPv6 Hop-by-Hop Option\n        Next Header: ICMPv6 (58)",
+        "Router Alert (0x05), length 2: MLD (0)",
+        "ICMPv6 62 Router Solicitation",
+    ] {
+        assert!(text.contains(needle), "{needle}\n{text}");
+    }
+    assert!(!text.contains("EtherType 0x86dd"), "{text}");
+    // IPv4 identification, flags and checksum, and the BTH's reserved bits.
+    let out = common::bin()
+        .args(["packets", "-V", "--roce-only", "-c", "1"])
+        .arg(&cap)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        "Identification: 0x",
+        "Flags: 0x40, Don't fragment",
+        "Header Checksum: 0x",
+        "Reserved (6 bits): 16",
+        "Reserved (7 bits): 0",
+    ] {
+        assert!(text.contains(needle), "{needle}\n{text}");
+    }
+    // ARP and the spanning tree in the rxe captures.
+    let out = common::bin()
+        .arg("packets")
+        .arg(dir.join("sanderw71-SoftRoce__FirstSuccesfullRping.pcapng"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("ARP 42 Who has 192.168.178.117? Tell 192.168.178.121"), "{text}");
+    assert!(text.contains("STP 60 Spanning Tree BPDU"));
+    assert!(!text.contains("EtherType 0x"), "every frame's protocol is named");
+}
+
+#[test]
+fn roce_behind_an_ipv6_hop_by_hop_header_is_decoded() {
+    use roce_dissect::capture::{Frame, LinkType};
+    // A RoCE v2 frame over IPv6, then a Hop-by-Hop header (PadN) spliced in
+    // after the IPv6 header.
+    let frames = samples::every_opcode(2);
+    let f = frames
+        .iter()
+        .find(|f| f[12..14] == [0x86, 0xdd] && f[20] == 17)
+        .expect("an IPv6 RoCE frame");
+    let mut g = f[..54].to_vec();
+    g[20] = 0; // next header: Hop-by-Hop
+    let plen = u16::from_be_bytes([g[18], g[19]]) + 8;
+    g[18..20].copy_from_slice(&plen.to_be_bytes());
+    g.extend_from_slice(&[17, 0, 1, 4, 0, 0, 0, 0]); // next UDP, PadN of 4
+    g.extend_from_slice(&f[54..]);
+    let frame = Frame {
+        number: 1,
+        ts_ns: 0,
+        len: g.len() as u32,
+        caplen: g.len() as u32,
+        link: LinkType::Ethernet,
+        data: &g,
+        offset: 0,
+    };
+    let p = roce_dissect::dissect::dissect(&frame, &Default::default());
+    assert!(p.bth.is_some(), "{p:?}");
+    assert_eq!(p.udp.unwrap().dport, 4791);
+    let ext: Vec<_> = p.ip6_exts().collect();
+    assert_eq!((ext.len(), ext[0].header, ext[0].next, ext[0].len), (1, 0, 17, 8));
+    let tree = roce_dissect::output::tree::render_tree(&roce_dissect::output::tree::header_tree(
+        &p,
+        100_000_000_000,
+    ));
+    assert!(tree.contains("IPv6 Hop-by-Hop Option"), "{tree}");
+    assert!(tree.contains("PadN (0x01), length 4"), "{tree}");
+    assert!(tree.contains("Base Transport Header"), "{tree}");
+}

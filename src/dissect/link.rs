@@ -1,13 +1,14 @@
 //! Link, network and UDP layers, through etherparse's lax slicing.
 
 use etherparse::{
-    EtherType, LaxLinkExtSlice, LaxNetSlice, LaxSlicedPacket, LinkSlice, TransportSlice,
+    EtherType, Ipv6ExtensionSlice, LaxLinkExtSlice, LaxNetSlice, LaxSlicedPacket, LinkSlice,
+    TransportSlice,
 };
 
 use super::roce::{self, Net};
 use super::{
-    DecodeError, DissectOptions, ETHERTYPE_ROCE_V1, Eth, Ip, OtherL4, Packet, Sll, Udp, VlanTag,
-    offset_in, to_u16,
+    Arp, DecodeError, DissectOptions, ETHERTYPE_ROCE_V1, Eth, Ip, Ip6Ext, OtherL4, Packet, Sll,
+    Udp, VlanTag, offset_in, to_u16,
 };
 use crate::capture::LinkType;
 use crate::wire::{PauseRepr, pause};
@@ -159,9 +160,46 @@ pub(super) fn dissect_link(pkt: &mut Packet<'_>, opts: &DissectOptions) {
                 header_len: to_u16(hs.len()),
                 offset: to_u16(offset_in(data, hs)),
             });
+            let mut header = h.next_header().0;
+            for (slot, ext) in pkt.ip6_ext.iter_mut().zip(v6.extensions().clone()) {
+                let (bytes, next) = match ext {
+                    Ipv6ExtensionSlice::HopByHop(x)
+                    | Ipv6ExtensionSlice::Routing(x)
+                    | Ipv6ExtensionSlice::DestinationOptions(x) => (x.slice(), x.next_header()),
+                    Ipv6ExtensionSlice::Fragment(x) => (x.slice(), x.next_header()),
+                    Ipv6ExtensionSlice::Authentication(x) => (x.slice(), x.next_header()),
+                };
+                *slot = Some(Ip6Ext {
+                    header,
+                    next: next.0,
+                    offset: to_u16(offset_in(data, bytes)),
+                    len: to_u16(bytes.len()),
+                });
+                header = next.0;
+            }
             (hs, v6.payload())
         }
-        LaxNetSlice::Arp(_) => return,
+        LaxNetSlice::Arp(a) => {
+            let ip4 = |b: &[u8]| -> Option<std::net::Ipv4Addr> {
+                Some(<[u8; 4]>::try_from(b).ok()?.into())
+            };
+            let mac = |b: &[u8]| <[u8; 6]>::try_from(b).ok();
+            if let (Some(sender_mac), Some(sender_ip), Some(target_mac), Some(target_ip)) = (
+                mac(a.sender_hw_addr()),
+                ip4(a.sender_protocol_addr()),
+                mac(a.target_hw_addr()),
+                ip4(a.target_protocol_addr()),
+            ) {
+                pkt.arp = Some(Arp {
+                    operation: a.operation().0,
+                    sender_mac,
+                    sender_ip,
+                    target_mac,
+                    target_ip,
+                });
+            }
+            return;
+        }
     };
 
     match &sliced.transport {
@@ -199,8 +237,18 @@ pub(super) fn dissect_link(pkt: &mut Packet<'_>, opts: &DissectOptions) {
                 dport: t.destination_port(),
             })
         }
-        Some(TransportSlice::Icmpv4(_)) => pkt.other_l4 = Some(OtherL4::Icmp),
-        Some(TransportSlice::Icmpv6(_)) => pkt.other_l4 = Some(OtherL4::Icmpv6),
+        Some(TransportSlice::Icmpv4(i)) => {
+            pkt.other_l4 = Some(OtherL4::Icmp {
+                kind: i.type_u8(),
+                code: i.code_u8(),
+            })
+        }
+        Some(TransportSlice::Icmpv6(i)) => {
+            pkt.other_l4 = Some(OtherL4::Icmpv6 {
+                kind: i.type_u8(),
+                code: i.code_u8(),
+            })
+        }
         Some(_) => {}
         None => {
             let proto = ip_payload.ip_number.0;

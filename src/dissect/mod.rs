@@ -180,9 +180,37 @@ pub struct Udp {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OtherL4 {
     Tcp { sport: u16, dport: u16 },
-    Icmp,
-    Icmpv6,
+    Icmp { kind: u8, code: u8 },
+    Icmpv6 { kind: u8, code: u8 },
     Other(u8),
+}
+
+/// An IPv6 extension header (Hop-by-Hop, Routing, Fragment, Destination
+/// Options, Authentication), in the order of the chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ip6Ext {
+    /// Its own IP protocol number (0 Hop-by-Hop, 43, 44, 60, 51).
+    pub header: u8,
+    /// The next header it announces.
+    pub next: u8,
+    /// Where it starts in the frame, and its length in bytes.
+    pub offset: u16,
+    pub len: u16,
+}
+
+/// Extension headers kept per frame; a longer chain is still walked (the
+/// UDP behind it is found) but only the first ones are shown.
+pub const MAX_IP6_EXT: usize = 4;
+
+/// An ARP request or reply for IPv4 over Ethernet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arp {
+    /// 1 request, 2 reply.
+    pub operation: u16,
+    pub sender_mac: [u8; 6],
+    pub sender_ip: std::net::Ipv4Addr,
+    pub target_mac: [u8; 6],
+    pub target_ip: std::net::Ipv4Addr,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -249,6 +277,9 @@ pub struct Packet<'a> {
     /// The EtherType of what follows the link layer and VLAN tags.
     pub ethertype: Option<u16>,
     pub ip: Option<Ip>,
+    /// IPv6 extension headers between the IPv6 header and its payload.
+    pub ip6_ext: [Option<Ip6Ext>; MAX_IP6_EXT],
+    pub arp: Option<Arp>,
     pub udp: Option<Udp>,
     pub other_l4: Option<OtherL4>,
 
@@ -290,6 +321,8 @@ impl<'a> Packet<'a> {
             vlans: [None; 3],
             ethertype: None,
             ip: None,
+            ip6_ext: [None; MAX_IP6_EXT],
+            arp: None,
             udp: None,
             other_l4: None,
             roce: None,
@@ -312,6 +345,11 @@ impl<'a> Packet<'a> {
             pause: None,
             error: None,
         }
+    }
+
+    /// The IPv6 extension headers present, in chain order.
+    pub fn ip6_exts(&self) -> impl Iterator<Item = &Ip6Ext> {
+        self.ip6_ext.iter().flatten()
     }
 
     /// The VLAN tags present, outermost first.

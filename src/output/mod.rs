@@ -1,6 +1,7 @@
 //! Packets and reports to text, JSON and JSON Lines. No analysis logic here.
 
 pub mod json;
+pub mod names;
 pub mod packets;
 pub mod report;
 pub mod report_json;

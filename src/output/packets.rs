@@ -32,20 +32,30 @@ pub fn protocol(p: &Packet<'_>) -> &'static str {
     }
     match p.other_l4 {
         Some(OtherL4::Tcp { .. }) => return "TCP",
-        Some(OtherL4::Icmp) => return "ICMP",
-        Some(OtherL4::Icmpv6) => return "ICMPv6",
+        Some(OtherL4::Icmp { .. }) => return "ICMP",
+        Some(OtherL4::Icmpv6 { .. }) => return "ICMPv6",
         _ => {}
     }
     if let Some(ip) = &p.ip {
         return if ip.version == 4 { "IPv4" } else { "IPv6" };
     }
     match p.ethertype {
-        Some(0x0806) => "ARP",
-        Some(0x88cc) => "LLDP",
-        Some(0x8809) => "Slow Protocols",
-        Some(0x888e) => "EAPOL",
-        _ => "Ethernet",
+        Some(len) if len < 0x0600 => {
+            if is_stp(p) {
+                "STP"
+            } else {
+                "LLC"
+            }
+        }
+        Some(t) => super::names::ethertype(t).unwrap_or("Ethernet"),
+        None => "Ethernet",
     }
+}
+
+/// An IEEE 802.3 frame with an LLC header for the spanning tree (DSAP and
+/// SSAP 0x42).
+fn is_stp(p: &Packet<'_>) -> bool {
+    p.eth.is_some() && p.data.get(14..16) == Some(&[0x42, 0x42])
 }
 
 /// Source and destination columns: IPs, GIDs, else MACs.
@@ -214,10 +224,46 @@ pub fn info(p: &Packet<'_>, link_bps: u64) -> String {
             u.dport,
             u.length.saturating_sub(8)
         );
-    } else if let Some(OtherL4::Tcp { sport, dport }) = p.other_l4 {
-        let _ = write!(s, "{sport} → {dport}");
+    } else if let Some(l4) = p.other_l4 {
+        match l4 {
+            OtherL4::Tcp { sport, dport } => {
+                let _ = write!(s, "{sport} → {dport}");
+            }
+            OtherL4::Icmp { kind, code } => s.push_str(&super::names::icmp(kind, code)),
+            OtherL4::Icmpv6 { kind, code } => s.push_str(&super::names::icmpv6(kind, code)),
+            OtherL4::Other(proto) => {
+                let _ = write!(
+                    s,
+                    "IP protocol {proto} ({})",
+                    super::names::ip_protocol(proto)
+                );
+            }
+        }
+    } else if let Some(a) = &p.arp {
+        match a.operation {
+            1 => {
+                let _ = write!(s, "Who has {}? Tell {}", a.target_ip, a.sender_ip);
+            }
+            2 => {
+                let _ = write!(s, "{} is at {}", a.sender_ip, mac_string(&a.sender_mac));
+            }
+            op => {
+                let _ = write!(s, "ARP operation {op}");
+            }
+        }
+    } else if let Some(len) = p.ethertype.filter(|&t| t < 0x0600) {
+        if is_stp(p) {
+            s.push_str("Spanning Tree BPDU");
+        } else {
+            let _ = write!(s, "IEEE 802.3 frame, LLC, length {len}");
+        }
     } else if let Some(t) = p.ethertype {
-        let _ = write!(s, "EtherType 0x{t:04x}");
+        match super::names::ethertype(t) {
+            Some(name) => s.push_str(name),
+            None => {
+                let _ = write!(s, "EtherType 0x{t:04x}");
+            }
+        }
     }
     if let Some(e) = &p.error {
         let _ = write!(s, " [Malformed: {e}]");

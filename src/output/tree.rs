@@ -5,8 +5,9 @@ use std::fmt::Write as _;
 use std::ops::Range;
 
 use super::json::mac_string;
+use super::names;
 use super::packets::human_ns;
-use crate::dissect::{Packet, RoceVersion};
+use crate::dissect::{Ip6Ext, OtherL4, Packet, RoceVersion};
 use crate::wire::aeth::{AckKind, nak, rnr_timer_us};
 use crate::wire::mad::CmMessage;
 use crate::wire::pause::{PauseRepr, quanta_to_ns};
@@ -39,6 +40,69 @@ impl Tree {
             text,
             bytes: None,
         });
+    }
+}
+
+/// The big-endian 16-bit word at `at` in the frame, if captured.
+fn be16(p: &Packet<'_>, at: usize) -> Option<u16> {
+    let b = p.data.get(at..at.checked_add(2)?)?;
+    Some(u16::from_be_bytes([*b.first()?, *b.get(1)?]))
+}
+
+fn be32(p: &Packet<'_>, at: usize) -> Option<u32> {
+    let b = p.data.get(at..at.checked_add(4)?)?;
+    Some(u32::from_be_bytes(b.try_into().ok()?))
+}
+
+/// An IPv6 extension header and, for Hop-by-Hop and Destination Options,
+/// its options.
+fn ip6_extension(t: &mut Tree, p: &Packet<'_>, e: &Ip6Ext) {
+    let at = usize::from(e.offset);
+    let len = usize::from(e.len);
+    t.add(1, at, len, names::ip_protocol(e.header).to_string());
+    t.add(
+        2,
+        at,
+        1,
+        format!("Next Header: {} ({})", names::ip_protocol(e.next), e.next),
+    );
+    if let Some(&l) = p.data.get(at + 1) {
+        t.add(2, at + 1, 1, format!("Length: {l} ({len} bytes)"));
+    }
+    if !matches!(e.header, 0 | 60) {
+        return;
+    }
+    // Type-length-value options after the two first bytes.
+    let end = at + len;
+    let mut o = at + 2;
+    while o < end {
+        let Some(&kind) = p.data.get(o) else { break };
+        if kind == 0 {
+            t.add(2, o, 1, "Pad1".into());
+            o += 1;
+            continue;
+        }
+        let Some(&olen) = p.data.get(o + 1) else {
+            break;
+        };
+        let olen = usize::from(olen);
+        let mut text = format!("{} (0x{kind:02x}), length {olen}", names::ip6_option(kind));
+        if kind == 5
+            && olen == 2
+            && let Some(v) = be16(p, o + 2)
+        {
+            let _ = write!(
+                text,
+                ": {}",
+                if v == 0 {
+                    "MLD (0)".to_string()
+                } else {
+                    v.to_string()
+                }
+            );
+        }
+        t.add(2, o, 2 + olen, text);
+        o += 2 + olen;
     }
 }
 
@@ -155,8 +219,56 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                 ),
             );
             t.add(1, at + 2, 2, format!("Total Length: {}", ip.total_len));
-            t.add(1, at + 8, 1, format!("Time to Live: {}", ip.ttl));
-            t.add(1, at + 9, 1, format!("Protocol: {}", ip.protocol));
+            if let (Some(id), Some(frag), Some(sum)) =
+                (be16(p, at + 4), be16(p, at + 6), be16(p, at + 10))
+            {
+                t.add(1, at + 4, 2, format!("Identification: 0x{id:04x} ({id})"));
+                let flags = (frag >> 8) as u8 & 0xe0;
+                let mut names = Vec::new();
+                if flags & 0x40 != 0 {
+                    names.push("Don't fragment");
+                }
+                if flags & 0x20 != 0 {
+                    names.push("More fragments");
+                }
+                t.add(
+                    1,
+                    at + 6,
+                    1,
+                    format!(
+                        "Flags: 0x{:02x}{}{}",
+                        flags,
+                        if names.is_empty() { "" } else { ", " },
+                        names.join(", ")
+                    ),
+                );
+                t.add(
+                    1,
+                    at + 6,
+                    2,
+                    format!("Fragment Offset: {}", (frag & 0x1fff) * 8),
+                );
+                t.add(1, at + 8, 1, format!("Time to Live: {}", ip.ttl));
+                t.add(
+                    1,
+                    at + 9,
+                    1,
+                    format!(
+                        "Protocol: {} ({})",
+                        names::ip_protocol(ip.protocol),
+                        ip.protocol
+                    ),
+                );
+                t.add(
+                    1,
+                    at + 10,
+                    2,
+                    format!("Header Checksum: 0x{sum:04x} [validation disabled]"),
+                );
+            } else {
+                t.add(1, at + 8, 1, format!("Time to Live: {}", ip.ttl));
+                t.add(1, at + 9, 1, format!("Protocol: {}", ip.protocol));
+            }
             t.add(1, at + 12, 4, format!("Source Address: {}", ip.src));
             t.add(1, at + 16, 4, format!("Destination Address: {}", ip.dst));
         } else {
@@ -181,17 +293,91 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                     ecn_name(ip.ecn)
                 ),
             );
+            if let Some(w) = be32(p, at) {
+                t.add(1, at + 1, 3, format!("Flow Label: 0x{:05x}", w & 0xf_ffff));
+            }
             t.add(
                 1,
                 at + 4,
                 2,
                 format!("Payload Length: {}", ip.total_len.saturating_sub(40)),
             );
-            t.add(1, at + 6, 1, format!("Next Header: {}", ip.protocol));
+            let next = p.data.get(at + 6).copied().unwrap_or(ip.protocol);
+            t.add(
+                1,
+                at + 6,
+                1,
+                format!("Next Header: {} ({next})", names::ip_protocol(next)),
+            );
             t.add(1, at + 7, 1, format!("Hop Limit: {}", ip.ttl));
             t.add(1, at + 8, 16, format!("Source Address: {}", ip.src));
             t.add(1, at + 24, 16, format!("Destination Address: {}", ip.dst));
+            for e in p.ip6_exts() {
+                ip6_extension(&mut t, p, e);
+            }
         }
+    }
+    if let Some(a) = &p.arp {
+        let at = l2_end;
+        t.add(
+            0,
+            at,
+            28,
+            format!(
+                "Address Resolution Protocol ({})",
+                match a.operation {
+                    1 => "request",
+                    2 => "reply",
+                    _ => "other",
+                }
+            ),
+        );
+        t.add(1, at + 6, 2, format!("Opcode: {}", a.operation));
+        t.add(
+            1,
+            at + 8,
+            6,
+            format!("Sender MAC address: {}", mac_string(&a.sender_mac)),
+        );
+        t.add(1, at + 14, 4, format!("Sender IP address: {}", a.sender_ip));
+        t.add(
+            1,
+            at + 18,
+            6,
+            format!("Target MAC address: {}", mac_string(&a.target_mac)),
+        );
+        t.add(1, at + 24, 4, format!("Target IP address: {}", a.target_ip));
+    }
+    match p.other_l4 {
+        Some(OtherL4::Icmp { kind, code }) => {
+            t.text(
+                0,
+                format!(
+                    "Internet Control Message Protocol: {}",
+                    names::icmp(kind, code)
+                ),
+            );
+            t.text(1, format!("Type: {kind}"));
+            t.text(1, format!("Code: {code}"));
+        }
+        Some(OtherL4::Icmpv6 { kind, code }) => {
+            t.text(
+                0,
+                format!(
+                    "Internet Control Message Protocol v6: {}",
+                    names::icmpv6(kind, code)
+                ),
+            );
+            t.text(1, format!("Type: {kind}"));
+            t.text(1, format!("Code: {code}"));
+        }
+        Some(OtherL4::Tcp { sport, dport }) => {
+            t.text(
+                0,
+                format!("Transmission Control Protocol, Src Port: {sport}, Dst Port: {dport}"),
+            );
+        }
+        _ => {}
     }
     if let Some(u) = &p.udp {
         let at = usize::from(u.offset);
@@ -252,6 +438,9 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
         t.add(2, at + 2, 2, format!("Partition Key: 0x{:04x}", b.p_key));
         t.add(2, at + 4, 1, format!("FECN: {}", yes(b.fecn)));
         t.add(2, at + 4, 1, format!("BECN: {}", yes(b.becn)));
+        if let Some(&r) = p.data.get(at + 4) {
+            t.add(2, at + 4, 1, format!("Reserved (6 bits): {}", r & 0x3f));
+        }
         t.add(
             2,
             at + 5,
@@ -264,6 +453,9 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
             1,
             format!("Acknowledge Request: {}", yes(b.ack_req)),
         );
+        if let Some(&r) = p.data.get(at + 8) {
+            t.add(2, at + 8, 1, format!("Reserved (7 bits): {}", r & 0x7f));
+        }
         t.add(2, at + 9, 3, format!("Packet Sequence Number: {}", b.psn));
         let o = &p.offsets;
         if let (Some(r), Some(x)) = (&p.rdeth, o.rdeth) {

@@ -1,0 +1,110 @@
+//! Names of the protocol numbers a RoCE capture also carries (ARP, ICMP,
+//! the IP protocols, IPv6 extension headers), as tshark shows them.
+
+/// An EtherType's protocol name.
+pub fn ethertype(t: u16) -> Option<&'static str> {
+    Some(match t {
+        0x0800 => "IPv4",
+        0x0806 => "ARP",
+        0x86dd => "IPv6",
+        0x8100 => "802.1Q",
+        0x88a8 => "802.1ad",
+        0x8808 => "MAC Control",
+        0x8809 => "Slow Protocols",
+        0x888e => "EAPOL",
+        0x88cc => "LLDP",
+        0x88f7 => "PTP",
+        0x8915 => "RoCE",
+        0x8906 => "FCoE",
+        0x8914 => "FIP",
+        0x8847 => "MPLS",
+        0x893a => "IEEE 1905.1",
+        _ => return None,
+    })
+}
+
+/// An IP protocol (or IPv6 next header) name.
+pub fn ip_protocol(p: u8) -> &'static str {
+    match p {
+        0 => "IPv6 Hop-by-Hop Option",
+        1 => "ICMP",
+        2 => "IGMP",
+        4 => "IPIP",
+        6 => "TCP",
+        17 => "UDP",
+        41 => "IPv6",
+        43 => "Routing Header for IPv6",
+        44 => "Fragment Header for IPv6",
+        47 => "GRE",
+        50 => "ESP",
+        51 => "AH",
+        58 => "ICMPv6",
+        59 => "IPv6 No Next Header",
+        60 => "Destination Options for IPv6",
+        89 => "OSPF",
+        103 => "PIM",
+        112 => "VRRP",
+        132 => "SCTP",
+        _ => "unknown",
+    }
+}
+
+/// The summary of an ICMP message.
+pub fn icmp(kind: u8, code: u8) -> String {
+    let name = match kind {
+        0 => "Echo (ping) reply",
+        3 => "Destination unreachable",
+        5 => "Redirect",
+        8 => "Echo (ping) request",
+        11 => "Time-to-live exceeded",
+        12 => "Parameter problem",
+        13 => "Timestamp request",
+        14 => "Timestamp reply",
+        _ => return format!("Type {kind}, code {code}"),
+    };
+    if code == 0 || matches!(kind, 0 | 8) {
+        name.to_string()
+    } else {
+        format!("{name} (code {code})")
+    }
+}
+
+/// The summary of an ICMPv6 message.
+pub fn icmpv6(kind: u8, code: u8) -> String {
+    let name = match kind {
+        1 => "Destination Unreachable",
+        2 => "Packet Too Big",
+        3 => "Time Exceeded",
+        4 => "Parameter Problem",
+        128 => "Echo (ping) request",
+        129 => "Echo (ping) reply",
+        130 => "Multicast Listener Query",
+        131 => "Multicast Listener Report",
+        132 => "Multicast Listener Done",
+        133 => "Router Solicitation",
+        134 => "Router Advertisement",
+        135 => "Neighbor Solicitation",
+        136 => "Neighbor Advertisement",
+        137 => "Redirect",
+        143 => "Multicast Listener Report Message v2",
+        _ => return format!("Type {kind}, code {code}"),
+    };
+    if code == 0 {
+        name.to_string()
+    } else {
+        format!("{name} (code {code})")
+    }
+}
+
+/// An IPv6 Hop-by-Hop or Destination option's name.
+pub fn ip6_option(kind: u8) -> &'static str {
+    match kind {
+        0 => "Pad1",
+        1 => "PadN",
+        4 => "Tunnel Encapsulation Limit",
+        5 => "Router Alert",
+        0xc2 => "Jumbo Payload",
+        0xc9 => "Home Address",
+        _ => "Unknown option",
+    }
+}
