@@ -6,7 +6,7 @@ use std::path::Path;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use roce_dissect::tui::app::View;
+use roce_dissect::tui::app::{Scope, View};
 use roce_dissect::tui::{self, App};
 
 fn app(name: &str) -> App {
@@ -37,8 +37,12 @@ fn press(app: &mut App, keys: &str) {
 }
 
 fn screen(app: &mut App) -> String {
-    let mut t = Terminal::new(TestBackend::new(120, 32)).unwrap();
-    app.prepare(tui::render::list_height(t.get_frame().area()));
+    screen_of(app, 120, 32)
+}
+
+fn screen_of(app: &mut App, width: u16, height: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(width, height)).unwrap();
+    app.prepare(t.get_frame().area());
     t.draw(|f| tui::render::render(app, f)).unwrap();
     t.backend().to_string()
 }
@@ -66,7 +70,7 @@ fn filter_and_sort() {
 fn packets_of_a_flow_with_anomalies() {
     let mut a = app("loss-receiver.ns.pcap");
     press(&mut a, "⏎");
-    assert!(matches!(a.view(), View::Packets(Some(0))));
+    assert!(matches!(a.view(), View::Packets(Scope::Flow(0))));
     let s = screen(&mut a);
     assert!(s.contains("PSN="), "{s}");
     assert!(
@@ -84,7 +88,7 @@ fn detail_tree_and_hex() {
     let d = a.detail.as_ref().unwrap();
     assert!(d.tree[d.selected].text.starts_with("Base Transport Header"));
     insta::assert_snapshot!("tui_detail_bth", screen(&mut a));
-    press(&mut a, "jjjjjjjjjjj"); // down to the PSN field
+    press(&mut a, "jjjjjjjjjjjjj"); // down to the PSN field
     let d = a.detail.as_ref().unwrap();
     assert!(
         d.tree[d.selected]
@@ -132,7 +136,7 @@ fn pfc_timeline() {
 fn all_frames_and_help() {
     let mut a = app("incast.pcapng");
     press(&mut a, "a");
-    assert!(matches!(a.view(), View::Packets(None)));
+    assert!(matches!(a.view(), View::Packets(Scope::All)));
     assert_eq!(a.packet_list.len() as u64, a.report.capture.frames);
     press(&mut a, "G");
     assert_eq!(a.packet_sel, a.packet_list.len() - 1);
@@ -199,4 +203,117 @@ fn random_access_reads_every_frame_again() {
             );
         }
     }
+}
+
+#[test]
+fn an_80_by_24_terminal_shows_readable_headers_and_whole_numbers() {
+    let mut a = app("mixed.pcapng");
+    let s = screen_of(&mut a, 80, 24);
+    let header = s.lines().nth(2).unwrap();
+    for col in [
+        "#",
+        "source → destination",
+        "QP",
+        "packets",
+        "retx",
+        "ooo",
+        "miss",
+        "NAK",
+        "CE",
+        "CNP",
+    ] {
+        assert!(header.contains(col), "{col} missing from {header}");
+    }
+    insta::assert_snapshot!("tui_flows_80x24", s);
+    // Wide counts are shortened, never cut.
+    use roce_dissect::tui::render::fit;
+    assert_eq!(fit(1_999_998, 5), "2.00M");
+    assert_eq!(fit(1_999_998, 9), "1,999,998");
+    assert_eq!(fit(12_345, 5), "12.3k");
+    assert_eq!(fit(999, 5), "999");
+    assert_eq!(fit(123_456_789, 5), "123M");
+    for n in [0u64, 9, 99_999, 1_000_000, 45_678_901, u64::MAX] {
+        for w in 4..10 {
+            assert!(
+                fit(n, w).chars().count() <= w.max(4),
+                "{n} in {w}: {}",
+                fit(n, w)
+            );
+        }
+    }
+}
+
+#[test]
+fn the_hex_pane_shows_every_byte_at_80_columns() {
+    let mut a = app("loss.pcap");
+    press(&mut a, "⏎⏎");
+    let s = screen_of(&mut a, 80, 24);
+    assert_eq!(a.hex_bytes, 8, "8 bytes a row beside the tree");
+    // The frame's first bytes, all eight of the first row.
+    let frame = a.detail.as_ref().unwrap().frame.data.clone();
+    let row: Vec<String> = frame[..8].iter().map(|b| format!("{b:02x}")).collect();
+    assert!(s.contains(&format!("0000  {}", row.join(" "))), "{s}");
+    let row: Vec<String> = frame[8..16].iter().map(|b| format!("{b:02x}")).collect();
+    assert!(s.contains(&format!("0008  {}", row.join(" "))), "{s}");
+    insta::assert_snapshot!("tui_detail_80x24", s);
+    let s = screen_of(&mut a, 120, 32);
+    assert_eq!(a.hex_bytes, 16);
+    let row: Vec<String> = frame[..16].iter().map(|b| format!("{b:02x}")).collect();
+    assert!(
+        s.contains(&format!(
+            "0000  {}  {}",
+            row[..8].join(" "),
+            row[8..].join(" ")
+        )),
+        "{s}"
+    );
+}
+
+#[test]
+fn the_filter_takes_a_qp_in_any_form_and_starts_afresh() {
+    let mut a = app("mixed.pcapng");
+    let qp = a.report.flows[0].destqp;
+    for typed in [format!("0x{qp:x}"), format!("0x{qp:06x}"), qp.to_string()] {
+        press(&mut a, &format!("/{typed}⏎"));
+        assert_eq!(a.filter, typed);
+        let shown: Vec<u32> = a
+            .flow_rows
+            .iter()
+            .map(|&i| a.report.flows[i].destqp)
+            .collect();
+        assert!(shown.contains(&qp), "{typed}: {shown:?}");
+        // Only the flow and its peer.
+        assert!(shown.len() <= 2, "{typed}: {shown:?}");
+    }
+    // `/` again starts a new filter, it does not append to the old one.
+    press(&mut a, "/fd00⏎");
+    assert_eq!(a.filter, "fd00");
+    press(&mut a, "/⏎");
+    assert_eq!(a.filter, "");
+    assert_eq!(a.flow_rows.len(), a.report.flows.len());
+}
+
+#[test]
+fn enter_on_a_pause_interval_lists_its_frames() {
+    let mut a = app("pfc-storm.pcapng");
+    press(&mut a, "tj"); // the second interval: priority 4, frames 4..25
+    let iv = a.report.pfc.intervals[1].clone();
+    assert_eq!((iv.start_frame, iv.end_frame), (4, Some(25)));
+    press(&mut a, "⏎");
+    assert!(matches!(a.view(), View::Packets(Scope::Pause(1))));
+    assert_eq!(a.packet_list.first(), Some(&3));
+    assert_eq!(a.packet_list.last(), Some(&24));
+    let s = screen(&mut a);
+    assert!(
+        s.contains("Frames during the pause of 02:5e:00:00:00:01 prio 4"),
+        "{s}"
+    );
+    // The first interval ended by expiry: its frames run to the last one
+    // captured before the expiry.
+    press(&mut a, "⎋k⏎");
+    let iv = &a.report.pfc.intervals[0];
+    let last = *a.packet_list.last().unwrap();
+    // It expires after the last frame of the capture.
+    assert_eq!(u64::from(last) + 1, a.report.capture.frames);
+    assert_eq!(a.packet_list.first(), Some(&(iv.start_frame as u32 - 1)));
 }

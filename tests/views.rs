@@ -190,9 +190,15 @@ fn ipv6_extension_headers_and_other_protocols_are_named() {
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("ARP 42 Who has 192.168.178.117? Tell 192.168.178.121"), "{text}");
+    assert!(
+        text.contains("ARP 42 Who has 192.168.178.117? Tell 192.168.178.121"),
+        "{text}"
+    );
     assert!(text.contains("STP 60 Spanning Tree BPDU"));
-    assert!(!text.contains("EtherType 0x"), "every frame's protocol is named");
+    assert!(
+        !text.contains("EtherType 0x"),
+        "every frame's protocol is named"
+    );
 }
 
 #[test]
@@ -224,7 +230,10 @@ fn roce_behind_an_ipv6_hop_by_hop_header_is_decoded() {
     assert!(p.bth.is_some(), "{p:?}");
     assert_eq!(p.udp.unwrap().dport, 4791);
     let ext: Vec<_> = p.ip6_exts().collect();
-    assert_eq!((ext.len(), ext[0].header, ext[0].next, ext[0].len), (1, 0, 17, 8));
+    assert_eq!(
+        (ext.len(), ext[0].header, ext[0].next, ext[0].len),
+        (1, 0, 17, 8)
+    );
     let tree = roce_dissect::output::tree::render_tree(&roce_dissect::output::tree::header_tree(
         &p,
         100_000_000_000,

@@ -19,11 +19,21 @@ pub enum Action {
     Quit,
 }
 
+/// Which frames a packet list shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Every frame of the capture.
+    All,
+    /// The frames of one flow (its index in the report).
+    Flow(usize),
+    /// The frames captured during one pause interval (its index).
+    Pause(usize),
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum View {
     Flows,
-    /// Packets of one flow, or of all frames (`None`).
-    Packets(Option<usize>),
+    Packets(Scope),
     Detail,
     Chart(usize),
     Pauses,
@@ -98,6 +108,9 @@ pub struct App {
     pub status: String,
     /// Height of the list area at the last draw.
     pub page: usize,
+    /// Bytes per row of the hex pane at the last draw (16, or 8 when the
+    /// terminal is narrow).
+    pub hex_bytes: usize,
 }
 
 impl App {
@@ -141,6 +154,7 @@ impl App {
             pause_sel: 0,
             status: String::new(),
             page: 20,
+            hex_bytes: 16,
         };
         app.rebuild_flow_rows();
         app
@@ -169,15 +183,20 @@ impl App {
         (n, format!("{} {}", f.src, f.dst))
     }
 
+    /// Whether a flow matches the filter: every word is part of its
+    /// addresses, or is its QP (`0x4005`, `0x004005` and `16389` alike).
     fn matches(&self, f: &FlowReport) -> bool {
         if self.filter.is_empty() {
             return true;
         }
-        let hay = format!("{} {} 0x{:06x} {}", f.src, f.dst, f.destqp, f.destqp).to_lowercase();
-        self.filter
-            .to_lowercase()
-            .split_whitespace()
-            .all(|w| hay.contains(w))
+        let hay = format!("{} {}", f.src, f.dst).to_lowercase();
+        self.filter.to_lowercase().split_whitespace().all(|w| {
+            let qp = match w.strip_prefix("0x") {
+                Some(h) => u32::from_str_radix(h, 16).ok(),
+                None => w.parse::<u32>().ok(),
+            };
+            qp == Some(f.destqp) || hay.contains(w)
+        })
     }
 
     /// Orders the flows table: connections stay together, sorted by the
@@ -226,9 +245,9 @@ impl App {
         self.flow_rows.get(self.flow_sel).copied()
     }
 
-    fn open_packets(&mut self, flow: Option<usize>) {
-        self.packet_list = match flow {
-            Some(f) => self
+    fn open_packets(&mut self, scope: Scope) {
+        self.packet_list = match scope {
+            Scope::Flow(f) => self
                 .index
                 .flows
                 .iter()
@@ -236,12 +255,42 @@ impl App {
                 .filter(|(_, x)| **x == f as u32)
                 .map(|(i, _)| i as u32)
                 .collect(),
-            None => (0..self.index.len() as u32).collect(),
+            Scope::All => (0..self.index.len() as u32).collect(),
+            Scope::Pause(i) => match self.report.pfc.intervals.get(i) {
+                Some(iv) => {
+                    // From the frame that paused to the last one before the
+                    // pause ended (its XON, or its expiry).
+                    let end = iv.end_ns;
+                    let first = (iv.start_frame.saturating_sub(1)) as u32;
+                    let last = match iv.end_frame {
+                        Some(x) => x.saturating_sub(1) as u32,
+                        None => self.last_frame_before(first, end),
+                    };
+                    (first..=last.max(first)).collect()
+                }
+                None => Vec::new(),
+            },
         };
         self.packet_sel = 0;
         self.packet_top = 0;
         self.packet_rows.clear();
-        self.stack.push(View::Packets(flow));
+        self.stack.push(View::Packets(scope));
+    }
+
+    /// The position of the last frame from `from` on captured at or before
+    /// `ts`: a binary search that reads a frame per step, so no timestamp
+    /// is kept per frame (captures are in time order but for jitter).
+    fn last_frame_before(&mut self, from: u32, ts: u64) -> u32 {
+        let (mut lo, mut hi) = (from, self.index.len() as u32);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            match self.read(mid) {
+                Some(f) if f.ts_ns <= ts => lo = mid,
+                Some(_) => hi = mid,
+                None => break,
+            }
+        }
+        lo
     }
 
     fn read(&mut self, pos: u32) -> Option<OwnedFrame> {
@@ -347,9 +396,11 @@ impl App {
         self.stack.push(View::Chart(flow));
     }
 
-    /// Loads the visible packet rows (`height` of them) from the capture.
-    pub fn prepare(&mut self, height: usize) {
-        self.page = height.max(1);
+    /// Loads the visible packet rows from the capture, for a screen of
+    /// `size`.
+    pub fn prepare(&mut self, size: ratatui::layout::Rect) {
+        self.page = super::render::list_height(size).max(1);
+        self.hex_bytes = super::render::hex_row_bytes(size.width);
         if !matches!(self.view(), View::Packets(_)) {
             return;
         }
@@ -408,7 +459,7 @@ impl App {
             View::Detail => {
                 if let Some(d) = self.detail.as_mut() {
                     if d.hex_focus {
-                        let lines = d.frame.data.len().div_ceil(16);
+                        let lines = d.frame.data.len().div_ceil(self.hex_bytes.max(1));
                         d.hex_scroll = step(d.hex_scroll, lines);
                     } else {
                         d.selected = step(d.selected, d.tree.len());
@@ -510,24 +561,27 @@ impl App {
                 } else if self.view() == View::Flows
                     && let Some(f) = self.selected_flow()
                 {
-                    self.open_packets(Some(f));
+                    self.open_packets(Scope::Flow(f));
                 }
             }
             KeyCode::Enter => match self.view() {
                 View::Flows => {
                     if let Some(f) = self.selected_flow() {
-                        self.open_packets(Some(f));
+                        self.open_packets(Scope::Flow(f));
                     }
                 }
                 View::Packets(_) => self.open_detail(),
+                View::Pauses if !self.report.pfc.intervals.is_empty() => {
+                    self.open_packets(Scope::Pause(self.pause_sel))
+                }
                 _ => {}
             },
-            KeyCode::Char('a') if self.view() == View::Flows => self.open_packets(None),
+            KeyCode::Char('a') if self.view() == View::Flows => self.open_packets(Scope::All),
             KeyCode::Char('p') => {
                 let flow = match self.view() {
                     View::Flows => self.selected_flow(),
-                    View::Packets(Some(f)) => Some(f),
-                    View::Packets(None) => self
+                    View::Packets(Scope::Flow(f)) => Some(f),
+                    View::Packets(_) => self
                         .packet_list
                         .get(self.packet_sel)
                         .and_then(|&p| self.index.flows.get(p as usize))
@@ -540,8 +594,9 @@ impl App {
                 }
             }
             KeyCode::Char('t') if self.view() != View::Pauses => self.stack.push(View::Pauses),
+            // A new filter each time (Enter on an empty one clears it).
             KeyCode::Char('/') if self.view() == View::Flows => {
-                self.editing = Some(self.filter.clone());
+                self.editing = Some(String::new());
             }
             KeyCode::Char('s') if self.view() == View::Flows => {
                 self.sort = (self.sort + 1) % SORTS.len();

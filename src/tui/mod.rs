@@ -37,12 +37,7 @@ where
 {
     loop {
         let size = terminal.size().map_err(io::Error::other)?;
-        app.prepare(render::list_height(Rect::new(
-            0,
-            0,
-            size.width,
-            size.height,
-        )));
+        app.prepare(Rect::new(0, 0, size.width, size.height));
         terminal
             .draw(|f| render::render(app, f))
             .map_err(io::Error::other)?;

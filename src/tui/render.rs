@@ -6,11 +6,11 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{
-    Axis, Block, Borders, Cell, Chart, Clear, Dataset, GraphType, Paragraph, Row, Table,
-    TableState, Wrap,
+    Axis, Block, Borders, Cell, Chart, Clear, Dataset, GraphType, LegendPosition, Paragraph, Row,
+    Table, TableState, Wrap,
 };
 
-use super::app::{App, SORTS, View};
+use super::app::{App, SORTS, Scope, View};
 use crate::analysis::{Mark, Marks};
 use crate::output::packets::human_ns;
 use crate::output::report::grouped;
@@ -43,6 +43,25 @@ pub fn mark_tags(marks: Marks) -> String {
     s
 }
 
+/// Bytes per row of the hex pane: 16 when the terminal leaves room for
+/// them beside a readable tree, else 8.
+pub fn hex_row_bytes(width: u16) -> usize {
+    if width >= TREE_MIN + hex_pane_width(16) {
+        16
+    } else {
+        8
+    }
+}
+
+/// The narrowest the header tree pane gets.
+const TREE_MIN: u16 = 30;
+
+/// Width of the hex pane for `bytes` a row: the offset, the bytes with a
+/// gap after each eight, and the borders.
+fn hex_pane_width(bytes: usize) -> u16 {
+    (6 + bytes * 3 + bytes / 8 + 2) as u16
+}
+
 /// Height of the list area for a terminal of `area` (for `App::prepare`).
 pub fn list_height(area: Rect) -> usize {
     area.height.saturating_sub(4) as usize
@@ -71,7 +90,7 @@ pub fn render(app: &App, f: &mut Frame) {
     );
     match app.view() {
         View::Flows => flows(app, f, body),
-        View::Packets(flow) => packets(app, f, body, flow),
+        View::Packets(scope) => packets(app, f, body, scope),
         View::Detail => detail(app, f, body),
         View::Chart(flow) => chart(app, f, body, flow),
         View::Pauses => pauses(app, f, body),
@@ -83,7 +102,7 @@ pub fn render(app: &App, f: &mut Frame) {
         View::Packets(_) => "↑↓ move  Enter detail  p PSN chart  g/G top/end  Esc back  ? help",
         View::Detail => "↑↓ field  Tab tree/hex  Esc back  ? help",
         View::Chart(_) => "Esc back  ? help",
-        View::Pauses => "↑↓ move  Esc back  ? help",
+        View::Pauses => "↑↓ move  Enter frames  Esc back  ? help",
     };
     let foot_text = if let Some(t) = &app.editing {
         format!(" filter: {t}▏ (Enter apply, Esc cancel)")
@@ -101,26 +120,163 @@ pub fn render(app: &App, f: &mut Frame) {
     }
 }
 
+/// `n` in at most `width` characters: with thousands separators when they
+/// fit, else to three significant digits with k, M or G (never cut).
+pub fn fit(n: u64, width: usize) -> String {
+    let g = grouped(n);
+    if g.chars().count() <= width {
+        return g;
+    }
+    let mut v = n as f64;
+    let mut unit = "";
+    for u in ["k", "M", "G", "T", "P", "E"] {
+        if v < 999.5 {
+            break;
+        }
+        v /= 1e3;
+        unit = u;
+    }
+    let s = if v >= 100.0 {
+        format!("{v:.0}{unit}")
+    } else if v >= 10.0 {
+        format!("{v:.1}{unit}")
+    } else {
+        format!("{v:.2}{unit}")
+    };
+    if s.chars().count() <= width {
+        s
+    } else {
+        format!("{v:.0}{unit}")
+    }
+}
+
+/// A column of the flows table.
+struct Column {
+    title: &'static str,
+    width: u16,
+    /// Lower shows first: columns drop from the highest when the terminal
+    /// is too narrow for all of them.
+    rank: u8,
+}
+
+/// The flows table's columns, in display order.
+const COLUMNS: [Column; 14] = [
+    Column {
+        title: "#",
+        width: 4,
+        rank: 0,
+    },
+    Column {
+        title: "source → destination",
+        width: 20,
+        rank: 0,
+    },
+    Column {
+        title: "QP",
+        width: 8,
+        rank: 1,
+    },
+    Column {
+        title: "v",
+        width: 2,
+        rank: 9,
+    },
+    Column {
+        title: "tr",
+        width: 3,
+        rank: 8,
+    },
+    Column {
+        title: "packets",
+        width: 7,
+        rank: 2,
+    },
+    Column {
+        title: "bytes",
+        width: 7,
+        rank: 6,
+    },
+    Column {
+        title: "retx",
+        width: 5,
+        rank: 3,
+    },
+    Column {
+        title: "ooo",
+        width: 5,
+        rank: 3,
+    },
+    Column {
+        title: "miss",
+        width: 5,
+        rank: 3,
+    },
+    Column {
+        title: "NAK",
+        width: 4,
+        rank: 4,
+    },
+    Column {
+        title: "CE",
+        width: 4,
+        rank: 5,
+    },
+    Column {
+        title: "CNP",
+        width: 4,
+        rank: 5,
+    },
+    Column {
+        title: "paused",
+        width: 8,
+        rank: 7,
+    },
+];
+
+/// Which of [`COLUMNS`] fit in `width` (inside the borders and the
+/// highlight symbol).
+fn visible_columns(width: u16) -> Vec<usize> {
+    let room = width.saturating_sub(4);
+    let mut shown: Vec<usize> = Vec::new();
+    for rank in 0..=9 {
+        for (i, c) in COLUMNS.iter().enumerate().filter(|(_, c)| c.rank == rank) {
+            let used: u16 = shown.iter().map(|&j| COLUMNS[j].width + 1).sum();
+            if used + c.width < room || c.rank == 0 {
+                shown.push(i);
+            }
+        }
+    }
+    shown.sort_unstable();
+    shown
+}
+
+/// `s` cut to `width` characters with an ellipsis, so a cut shows.
+fn ellipsize(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
 fn flows(app: &App, f: &mut Frame, area: Rect) {
-    let header = Row::new([
-        "#",
-        "source → destination",
-        "QP",
-        "v",
-        "tr",
-        "packets",
-        "bytes",
-        "retx",
-        "ooo",
-        "miss",
-        "NAK",
-        "CE",
-        "CNP",
-        "paused",
-    ])
-    .style(Style::new().add_modifier(Modifier::BOLD));
-    let num = |n: u64| {
-        let c = Cell::from(grouped(n));
+    let cols = visible_columns(area.width);
+    // What the other columns leave to the addresses (borders, highlight
+    // symbol and one space between columns taken off).
+    let name_w = usize::from(
+        area.width.saturating_sub(4).saturating_sub(
+            cols.iter()
+                .filter(|&&i| i != 1)
+                .map(|&i| COLUMNS[i].width + 1)
+                .sum::<u16>(),
+        ),
+    )
+    .max(usize::from(COLUMNS[1].width));
+    let header = Row::new(cols.iter().map(|&i| COLUMNS[i].title))
+        .style(Style::new().add_modifier(Modifier::BOLD));
+    let num = |n: u64, w: u16| {
+        let c = Cell::from(fit(n, usize::from(w)));
         if n > 0 {
             c.style(Style::new().fg(Color::Red))
         } else {
@@ -132,45 +288,45 @@ fn flows(app: &App, f: &mut Frame, area: Rect) {
         let fl = &app.report.flows[i];
         let is_peer = prev_peer == Some(i);
         prev_peer = app.report.peer_index(i);
-        let name = format!("{}{} → {}", if is_peer { "└ " } else { "" }, fl.src, fl.dst);
         let paused = app.paused_ns[i];
-        Row::new([
-            Cell::from((i + 1).to_string()),
-            Cell::from(name),
-            Cell::from(format!("0x{:06x}", fl.destqp)),
-            Cell::from(fl.version),
-            Cell::from(fl.transport),
-            Cell::from(grouped(fl.packets)),
-            Cell::from(grouped(fl.bytes)),
-            num(fl.retransmits),
-            num(fl.out_of_order),
-            num(fl.missing),
-            num(fl.naks.total()),
-            num(fl.ecn_ce),
-            num(fl.cnps),
-            Cell::from(if paused > 0 {
-                human_ns(paused)
-            } else {
-                "-".into()
-            }),
-        ])
+        let cells = cols.iter().map(|&c| {
+            let w = COLUMNS[c].width;
+            match c {
+                0 => Cell::from((i + 1).to_string()),
+                1 => Cell::from(ellipsize(
+                    &format!("{}{} → {}", if is_peer { "└ " } else { "" }, fl.src, fl.dst),
+                    name_w,
+                )),
+                2 => Cell::from(format!("0x{:06x}", fl.destqp)),
+                3 => Cell::from(fl.version),
+                4 => Cell::from(fl.transport),
+                5 => Cell::from(fit(fl.packets, usize::from(w))),
+                6 => Cell::from(fit(fl.bytes, usize::from(w))),
+                7 => num(fl.retransmits, w),
+                8 => num(fl.out_of_order, w),
+                9 => num(fl.missing, w),
+                10 => num(fl.naks.total(), w),
+                11 => num(fl.ecn_ce, w),
+                12 => num(fl.cnps, w),
+                _ => Cell::from(if paused > 0 {
+                    human_ns(paused)
+                } else {
+                    "-".into()
+                }),
+            }
+        });
+        Row::new(cells.collect::<Vec<_>>())
     });
-    let widths = [
-        Constraint::Length(4),
-        Constraint::Min(24),
-        Constraint::Length(8),
-        Constraint::Length(2),
-        Constraint::Length(3),
-        Constraint::Length(9),
-        Constraint::Length(12),
-        Constraint::Length(6),
-        Constraint::Length(5),
-        Constraint::Length(6),
-        Constraint::Length(5),
-        Constraint::Length(5),
-        Constraint::Length(5),
-        Constraint::Length(9),
-    ];
+    let widths: Vec<Constraint> = cols
+        .iter()
+        .map(|&i| {
+            if i == 1 {
+                Constraint::Min(COLUMNS[i].width)
+            } else {
+                Constraint::Length(COLUMNS[i].width)
+            }
+        })
+        .collect();
     let order = if app.reverse { " ↑" } else { "" };
     let filter = if app.filter.is_empty() {
         String::new()
@@ -191,9 +347,9 @@ fn flows(app: &App, f: &mut Frame, area: Rect) {
     f.render_stateful_widget(table, area, &mut state);
 }
 
-fn packets(app: &App, f: &mut Frame, area: Rect, flow: Option<usize>) {
-    let title = match flow {
-        Some(i) => {
+fn packets(app: &App, f: &mut Frame, area: Rect, scope: Scope) {
+    let title = match scope {
+        Scope::Flow(i) => {
             let fl = &app.report.flows[i];
             format!(
                 " Packets of flow #{} {} → {} QP 0x{:06x} ({}) ",
@@ -204,7 +360,18 @@ fn packets(app: &App, f: &mut Frame, area: Rect, flow: Option<usize>) {
                 grouped(app.packet_list.len() as u64)
             )
         }
-        None => format!(" All frames ({}) ", grouped(app.packet_list.len() as u64)),
+        Scope::All => format!(" All frames ({}) ", grouped(app.packet_list.len() as u64)),
+        Scope::Pause(i) => {
+            let iv = &app.report.pfc.intervals[i];
+            format!(
+                " Frames during the pause of {} prio {} ({} from +{}; {}) ",
+                iv.src_mac,
+                iv.priority.map_or("all".into(), |p| p.to_string()),
+                human_ns(iv.duration_ns),
+                human_ns(iv.start_ns.saturating_sub(app.report.capture.first_ts_ns)),
+                grouped(app.packet_list.len() as u64)
+            )
+        }
     };
     let lines: Vec<Line> = app
         .packet_rows
@@ -229,9 +396,13 @@ fn packets(app: &App, f: &mut Frame, area: Rect, flow: Option<usize>) {
 
 fn detail(app: &App, f: &mut Frame, area: Rect) {
     let Some(d) = &app.detail else { return };
-    // The hex pane takes what 16 bytes a row need; the tree the rest.
-    let [left, right] =
-        Layout::horizontal([Constraint::Min(30), Constraint::Length(58)]).areas(area);
+    // The hex pane takes what its bytes a row need; the tree the rest.
+    let per_row = app.hex_bytes.max(1);
+    let [left, right] = Layout::horizontal([
+        Constraint::Min(TREE_MIN),
+        Constraint::Length(hex_pane_width(per_row)),
+    ])
+    .areas(area);
     let inner_h = left.height.saturating_sub(2) as usize;
     let top = d.selected.saturating_sub(inner_h.saturating_sub(1));
     let tree: Vec<Line> = d
@@ -268,16 +439,16 @@ fn detail(app: &App, f: &mut Frame, area: Rect) {
     let sel = d.tree.get(d.selected).and_then(|n| n.bytes.clone());
     let data = &d.frame.data;
     let hex: Vec<Line> = data
-        .chunks(16)
+        .chunks(per_row)
         .enumerate()
         .skip(d.hex_scroll)
         .map(|(row, chunk)| {
             let mut spans = vec![Span::styled(
-                format!("{:04x}  ", row * 16),
+                format!("{:04x}  ", row * per_row),
                 Style::new().fg(Color::Gray),
             )];
             for (j, b) in chunk.iter().enumerate() {
-                let at = row * 16 + j;
+                let at = row * per_row + j;
                 let on = sel.as_ref().is_some_and(|r| r.contains(&at));
                 let style = if on {
                     Style::new().fg(Color::Black).bg(Color::Yellow)
@@ -363,7 +534,10 @@ fn chart(app: &App, f: &mut Frame, area: Rect, flow: usize) {
         fl.destqp,
         if c.sampled { " (sampled)" } else { "" }
     );
+    // The legend top left: PSNs climb to the right, so the curve's end is
+    // top right and its start bottom left.
     let chart = Chart::new(datasets)
+        .legend_position(Some(LegendPosition::TopLeft))
         .block(Block::default().borders(Borders::ALL).title(title))
         .x_axis(
             Axis::default()
