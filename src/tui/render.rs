@@ -538,6 +538,9 @@ fn chart(app: &App, f: &mut Frame, area: Rect, flow: usize) {
     // top right and its start bottom left.
     let chart = Chart::new(datasets)
         .legend_position(Some(LegendPosition::TopLeft))
+        // Shown on an 80x24 terminal too (by default it hides below a
+        // quarter of the chart's height).
+        .hidden_legend_constraints((Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)))
         .block(Block::default().borders(Borders::ALL).title(title))
         .x_axis(
             Axis::default()
