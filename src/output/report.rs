@@ -141,6 +141,11 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
                 flow_row(&mut s, r, j, true, st);
             }
         }
+        let _ = writeln!(
+            s,
+            "{}",
+            st.dim("      retx retransmits · ooo out of order · miss missing · nak NAKs · rnr RNR NAKs · CE CE marks")
+        );
     }
 
     let episodes: Vec<(usize, &crate::analysis::report::Episode)> = r
