@@ -241,8 +241,17 @@ pub fn chunked(data: &[u8]) {
 /// The whole pipeline: capture bytes to report, JSON and text.
 pub fn pipeline(data: &[u8]) {
     let file = CaptureFile::from_bytes(data.to_vec());
+    // Small budgets, so that fuzzing reaches what happens past them.
     let opts = AnalysisOptions {
-        max_events: 64,
+        limits: crate::analysis::Limits {
+            flows: 48,
+            ud_sources: 16,
+            pause_sources: 8,
+            intervals: 16,
+            cm_pending: 8,
+            events_per_flow: 64,
+            events_total: 256,
+        },
         ..AnalysisOptions::default()
     };
     if let Ok(r) = crate::pipeline::analyze(&file, &DissectOptions::default(), opts, None) {
@@ -252,6 +261,7 @@ pub fn pipeline(data: &[u8]) {
             &crate::output::report::TextOptions {
                 style: crate::output::report::Style { color: false },
                 events: true,
+                all: true,
             },
         );
     }

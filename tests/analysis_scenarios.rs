@@ -890,8 +890,11 @@ fn events_are_capped_in_total_and_every_cap_is_counted() {
         let r = report_with(
             &t,
             AnalysisOptions {
-                max_events: per_flow,
-                max_events_total: total,
+                limits: roce_dissect::analysis::Limits {
+                    events_per_flow: per_flow,
+                    events_total: total,
+                    ..Default::default()
+                },
                 ..Default::default()
             },
         );

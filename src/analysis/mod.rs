@@ -1,7 +1,9 @@
 //! Packets to flows, PSN state, pauses and CNP/ECN: the only stateful layer.
 //! Memory grows with the number of flows, never with the number of packets.
 
+pub mod budget;
 mod facts;
+mod fingerprint;
 mod flow;
 pub mod hints;
 mod index;
@@ -10,13 +12,19 @@ mod pairing;
 pub mod pfc;
 pub mod psn;
 pub mod report;
+mod requests;
 
+use std::collections::VecDeque;
 use std::net::IpAddr;
 
-use rustc_hash::FxHashMap;
+/// A hash map keyed by what a capture says (addresses, QPs, MACs, CM
+/// transaction ids): seeded at random for each run, so that a capture built
+/// to make its keys collide cannot slow the analysis down.
+pub type Map<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
+pub use budget::{DEFAULT_MAX_EVENTS_TOTAL, Limits};
 pub use facts::{Body, Facts, RoceFacts};
-use flow::{EventBudget, FlowState, RecentNak};
+use flow::{Budget, FlowState, RecentNak};
 pub use flow::{Fingerprint, FlowKey};
 use index::{FlowIndex, hash_key};
 pub use marks::{FrameAnalysis, Mark, Marks, NO_FLOW};
@@ -43,15 +51,10 @@ pub struct AnalysisOptions {
     pub storm_threshold_ns: u64,
     /// DSCP to priority, for untagged frames.
     pub dscp_map: [Option<u8>; 64],
-    /// Events kept per flow; later ones are counted in `events_dropped`.
-    pub max_events: usize,
-    /// Events kept in all (`--max-events-total`); past it they are counted
-    /// in `capture.events_dropped` with a warning.
-    pub max_events_total: u64,
+    /// What may be kept: flows, UD source QPs, pause sources and intervals,
+    /// pending CM requests, events (per flow and in all).
+    pub limits: Limits,
 }
-
-/// Events kept in all by default: about a megabyte of JSON.
-pub const DEFAULT_MAX_EVENTS_TOTAL: u64 = 10_000;
 
 /// The common "trust DSCP" map: 24-31 → 3 (RoCE), 48-55 → 6 (CNP).
 pub fn default_dscp_map() -> [Option<u8>; 64] {
@@ -103,8 +106,7 @@ impl Default for AnalysisOptions {
             dup_window_ns: 2_000,
             storm_threshold_ns: 100_000_000,
             dscp_map: default_dscp_map(),
-            max_events: 1000,
-            max_events_total: DEFAULT_MAX_EVENTS_TOTAL,
+            limits: Limits::default(),
         }
     }
 }
@@ -131,7 +133,7 @@ fn host_pair(a: IpAddr, b: IpAddr) -> (IpAddr, IpAddr) {
 fn flow_pmtu(
     f: &mut FlowState,
     generation: u64,
-    pmtus: &FxHashMap<(IpAddr, IpAddr), u32>,
+    pmtus: &Map<(IpAddr, IpAddr), u32>,
 ) -> Option<u32> {
     if f.pmtu_generation == generation {
         return f.pmtu_cached;
@@ -143,7 +145,7 @@ fn flow_pmtu(
 fn refresh_pmtu(
     f: &mut FlowState,
     generation: u64,
-    pmtus: &FxHashMap<(IpAddr, IpAddr), u32>,
+    pmtus: &Map<(IpAddr, IpAddr), u32>,
 ) -> Option<u32> {
     f.pmtu_generation = generation;
     f.pmtu_cached = pmtus.get(&host_pair(f.key.src, f.key.dst)).copied();
@@ -155,14 +157,27 @@ fn refresh_pmtu(
 struct Totals {
     frames: u64,
     roce_frames: u64,
+    /// The earliest and latest timestamps (not the first and last frames':
+    /// a capture is not always in time order).
     first_ts: Option<u64>,
     last_ts: u64,
+    /// The timestamp of the frame before, and how many frames were
+    /// stamped earlier than the one before them.
+    prev_ts: u64,
+    ts_backwards: u64,
     truncated: u64,
     malformed: u64,
     icrc_errors: u64,
     duplicates: u64,
     cm_messages: u64,
+    /// Frames of flows beyond `--max-flows`: counted here, not analysed.
+    untracked_frames: u64,
+    /// CM REQs not remembered (more pending than `--max-cm-pending`).
+    cm_dropped: u64,
 }
+
+/// A CM REQ waiting for its REP: (src, dst, local QPN).
+type PendingReq = (IpAddr, IpAddr, u32);
 
 /// Consumes packets in capture order and builds the [`Report`].
 pub struct Analyzer {
@@ -170,48 +185,61 @@ pub struct Analyzer {
     totals: Totals,
     flows: Vec<FlowState>,
     index: FlowIndex,
+    /// Flows beyond `--max-flows`.
+    flows_dropped: budget::DistinctCounter,
     /// PMTU per host pair, from FIRST/MIDDLE payloads and CM REQs.
-    pmtu: FxHashMap<(IpAddr, IpAddr), u32>,
-    /// Recent NAKs per (NAK sender, NAK receiver).
-    naks: FxHashMap<(IpAddr, IpAddr), Vec<RecentNak>>,
-    /// CM REQs by local communication ID: (src, dst, local QPN).
-    cm_reqs: FxHashMap<u32, (IpAddr, IpAddr, u32)>,
+    pmtu: Map<(IpAddr, IpAddr), u32>,
+    /// Recent NAKs per (NAK sender, NAK receiver), at most [`RECENT_NAKS`].
+    naks: Map<(IpAddr, IpAddr), VecDeque<RecentNak>>,
+    /// CM REQs by local communication ID, until their REP.
+    cm_reqs: Map<u32, PendingReq>,
     /// Flow pairs learnt from CM, both ways.
-    cm_peer: FxHashMap<FlowKey, FlowKey>,
-    /// Flows with a CE mark still waiting for its CNP, per (src, dst).
-    pending_ce: FxHashMap<(IpAddr, IpAddr), Vec<u32>>,
+    cm_peer: Map<FlowKey, FlowKey>,
+    /// Flows with a CE mark waiting for its CNP, per (src, dst), in the
+    /// order of their marks: (flow, time of the mark). An entry whose flow
+    /// no longer waits for that mark is skipped when it comes up.
+    pending_ce: Map<(IpAddr, IpAddr), VecDeque<(u32, u64)>>,
     pauses: PauseTimeline,
     /// Bumped whenever a PMTU is learnt, so flows can cache theirs.
     pmtu_generation: u64,
-    budget: EventBudget,
+    budget: Budget,
     /// Every ICRC checked so far was wrong: the capture path does not keep
     /// them, and an event per frame would say nothing the hint does not.
     icrc_summarised: bool,
 }
 
-const RECENT_NAKS: usize = 32;
+/// NAKs remembered per host pair: a replay follows its NAK closely.
+const RECENT_NAKS: usize = 8;
 /// Bad ICRCs in a row from the first RoCE frame after which they are no
 /// longer listed one by one (see [`hints::icrc_not_preserved`]).
 const ICRC_SUMMARY_AFTER: u64 = 64;
 
 impl Analyzer {
     pub fn new(opts: AnalysisOptions) -> Self {
+        let l = opts.limits;
         Analyzer {
             totals: Totals::default(),
             flows: Vec::new(),
             index: FlowIndex::default(),
-            pmtu: FxHashMap::default(),
-            naks: FxHashMap::default(),
-            cm_reqs: FxHashMap::default(),
-            cm_peer: FxHashMap::default(),
-            pending_ce: FxHashMap::default(),
-            pauses: PauseTimeline::default(),
+            flows_dropped: budget::DistinctCounter::default(),
+            pmtu: Map::default(),
+            naks: Map::default(),
+            cm_reqs: Map::default(),
+            cm_peer: Map::default(),
+            pending_ce: Map::default(),
+            pauses: PauseTimeline::new(pfc::PauseLimits {
+                sources: l.pause_sources,
+                intervals: l.intervals,
+                storm_threshold_ns: opts.storm_threshold_ns,
+            }),
             pmtu_generation: 1,
             icrc_summarised: false,
-            budget: EventBudget {
-                per_flow: opts.max_events,
-                total_left: opts.max_events_total,
-                dropped_total: 0,
+            budget: Budget {
+                events_per_flow: l.events_per_flow,
+                events_left: l.events_total,
+                events_dropped: 0,
+                ud_sources_left: l.ud_sources,
+                ud_sources_dropped: budget::DistinctCounter::default(),
             },
             opts,
         }
@@ -242,9 +270,15 @@ impl Analyzer {
     pub fn observe(&mut self, facts: &Facts) -> FrameAnalysis {
         let t = &mut self.totals;
         t.frames += 1;
-        if t.first_ts.is_none() {
-            t.first_ts = Some(facts.ts_ns);
+        match t.first_ts {
+            None => t.first_ts = Some(facts.ts_ns),
+            Some(first) if facts.ts_ns < first => t.first_ts = Some(facts.ts_ns),
+            _ => {}
         }
+        if facts.ts_ns < t.prev_ts {
+            t.ts_backwards += 1;
+        }
+        t.prev_ts = facts.ts_ns;
         t.last_ts = t.last_ts.max(facts.ts_ns);
         if facts.has(Facts::TRUNCATED) {
             t.truncated += 1;
@@ -310,15 +344,39 @@ impl Analyzer {
             .get(key, hash_key(key), |id| &flows[id as usize].key)
     }
 
-    fn flow_id(&mut self, key: &FlowKey, hash: u64, pkt: &Facts, version: RoceVersion) -> u32 {
+    /// The id of the flow with `key`, made if new and the budget allows.
+    #[inline]
+    fn flow_id(
+        &mut self,
+        key: &FlowKey,
+        hash: u64,
+        pkt: &Facts,
+        version: RoceVersion,
+    ) -> Option<u32> {
         let flows = &self.flows;
         if let Some(id) = self.index.get(key, hash, |id| &flows[id as usize].key) {
-            return id;
+            return Some(id);
+        }
+        self.new_flow(key, hash, pkt, version)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn new_flow(
+        &mut self,
+        key: &FlowKey,
+        hash: u64,
+        pkt: &Facts,
+        version: RoceVersion,
+    ) -> Option<u32> {
+        if self.flows.len() as u64 >= self.opts.limits.flows {
+            self.flows_dropped.add(key);
+            return None;
         }
         let id = self.flows.len() as u32;
         self.flows.push(FlowState::new(*key, version, pkt));
         self.index.insert(hash, id);
-        id
+        Some(id)
     }
 
     #[cold]
@@ -331,41 +389,19 @@ impl Analyzer {
 
     fn roce_packet(&mut self, pkt: &Facts, r: &RoceFacts) -> FrameAnalysis {
         // Borrowed, not copied: `r` lives in the caller's batch.
-        let (bth, key, fp) = (&r.bth, &r.key, &r.fingerprint);
-        let id = self.flow_id(key, r.flow_hash, pkt, r.version);
-        let dup_window = self.opts.dup_window_ns;
+        let (bth, key) = (&r.bth, &r.key);
+        let Some(id) = self.flow_id(key, r.flow_hash, pkt, r.version) else {
+            self.totals.untracked_frames += 1;
+            return FrameAnalysis::default();
+        };
         let op = bth.opcode.operation();
         let mut out = FrameAnalysis {
             flow: id,
             ..FrameAnalysis::default()
         };
-
-        // Capture duplicates count in packets/bytes/duplicates only.
-        let learnt = {
-            let f = &mut self.flows[id as usize];
-            f.packets += 1;
-            f.bytes += u64::from(pkt.len);
-            if f.is_duplicate(fp, pkt.ts_ns, dup_window) {
-                f.duplicates += 1;
-                self.totals.duplicates += 1;
-                out.marks.set(Mark::Duplicate);
-                return out;
-            }
-            f.remember(fp, pkt.ts_ns);
-            // PMTU from FIRST/MIDDLE payloads, which are exactly one PMTU.
-            match (op, r.payload_len) {
-                (Some(o), Some(n))
-                    if o.is_first_or_middle()
-                        && n > 0
-                        && flow_pmtu(f, self.pmtu_generation, &self.pmtu) != Some(n) =>
-                {
-                    Some(n)
-                }
-                _ => None,
-            }
-        };
-        if let Some(n) = learnt {
-            self.learn_pmtu(key, n);
+        if self.counted_duplicate(id, pkt, r, op) {
+            out.marks.set(Mark::Duplicate);
+            return out;
         }
         if let Some(cm) = &r.cm {
             self.cm_message(key, cm);
@@ -392,7 +428,9 @@ impl Analyzer {
         let priority = r
             .pcp
             .or_else(|| r.dscp.and_then(|d| opts.dscp_map[usize::from(d & 63)]));
-        f.payload_bytes += u64::from(r.payload_len.unwrap_or(0));
+        f.payload_bytes = f
+            .payload_bytes
+            .saturating_add(u64::from(r.payload_len.unwrap_or(0)));
         f.last_ts = f.last_ts.max(pkt.ts_ns);
         // CNPs ride their own priority by design; a flow's priority is that
         // of its other frames (or of its CNPs when it carries nothing else).
@@ -400,53 +438,21 @@ impl Analyzer {
             f.priority = priority;
         }
         if pkt.has(Facts::BAD_ICRC) {
-            f.bad_icrc += 1;
             out.marks.set(Mark::BadIcrc);
-            if !*icrc_summarised
-                && totals.icrc_errors >= ICRC_SUMMARY_AFTER
-                && totals.icrc_errors + totals.truncated >= totals.roce_frames
-            {
-                *icrc_summarised = true;
-            }
-            if !*icrc_summarised {
-                f.event(
-                    budget,
-                    EventKind::BadIcrc,
-                    pkt,
-                    Some(bth.psn),
-                    None,
-                    None,
-                    None,
-                );
-            }
+            bad_icrc(f, pkt, bth, totals, icrc_summarised, budget);
         }
         if f.transport.is_none() && bth.opcode.transport() != Transport::Cnp {
             f.transport = Some(bth.opcode.transport());
         }
-
-        // ECN CE marks.
         if r.ecn == Some(3) {
-            f.ecn_ce += 1;
             out.marks.set(Mark::Ce);
-            f.event(
-                budget,
-                EventKind::EcnCe,
-                pkt,
-                Some(bth.psn),
-                None,
-                None,
-                None,
-            );
-            if f.pending_ce.is_none() {
-                f.pending_ce = Some(pkt.ts_ns);
-                pending_ce.entry((key.src, key.dst)).or_default().push(id);
-            }
+            ce_mark(f, id, key, pkt, bth, pending_ce, budget);
         }
 
         let verdict = match op {
             Some(Operation::Cnp) => {
-                f.cnps += 1;
                 out.marks.set(Mark::Cnp);
+                f.cold().cnps += 1;
                 f.event(budget, EventKind::Cnp, pkt, Some(bth.psn), None, None, None);
                 None
             }
@@ -465,59 +471,16 @@ impl Analyzer {
             Some(Verdict::PsnReuse) => out.marks.set(Mark::PsnReuse),
         }
 
-        // ACK/NAK syndromes.
         if let Some(a) = &r.aeth {
             f.note_ack_psn(bth.psn);
             let kind = a.kind();
-            match kind {
-                AckKind::RnrNak => {
-                    f.naks.rnr += 1;
-                    out.marks.set(Mark::RnrNak);
-                    f.event(
-                        budget,
-                        EventKind::RnrNak,
-                        pkt,
-                        Some(bth.psn),
-                        None,
-                        Some(a.value()),
-                        None,
-                    );
-                }
-                AckKind::Nak => {
-                    let code = a.value();
-                    match code {
-                        0 => f.naks.psn_seq_err += 1,
-                        1 => f.naks.invalid_request += 1,
-                        2 => f.naks.remote_access += 1,
-                        3 => f.naks.remote_op += 1,
-                        4 => f.naks.invalid_rd += 1,
-                        _ => {}
-                    }
-                    out.marks.set(Mark::Nak);
-                    f.event(
-                        budget,
-                        EventKind::Nak,
-                        pkt,
-                        Some(bth.psn),
-                        None,
-                        Some(code),
-                        Some(crate::wire::aeth::nak::name(code)),
-                    );
-                }
-                _ => {}
-            }
             if matches!(kind, AckKind::RnrNak | AckKind::Nak) {
-                let list = naks.entry((key.src, key.dst)).or_default();
-                if list.len() >= RECENT_NAKS {
-                    list.remove(0);
-                }
-                list.push(RecentNak {
-                    psn: bth.psn,
-                    ts_ns: pkt.ts_ns,
-                    frame: pkt.number,
-                    rnr: kind == AckKind::RnrNak,
-                    used: false,
+                out.marks.set(if kind == AckKind::Nak {
+                    Mark::Nak
+                } else {
+                    Mark::RnrNak
                 });
+                nak(f, key, pkt, bth, a, naks, budget);
             }
         }
 
@@ -528,7 +491,7 @@ impl Analyzer {
 
         // Frames sent on a priority that the receiving port paused.
         if let (Some(prio), Some(dst)) = (priority, r.dst_mac)
-            && pauses.sent(dst, prio, pkt.ts_ns, id)
+            && pauses.sent(dst, prio, pkt.ts_ns, id, &mut f.noted_pauses)
         {
             out.marks.set(Mark::Paused);
         }
@@ -542,6 +505,42 @@ impl Analyzer {
         out
     }
 
+    /// Counts the packet on flow `id`; whether it is a capture duplicate
+    /// (counted in packets, bytes and duplicates only). Also learns the
+    /// PMTU from FIRST/MIDDLE payloads, which are exactly one PMTU.
+    #[inline]
+    fn counted_duplicate(
+        &mut self,
+        id: u32,
+        pkt: &Facts,
+        r: &RoceFacts,
+        op: Option<Operation>,
+    ) -> bool {
+        let f = &mut self.flows[id as usize];
+        f.packets += 1;
+        f.bytes = f.bytes.saturating_add(u64::from(pkt.len));
+        if f.is_duplicate(&r.fingerprint, pkt.ts_ns, self.opts.dup_window_ns) {
+            f.cold().duplicates += 1;
+            self.totals.duplicates += 1;
+            return true;
+        }
+        f.remember(&r.fingerprint, pkt.ts_ns);
+        let learnt = match (op, r.payload_len) {
+            (Some(o), Some(n))
+                if o.is_first_or_middle()
+                    && n > 0
+                    && flow_pmtu(f, self.pmtu_generation, &self.pmtu) != Some(n) =>
+            {
+                Some(n)
+            }
+            _ => None,
+        };
+        if let Some(n) = learnt {
+            self.learn_pmtu(&r.key, n);
+        }
+        false
+    }
+
     #[cold]
     #[inline(never)]
     fn cm_message(&mut self, key: &FlowKey, cm: &CmMessage) {
@@ -553,8 +552,14 @@ impl Analyzer {
                 mtu,
                 ..
             } => {
-                self.cm_reqs
-                    .insert(local_comm_id, (key.src, key.dst, local_qpn));
+                if self.cm_reqs.contains_key(&local_comm_id)
+                    || (self.cm_reqs.len() as u64) < self.opts.limits.cm_pending
+                {
+                    self.cm_reqs
+                        .insert(local_comm_id, (key.src, key.dst, local_qpn));
+                } else {
+                    self.totals.cm_dropped += 1;
+                }
                 if (1..=5).contains(&mtu) && !self.pmtu.contains_key(&host_pair(key.src, key.dst)) {
                     self.learn_pmtu(key, 128u32 << mtu);
                 }
@@ -564,29 +569,32 @@ impl Analyzer {
                 local_qpn,
                 ..
             } => {
-                // REP travels B → A; the REQ went A → B from QP qa.
-                if let Some(&(a, b, qa)) = self.cm_reqs.get(&remote_comm_id)
-                    && a == key.dst
-                    && b == key.src
-                {
-                    let data = FlowKey {
-                        src: a,
-                        dst: b,
-                        dest_qp: local_qpn,
-                    };
-                    let back = FlowKey {
-                        src: b,
-                        dst: a,
-                        dest_qp: qa,
-                    };
-                    self.cm_peer.insert(data, back);
-                    self.cm_peer.insert(back, data);
-                    // A new connection on QPs seen before starts new PSN
-                    // sequences (rping reconnecting reuses its QP numbers).
-                    for k in [data, back] {
-                        if let Some(id) = self.find_flow(&k) {
-                            self.flows[id as usize].new_connection();
-                        }
+                // REP travels B → A; the REQ went A → B from QP qa. The REQ
+                // is answered: it no longer waits.
+                let Some(&(a, b, qa)) = self.cm_reqs.get(&remote_comm_id) else {
+                    return;
+                };
+                if a != key.dst || b != key.src {
+                    return;
+                }
+                self.cm_reqs.remove(&remote_comm_id);
+                let data = FlowKey {
+                    src: a,
+                    dst: b,
+                    dest_qp: local_qpn,
+                };
+                let back = FlowKey {
+                    src: b,
+                    dst: a,
+                    dest_qp: qa,
+                };
+                self.cm_peer.insert(data, back);
+                self.cm_peer.insert(back, data);
+                // A new connection on QPs seen before starts new PSN
+                // sequences (rping reconnecting reuses its QP numbers).
+                for k in [data, back] {
+                    if let Some(id) = self.find_flow(&k) {
+                        self.flows[id as usize].new_connection(&mut self.budget);
                     }
                 }
             }
@@ -598,28 +606,31 @@ impl Analyzer {
     #[cold]
     #[inline(never)]
     fn cnp_arrived(&mut self, cnp: &FlowKey, ts: u64) {
+        let waiting = |flows: &[FlowState], (id, mark): (u32, u64)| {
+            flows[id as usize].cold_ref().pending_ce == Some(mark)
+        };
         let data_id = self
             .cm_peer
             .get(cnp)
             .and_then(|k| self.find_flow(k))
-            .filter(|&id| self.flows[id as usize].pending_ce.is_some())
+            .filter(|&id| self.flows[id as usize].cold_ref().pending_ce.is_some())
             .or_else(|| {
                 let list = self.pending_ce.get_mut(&(cnp.dst, cnp.src))?;
-                while let Some(&id) = list.first() {
-                    if self.flows[id as usize].pending_ce.is_some() {
-                        return Some(id);
+                // Entries of flows answered since are dropped as they come
+                // up: each is looked at once.
+                while let Some(&front) = list.front() {
+                    if waiting(&self.flows, front) {
+                        return Some(front.0);
                     }
-                    list.remove(0);
+                    list.pop_front();
                 }
                 None
             });
         if let Some(id) = data_id {
             let f = &mut self.flows[id as usize];
-            if let Some(ce) = f.pending_ce.take() {
-                f.ce_to_cnp.add(ts.saturating_sub(ce));
-            }
-            if let Some(list) = self.pending_ce.get_mut(&(cnp.dst, cnp.src)) {
-                list.retain(|&x| x != id);
+            let c = f.cold();
+            if let Some(ce) = c.pending_ce.take() {
+                c.ce_to_cnp.add(ts.saturating_sub(ce));
             }
         }
     }
@@ -635,9 +646,119 @@ impl Analyzer {
         for f in &mut self.flows {
             let key = f.key;
             let inferred = self.pmtu.get(&host_pair(key.src, key.dst)).copied();
-            f.finish(inferred, self.opts.pmtu);
+            f.finish(inferred, self.opts.pmtu, &mut self.budget);
         }
-        self.pauses.finish();
+        self.pauses.finish(self.totals.last_ts);
         pairing::build_report(self, info)
     }
+}
+
+/// A packet whose ICRC is wrong.
+#[cold]
+#[inline(never)]
+fn bad_icrc(
+    f: &mut FlowState,
+    pkt: &Facts,
+    bth: &crate::wire::BthRepr,
+    totals: &Totals,
+    summarised: &mut bool,
+    budget: &mut Budget,
+) {
+    f.cold().bad_icrc += 1;
+    if !*summarised
+        && totals.icrc_errors >= ICRC_SUMMARY_AFTER
+        && totals.icrc_errors + totals.truncated >= totals.roce_frames
+    {
+        *summarised = true;
+    }
+    if !*summarised {
+        f.event(
+            budget,
+            EventKind::BadIcrc,
+            pkt,
+            Some(bth.psn),
+            None,
+            None,
+            None,
+        );
+    }
+}
+
+/// A CE-marked packet: counted, and waiting for its CNP.
+#[cold]
+#[inline(never)]
+fn ce_mark(
+    f: &mut FlowState,
+    id: u32,
+    key: &FlowKey,
+    pkt: &Facts,
+    bth: &crate::wire::BthRepr,
+    pending_ce: &mut Map<(IpAddr, IpAddr), VecDeque<(u32, u64)>>,
+    budget: &mut Budget,
+) {
+    f.cold().ecn_ce += 1;
+    f.event(
+        budget,
+        EventKind::EcnCe,
+        pkt,
+        Some(bth.psn),
+        None,
+        None,
+        None,
+    );
+    let c = f.cold();
+    if c.pending_ce.is_none() {
+        c.pending_ce = Some(pkt.ts_ns);
+        pending_ce
+            .entry((key.src, key.dst))
+            .or_default()
+            .push_back((id, pkt.ts_ns));
+    }
+}
+
+/// A NAK or RNR NAK: counted by code, and remembered for the replay that
+/// should follow it.
+#[cold]
+#[inline(never)]
+fn nak(
+    f: &mut FlowState,
+    key: &FlowKey,
+    pkt: &Facts,
+    bth: &crate::wire::BthRepr,
+    a: &crate::wire::AethRepr,
+    naks: &mut Map<(IpAddr, IpAddr), VecDeque<RecentNak>>,
+    budget: &mut Budget,
+) {
+    let rnr = a.kind() == AckKind::RnrNak;
+    let code = a.value();
+    let c = f.cold();
+    if rnr {
+        c.naks.rnr += 1;
+    } else {
+        match code {
+            0 => c.naks.psn_seq_err += 1,
+            1 => c.naks.invalid_request += 1,
+            2 => c.naks.remote_access += 1,
+            3 => c.naks.remote_op += 1,
+            4 => c.naks.invalid_rd += 1,
+            _ => {}
+        }
+    }
+    let (kind, detail) = if rnr {
+        (EventKind::RnrNak, None)
+    } else {
+        (EventKind::Nak, Some(crate::wire::aeth::nak::name(code)))
+    };
+    f.event(budget, kind, pkt, Some(bth.psn), None, Some(code), detail);
+    let list = naks.entry((key.src, key.dst)).or_default();
+    if list.len() >= RECENT_NAKS {
+        list.pop_front();
+    }
+    list.push_back(RecentNak {
+        psn: bth.psn,
+        ts_ns: pkt.ts_ns,
+        frame: pkt.number,
+        rnr,
+        used: false,
+    });
 }

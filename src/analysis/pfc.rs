@@ -1,8 +1,11 @@
 //! PFC and 802.3x pause intervals per (source MAC, priority), with the
-//! refresh, XON and expiry rules of the contract.
+//! refresh, XON and expiry rules of the contract, and per (MAC, priority)
+//! summaries kept as intervals close. Intervals are listed up to a budget
+//! (a capture flapping XOFF/XON a million times still gets its summary),
+//! and pause sources are tracked up to another.
 
-use rustc_hash::FxHashMap;
-
+use super::Map;
+use super::budget::DistinctCounter;
 use crate::wire::pause::quanta_to_ns;
 
 /// Which pause: a PFC priority or 802.3x (all priorities).
@@ -52,15 +55,31 @@ pub struct Interval {
     pub start_frame: u64,
     /// The XON frame that ended it; `None` when it expired.
     pub end_frame: Option<u64>,
-    /// PAUSE/PFC frames that refreshed or ended it (the first included).
+    /// PAUSE/PFC frames that started, refreshed or ended it.
     pub frames: u64,
     /// Flows (ids) that sent on the paused priority towards this MAC.
     pub flows: Vec<u32>,
     pub flows_total: u32,
 }
 
+/// Per (MAC, priority): every interval, listed or not.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeySummary {
+    pub intervals: u64,
+    pub paused_ns: u64,
+    /// The part of `paused_ns` before the last frame of the capture.
+    pub paused_in_capture_ns: u64,
+    pub longest_ns: u64,
+    pub storms: u64,
+    /// Order of first appearance (for a stable report).
+    pub first_seen: u64,
+}
+
 #[derive(Debug, Clone)]
 struct Open {
+    /// Told apart from every other interval: flows note the serial of the
+    /// last interval they were counted in.
+    serial: u32,
     start_ns: u64,
     expiry_ns: u64,
     start_frame: u64,
@@ -69,11 +88,6 @@ struct Open {
     flows: Vec<u32>,
     /// How many others there are (each counted once).
     more: u32,
-    /// Every flow noted, a bit per flow id: one test per frame sent while
-    /// the pause is open, where searching `flows` and then hashing into a
-    /// set of the others took ~180 instructions (11 % of the frames of the
-    /// 500 k-frame bench capture are sent while some pause is open).
-    noted: Vec<u64>,
 }
 
 /// Where a priority (`None`: 802.3x) is counted in `open_per_priority`.
@@ -81,38 +95,115 @@ fn slot(priority: Option<u8>) -> usize {
     priority.map_or(8, |p| usize::from(p & 7))
 }
 
+/// The budgets of the timeline.
+#[derive(Debug, Clone, Copy)]
+pub struct PauseLimits {
+    /// (MAC, priority) pairs tracked.
+    pub sources: u64,
+    /// Intervals listed one by one.
+    pub intervals: u64,
+    /// An interval longer than this is a storm.
+    pub storm_threshold_ns: u64,
+}
+
+impl Default for PauseLimits {
+    fn default() -> Self {
+        PauseLimits {
+            sources: super::budget::DEFAULT_MAX_PAUSE_SOURCES,
+            intervals: super::budget::DEFAULT_MAX_INTERVALS,
+            storm_threshold_ns: 100_000_000,
+        }
+    }
+}
+
 /// All pause state of a capture.
 #[derive(Debug, Default)]
 pub struct PauseTimeline {
-    open: FxHashMap<PauseKey, Open>,
+    limits: PauseLimits,
+    open: Map<PauseKey, Open>,
     /// Open pauses per priority (index 8: 802.3x), so that a frame sent on
     /// a priority nothing pauses costs no lookups.
     open_per_priority: [u32; 9],
+    next_serial: u32,
     pub closed: Vec<Interval>,
+    /// Every (MAC, priority) seen, with its figures.
+    pub summary: Map<PauseKey, KeySummary>,
+    /// Intervals not listed (the budget ran out), counted in `summary`.
+    pub intervals_dropped: u64,
+    /// (MAC, priority) pairs not tracked (the budget ran out).
+    pub sources_dropped: DistinctCounter,
+    pub storms: u64,
     pub pfc_frames: u64,
     pub pause_frames: u64,
 }
 
 impl PauseTimeline {
-    fn close(&mut self, key: PauseKey, end_ns: u64, by: EndedBy, end_frame: Option<u64>) {
-        if let Some(o) = self.open.remove(&key) {
-            self.open_per_priority[slot(key.priority)] -= 1;
-            self.closed.push(Interval {
-                key,
-                start_ns: o.start_ns,
-                end_ns: end_ns.max(o.start_ns),
-                ended_by: by,
-                start_frame: o.start_frame,
-                end_frame,
-                frames: o.frames,
-                flows_total: (o.flows.len() as u32).saturating_add(o.more),
-                flows: o.flows,
-            });
+    pub fn new(limits: PauseLimits) -> Self {
+        PauseTimeline {
+            limits,
+            next_serial: 1,
+            ..Default::default()
         }
+    }
+
+    fn close(&mut self, key: PauseKey, end_ns: u64, by: EndedBy, end_frame: Option<u64>) {
+        let Some(o) = self.open.remove(&key) else {
+            return;
+        };
+        self.open_per_priority[slot(key.priority)] -= 1;
+        let end_ns = end_ns.max(o.start_ns);
+        let duration = end_ns - o.start_ns;
+        let storm = duration > self.limits.storm_threshold_ns;
+        if let Some(s) = self.summary.get_mut(&key) {
+            s.intervals += 1;
+            s.paused_ns = s.paused_ns.saturating_add(duration);
+            s.paused_in_capture_ns = s.paused_in_capture_ns.saturating_add(duration);
+            s.longest_ns = s.longest_ns.max(duration);
+            s.storms += u64::from(storm);
+        }
+        self.storms += u64::from(storm);
+        if self.closed.len() as u64 >= self.limits.intervals {
+            self.intervals_dropped += 1;
+            return;
+        }
+        self.closed.push(Interval {
+            key,
+            start_ns: o.start_ns,
+            end_ns,
+            ended_by: by,
+            start_frame: o.start_frame,
+            end_frame,
+            frames: o.frames,
+            flows_total: (o.flows.len() as u32).saturating_add(o.more),
+            flows: o.flows,
+        });
+    }
+
+    /// Whether `key` is tracked, or can be (the sources' budget allows).
+    fn track(&mut self, key: PauseKey) -> bool {
+        if self.summary.contains_key(&key) {
+            return true;
+        }
+        if self.summary.len() as u64 >= self.limits.sources {
+            self.sources_dropped.add(&key);
+            return false;
+        }
+        let first_seen = self.summary.len() as u64;
+        self.summary.insert(
+            key,
+            KeySummary {
+                first_seen,
+                ..KeySummary::default()
+            },
+        );
+        true
     }
 
     /// One priority's (or the 802.3x) pause time from a frame at `ts`.
     pub fn apply(&mut self, key: PauseKey, quanta: u16, ts: u64, frame: u64, link_bps: u64) {
+        if !self.track(key) {
+            return;
+        }
         if let Some(o) = self.open.get(&key)
             && ts > o.expiry_ns
         {
@@ -133,16 +224,18 @@ impl PauseTimeline {
             }
             (_, None) => {
                 self.open_per_priority[slot(key.priority)] += 1;
+                let serial = self.next_serial;
+                self.next_serial = self.next_serial.wrapping_add(1).max(1);
                 self.open.insert(
                     key,
                     Open {
+                        serial,
                         start_ns: ts,
                         expiry_ns: ts.saturating_add(dur),
                         start_frame: frame,
                         frames: 1,
                         flows: Vec::new(),
                         more: 0,
-                        noted: Vec::new(),
                     },
                 );
             }
@@ -150,13 +243,22 @@ impl PauseTimeline {
     }
 
     /// A RoCE frame of `flow` sent at `ts` with `priority` to `dst_mac`:
-    /// note it against an open pause of that MAC and priority. Returns
-    /// whether one was open (the frame was sent while paused).
+    /// note it against an open pause of that MAC and priority. `noted` are
+    /// the serials of the last PFC and 802.3x intervals the flow was
+    /// counted in. Returns whether a pause was open (the frame was sent
+    /// while paused).
     #[inline]
-    pub fn sent(&mut self, dst_mac: [u8; 6], priority: u8, ts: u64, flow: u32) -> bool {
+    pub fn sent(
+        &mut self,
+        dst_mac: [u8; 6],
+        priority: u8,
+        ts: u64,
+        flow: u32,
+        noted: &mut [u32; 2],
+    ) -> bool {
         let pfc = self.open_per_priority[slot(Some(priority))] > 0;
         let pause = self.open_per_priority[slot(None)] > 0;
-        (pfc || pause) && self.sent_while_open(dst_mac, priority, ts, flow, pfc, pause)
+        (pfc || pause) && self.sent_while_open(dst_mac, priority, ts, flow, noted, [pfc, pause])
     }
 
     /// [`sent`](Self::sent) when a pause of that priority, or an 802.3x
@@ -168,29 +270,18 @@ impl PauseTimeline {
         priority: u8,
         ts: u64,
         flow: u32,
-        pfc: bool,
-        pause: bool,
+        noted: &mut [u32; 2],
+        any: [bool; 2],
     ) -> bool {
         let mut paused = false;
-        for (key, any) in [
-            (
-                PauseKey {
-                    mac: dst_mac,
-                    priority: Some(priority),
-                },
-                pfc,
-            ),
-            (
-                PauseKey {
-                    mac: dst_mac,
-                    priority: None,
-                },
-                pause,
-            ),
-        ] {
-            if !any {
+        for (i, prio) in [Some(priority), None].into_iter().enumerate() {
+            if !any[i] {
                 continue;
             }
+            let key = PauseKey {
+                mac: dst_mac,
+                priority: prio,
+            };
             let Some(o) = self.open.get_mut(&key) else {
                 continue;
             };
@@ -200,16 +291,14 @@ impl PauseTimeline {
                 continue;
             }
             paused = true;
-            let (word, bit) = ((flow / 64) as usize, 1u64 << (flow % 64));
-            if o.noted.len() <= word {
-                o.noted.resize(word + 1, 0);
-            }
-            if o.noted[word] & bit == 0 {
-                o.noted[word] |= bit;
+            // A flow is noted in an interval once: the serial it keeps says
+            // whether this interval has it already.
+            if noted[i] != o.serial {
+                noted[i] = o.serial;
                 if o.flows.len() < MAX_FLOWS_PER_INTERVAL {
                     o.flows.push(flow);
                 } else {
-                    o.more += 1;
+                    o.more = o.more.saturating_add(1);
                 }
             }
         }
@@ -217,11 +306,19 @@ impl PauseTimeline {
     }
 
     /// Ends what is still open at its expiry and sorts the intervals.
-    pub fn finish(&mut self) {
-        let keys: Vec<PauseKey> = self.open.keys().copied().collect();
+    /// `last_ts` is the capture's last timestamp: an interval that runs
+    /// past it counts only up to it in `paused_in_capture_ns`.
+    pub fn finish(&mut self, last_ts: u64) {
+        let mut keys: Vec<PauseKey> = self.open.keys().copied().collect();
+        keys.sort_unstable();
         for k in keys {
-            let e = self.open[&k].expiry_ns;
+            let Some(o) = self.open.get(&k) else { continue };
+            let (start, e) = (o.start_ns, o.expiry_ns);
             self.close(k, e, EndedBy::Expiry, None);
+            if let Some(s) = self.summary.get_mut(&k) {
+                let over = e.max(start) - e.max(start).min(last_ts.max(start));
+                s.paused_in_capture_ns = s.paused_in_capture_ns.saturating_sub(over);
+            }
         }
         self.closed
             .sort_by_key(|i| (i.start_ns, i.key.mac, i.key.priority, i.start_frame));
@@ -242,13 +339,17 @@ mod tests {
         }
     }
 
+    fn timeline() -> PauseTimeline {
+        PauseTimeline::new(PauseLimits::default())
+    }
+
     #[test]
     fn xoff_refresh_xon() {
-        let mut t = PauseTimeline::default();
+        let mut t = timeline();
         t.apply(key(3), 65535, 1_000, 1, G100); // expiry 1000 + 335539
         t.apply(key(3), 65535, 200_000, 2, G100); // refresh
         t.apply(key(3), 0, 300_000, 3, G100); // XON
-        t.finish();
+        t.finish(300_000);
         assert_eq!(t.closed.len(), 1);
         let i = &t.closed[0];
         assert_eq!(
@@ -261,20 +362,22 @@ mod tests {
 
     #[test]
     fn each_flow_counts_once_named_or_not() {
-        let mut t = PauseTimeline::default();
+        let mut t = timeline();
         t.apply(key(3), 65535, 0, 1, G100);
         // Repeats among the named flows and among the others, large ids,
-        // and more flows than are named.
+        // and more flows than are named; each flow keeps its own serials.
         let ids: Vec<u32> = [7, 7, 70_000, 65_535, 65_536, 70_000, 0, 7]
             .into_iter()
             .chain(100..120)
             .chain(100..120)
             .collect();
+        let mut noted: Map<u32, [u32; 2]> = Map::default();
         for (i, &flow) in ids.iter().enumerate() {
-            t.sent(MAC, 3, 10 + i as u64, flow);
+            t.sent(MAC, 3, 10 + i as u64, flow, noted.entry(flow).or_default());
         }
-        t.sent(MAC, 4, 100, 999); // another priority: not counted
-        t.finish();
+        let mut other = [0; 2];
+        assert!(!t.sent(MAC, 4, 100, 999, &mut other), "another priority");
+        t.finish(100);
         assert_eq!(t.closed.len(), 1);
         let i = &t.closed[0];
         assert_eq!(i.flows_total, 5 + 20);
@@ -285,32 +388,73 @@ mod tests {
 
     #[test]
     fn expiry_then_new_interval() {
-        let mut t = PauseTimeline::default();
+        let mut t = timeline();
         t.apply(key(3), 100, 0, 1, G100); // 100 quanta = 512 ns
         t.apply(key(3), 100, 10_000, 2, G100); // after expiry: new interval
-        t.finish();
+        t.finish(10_000);
         assert_eq!(t.closed.len(), 2);
         assert_eq!(
             (t.closed[0].end_ns, t.closed[0].ended_by),
             (512, EndedBy::Expiry)
         );
         assert_eq!((t.closed[1].start_ns, t.closed[1].end_ns), (10_000, 10_512));
+        // The second runs 512 ns past the last frame.
+        let s = &t.summary[&key(3)];
+        assert_eq!((s.paused_ns, s.paused_in_capture_ns), (1024, 512));
     }
 
     #[test]
     fn refresh_can_shorten() {
-        let mut t = PauseTimeline::default();
+        let mut t = timeline();
         t.apply(key(0), 65535, 0, 1, G100);
         t.apply(key(0), 1, 100, 2, G100); // expiry 105
-        t.finish();
+        t.finish(100);
         assert_eq!(t.closed[0].end_ns, 105);
     }
 
     #[test]
     fn xon_while_not_paused_does_nothing() {
-        let mut t = PauseTimeline::default();
+        let mut t = timeline();
         t.apply(key(5), 0, 0, 1, G100);
-        t.finish();
+        t.finish(0);
         assert!(t.closed.is_empty());
+    }
+
+    #[test]
+    fn intervals_and_sources_beyond_their_budgets_are_counted() {
+        let mut t = PauseTimeline::new(PauseLimits {
+            sources: 2,
+            intervals: 3,
+            storm_threshold_ns: 1_000,
+        });
+        // Ten XOFF/XON pairs on one priority, the last two long.
+        for k in 0..10u64 {
+            t.apply(key(3), 65535, k * 100_000, 2 * k + 1, G100);
+            let len = if k >= 8 { 5_000 } else { 500 };
+            t.apply(key(3), 0, k * 100_000 + len, 2 * k + 2, G100);
+        }
+        t.apply(key(4), 65535, 1, 100, G100);
+        // Two sources already: priority 5 and another MAC are not tracked.
+        t.apply(key(5), 65535, 2, 101, G100);
+        t.apply(
+            PauseKey {
+                mac: [9; 6],
+                priority: None,
+            },
+            65535,
+            3,
+            102,
+            G100,
+        );
+        t.finish(1_000_000);
+        assert_eq!(t.closed.len(), 3);
+        assert_eq!(t.intervals_dropped, 10 + 1 - 3);
+        assert_eq!(t.sources_dropped.count(), 2);
+        let s = &t.summary[&key(3)];
+        assert_eq!(
+            (s.intervals, s.paused_ns, s.storms),
+            (10, 8 * 500 + 2 * 5_000, 2)
+        );
+        assert_eq!(t.storms, 2 + 1, "the priority 4 pause too");
     }
 }

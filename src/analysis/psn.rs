@@ -46,40 +46,54 @@ pub enum Verdict {
 }
 
 /// State of one PSN sequence.
-#[derive(Debug, Clone)]
+///
+/// While a sequence has only gone forward in order (the usual case), what
+/// was seen is implied: the PSNs between its first and `next`. The window
+/// of seen and missing bits (2 KiB) is made only when a packet breaks that
+/// (a gap, a late packet, a READ response message starting ahead), so an
+/// idle or orderly flow costs a few words, not a window (5 M flows of one
+/// frame each took 3.7 KB a flow).
+#[derive(Debug, Clone, Default)]
 pub struct PsnTracker {
     started: bool,
     /// PSN expected after the highest one seen.
     next: u32,
+    /// Without a window: how many PSNs just behind `next` were seen (all
+    /// of them since the first, at most [`WINDOW`]); older ones were not.
+    run: u32,
     /// PSNs skipped and not arrived since, including those slid out of the
     /// window.
     missing: u64,
     /// Per 64 PSNs of the window: (seen, missing) bits side by side, so a
-    /// packet touches one cache line of them.
-    bits: Box<[[u64; 2]; WORDS]>,
+    /// packet touches one cache line of them. `None` while implied.
+    bits: Option<Box<[[u64; 2]; WORDS]>>,
 }
 
 /// Index of the seen and the missing word in a `bits` entry.
 const SEEN: usize = 0;
 const MISSING: usize = 1;
 
-impl Default for PsnTracker {
-    fn default() -> Self {
-        PsnTracker {
-            started: false,
-            next: 0,
-            missing: 0,
-            bits: Box::new([[0; 2]; WORDS]),
-        }
-    }
-}
-
 fn slot(psn: u32) -> (usize, u64) {
     let i = psn % WINDOW;
     ((i / 64) as usize, 1u64 << (i % 64))
 }
 
+/// PSNs behind `next` from `p` (1 for the PSN just before it).
+fn back(next: u32, p: u32) -> u32 {
+    next.wrapping_sub(p) & PSN_MASK
+}
+
 impl PsnTracker {
+    /// A tracker that keeps its window from the start (the reference the
+    /// implied state is tested against).
+    #[cfg(test)]
+    fn explicit() -> Self {
+        PsnTracker {
+            bits: Some(Box::new([[0; 2]; WORDS])),
+            ..Self::default()
+        }
+    }
+
     pub fn next(&self) -> Option<u32> {
         self.started.then_some(self.next)
     }
@@ -88,44 +102,66 @@ impl PsnTracker {
         self.missing
     }
 
+    /// Whether the window is kept (for tests and memory accounting).
+    pub fn has_window(&self) -> bool {
+        self.bits.is_some()
+    }
+
+    /// Makes the window from the implied state: the `run` PSNs behind
+    /// `next` seen, nothing missing.
+    #[cold]
+    #[inline(never)]
+    fn materialize(&mut self) -> &mut [[u64; 2]; WORDS] {
+        let (next, run) = (self.next, self.run.min(WINDOW));
+        self.bits.get_or_insert_with(|| {
+            let mut bits = Box::new([[0u64; 2]; WORDS]);
+            for k in 1..=run {
+                let (w, m) = slot(next.wrapping_sub(k) & PSN_MASK);
+                bits[w][SEEN] |= m;
+            }
+            bits
+        })
+    }
+
     fn is_set(&self, which: usize, psn: u32) -> bool {
-        let (w, m) = slot(psn);
-        self.bits[w][which] & m != 0
+        match &self.bits {
+            Some(bits) => {
+                let (w, m) = slot(psn);
+                bits[w][which] & m != 0
+            }
+            // Implied: seen just behind `next`, nothing missing.
+            None => which == SEEN && (1..=self.run).contains(&back(self.next, psn)),
+        }
     }
 
-    fn set(&mut self, which: usize, psn: u32) {
-        let (w, m) = slot(psn);
-        self.bits[w][which] |= m;
-    }
-
-    fn clear(&mut self, which: usize, psn: u32) {
-        let (w, m) = slot(psn);
-        self.bits[w][which] &= !m;
-    }
-
-    /// Moves `next` forward to `to`; the PSNs in between enter the window
-    /// as `missing` (a gap) or merely unseen.
-    fn advance(&mut self, to: u32, as_missing: bool) {
-        let n = psn_diff(to, self.next).max(0) as u32;
+    /// Moves `next` forward by `n` PSNs; they enter the window as `missing`
+    /// (a gap) or merely unseen.
+    fn advance_by(&mut self, n: u32, as_missing: bool) {
+        if n == 0 {
+            return;
+        }
+        if self.bits.is_none() && !as_missing {
+            // Still implied: the new PSNs are covered by the caller.
+            self.next = psn_add(self.next, n);
+            return;
+        }
+        let next = self.next;
+        let bits = self.materialize();
         if n >= WINDOW {
             // Everything in the window is replaced; what was still missing
-            // there stays counted.
-            self.bits.fill([0; 2]);
-            if as_missing {
-                // Only the last WINDOW PSNs can still be filled in.
-                let start = psn_add(to, PSN_MOD - WINDOW);
-                for i in 0..WINDOW {
-                    self.set(MISSING, psn_add(start, i));
-                }
-            }
+            // there stays counted. Only the last WINDOW PSNs can still be
+            // filled in.
+            let fill = if as_missing { [0, u64::MAX] } else { [0, 0] };
+            bits.fill(fill);
         } else {
-            let mut p = self.next;
+            let mut p = next;
             for _ in 0..n {
-                self.clear(SEEN, p);
+                let (w, m) = slot(p);
+                bits[w][SEEN] &= !m;
                 if as_missing {
-                    self.set(MISSING, p);
+                    bits[w][MISSING] |= m;
                 } else {
-                    self.clear(MISSING, p);
+                    bits[w][MISSING] &= !m;
                 }
                 p = psn_add(p, 1);
             }
@@ -133,36 +169,49 @@ impl PsnTracker {
         if as_missing {
             self.missing += u64::from(n);
         }
-        self.next = to & PSN_MASK;
+        self.next = psn_add(next, n);
     }
 
-    /// Marks `count` PSNs from `psn` as covered by one packet (a READ
-    /// request covers several).
+    /// Marks the `count` PSNs from `psn` as covered by one packet (a READ
+    /// request covers several): those still in the window, the last ones.
     fn cover(&mut self, psn: u32, count: u32) {
-        for i in 0..count.min(WINDOW) {
-            let p = psn_add(psn, i);
-            if self.is_set(MISSING, p) {
-                self.clear(MISSING, p);
+        let Some(bits) = self.bits.as_mut() else {
+            // Implied: they are the ones just behind `next`.
+            self.run = self.run.saturating_add(count).min(WINDOW);
+            return;
+        };
+        let inside = count.min(WINDOW);
+        let from = psn_add(psn, count - inside);
+        for i in 0..inside {
+            let (w, m) = slot(psn_add(from, i));
+            let e = &mut bits[w];
+            if e[MISSING] & m != 0 {
+                e[MISSING] &= !m;
                 self.missing = self.missing.saturating_sub(1);
             }
-            self.set(SEEN, p);
+            e[SEEN] |= m;
         }
     }
 
     /// A request packet (or READ response MIDDLE/LAST) with `psn` that
-    /// consumes `span` PSNs (1, or ceil(len/PMTU) for a READ request).
-    /// Its shortcut inlines into the analysis's per-packet code.
+    /// consumes `span` PSNs (1, or ceil(len/PMTU) for a READ request, at
+    /// most 2^23). Its shortcut inlines into the analysis's per-packet code.
     #[inline]
     pub fn observe(&mut self, psn: u32, span: u32) -> Verdict {
         let psn = psn & PSN_MASK;
         if self.started && psn == self.next && span <= 1 {
             // The common case, `advance` and `cover` by one PSN in one go:
             // it enters the window seen and not missing.
-            let (w, m) = slot(psn);
-            let e = &mut self.bits[w];
-            e[SEEN] |= m;
-            e[MISSING] &= !m;
             self.next = psn_add(psn, 1);
+            match self.bits.as_mut() {
+                None => self.run = (self.run + 1).min(WINDOW),
+                Some(bits) => {
+                    let (w, m) = slot(psn);
+                    let e = &mut bits[w];
+                    e[SEEN] |= m;
+                    e[MISSING] &= !m;
+                }
+            }
             return Verdict::InOrder;
         }
         self.observe_general(psn, span)
@@ -171,23 +220,23 @@ impl PsnTracker {
     /// [`observe`](Self::observe) without its shortcut for the next PSN.
     #[inline(never)]
     fn observe_general(&mut self, psn: u32, span: u32) -> Verdict {
-        let span = span.max(1);
+        let span = span.clamp(1, MAX_SPAN);
         if !self.started {
             self.started = true;
             self.next = psn;
-            self.advance(psn_add(psn, span), false);
+            self.advance_by(span, false);
             self.cover(psn, span);
             return Verdict::First;
         }
         let d = psn_diff(psn, self.next);
         if d == 0 {
-            self.advance(psn_add(psn, span), false);
+            self.advance_by(span, false);
             self.cover(psn, span);
             Verdict::InOrder
         } else if d > 0 {
             let first = self.next;
-            self.advance(psn, true);
-            self.advance(psn_add(psn, span), false);
+            self.advance_by(d as u32, true);
+            self.advance_by(span, false);
             self.cover(psn, span);
             Verdict::Gap {
                 first,
@@ -196,6 +245,7 @@ impl PsnTracker {
         } else if (-d) as u32 >= WINDOW || self.is_set(SEEN, psn) {
             Verdict::Retransmit
         } else {
+            self.materialize();
             self.cover(psn, span);
             Verdict::OutOfOrder
         }
@@ -204,11 +254,17 @@ impl PsnTracker {
     /// A READ response FIRST or ONLY: may start ahead without a gap.
     pub fn observe_message_start(&mut self, psn: u32) -> Verdict {
         let psn = psn & PSN_MASK;
-        if self.started && psn_diff(psn, self.next) > 0 {
-            self.advance(psn, false);
-            self.advance(psn_add(psn, 1), false);
-            self.cover(psn, 1);
-            return Verdict::NewMessage;
+        if self.started {
+            let d = psn_diff(psn, self.next);
+            if d > 0 {
+                // The PSNs skipped are unseen (they belong to requests that
+                // get no response): the window says so.
+                self.materialize();
+                self.advance_by(d as u32, false);
+                self.advance_by(1, false);
+                self.cover(psn, 1);
+                return Verdict::NewMessage;
+            }
         }
         self.observe(psn, 1)
     }
@@ -220,13 +276,22 @@ impl PsnTracker {
         if !self.started || span <= 1 {
             return;
         }
+        let span = span.min(MAX_SPAN);
         let end = psn_add(psn, span);
-        if psn_diff(end, self.next) > 0 {
-            self.advance(end, false);
+        let d = psn_diff(end, self.next);
+        if d > 0 {
+            self.advance_by(d as u32, false);
+            self.cover(psn_add(psn, span - d as u32), d as u32);
         }
-        self.cover(psn, span);
+        if self.bits.is_some() {
+            self.cover(psn, span);
+        }
     }
 }
+
+/// The most PSNs one packet can consume: a READ of 2^31 bytes at a 256-byte
+/// PMTU, half the PSN space (beyond it "ahead" and "behind" lose meaning).
+pub const MAX_SPAN: u32 = PSN_MOD / 2;
 
 #[cfg(test)]
 mod tests {
@@ -334,6 +399,82 @@ mod tests {
         assert_eq!(t.missing(), 1);
     }
 
+    #[test]
+    fn an_orderly_sequence_keeps_no_window() {
+        let mut t = PsnTracker::default();
+        for p in 0..20_000u32 {
+            t.observe(p & PSN_MASK, 1);
+        }
+        assert!(!t.has_window());
+        assert_eq!(t.observe(19_990, 1), Verdict::Retransmit);
+        assert!(!t.has_window(), "a replay needs no window");
+        assert_eq!(
+            t.observe(20_002, 1),
+            Verdict::Gap {
+                first: 20_000,
+                count: 2
+            }
+        );
+        assert!(t.has_window());
+        assert!(std::mem::size_of::<PsnTracker>() <= 32);
+    }
+
+    #[test]
+    fn a_read_of_2_to_the_23_psns_is_exact() {
+        // 2^31 bytes at a 256-byte PMTU: the next request follows it.
+        let mut t = PsnTracker::default();
+        assert_eq!(t.observe(10, 1), Verdict::First);
+        assert_eq!(t.observe(11, MAX_SPAN), Verdict::InOrder);
+        assert_eq!(t.observe(psn_add(11, MAX_SPAN), 1), Verdict::InOrder);
+        assert_eq!(t.missing(), 0);
+        // The same with a window kept, and with the span settled late.
+        let mut t = PsnTracker::explicit();
+        t.observe(10, 1);
+        t.observe(11, 1);
+        t.extend_last(11, MAX_SPAN);
+        assert_eq!(t.observe(psn_add(11, MAX_SPAN), 1), Verdict::InOrder);
+        assert_eq!(t.missing(), 0);
+        // The last PSNs of the span are in the window, seen.
+        assert_eq!(t.observe(psn_add(11, MAX_SPAN - 5), 1), Verdict::Retransmit);
+    }
+
+    /// A sequence of packets for the property tests: mostly the next PSN,
+    /// sometimes a jump either way, spans of one to three PSNs, READ
+    /// response message starts.
+    fn drive(
+        trackers: &mut [&mut PsnTracker],
+        start: u32,
+        steps: &[(i32, u32, u8)],
+        general: Option<usize>,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let mut psn = start;
+        for &(jump, span, kind) in steps {
+            psn = match (kind % 4, trackers[0].next()) {
+                (0 | 1, Some(next)) => next,
+                _ => psn_add(psn, jump as u32),
+            };
+            let verdicts: Vec<Verdict> = trackers
+                .iter_mut()
+                .enumerate()
+                .map(|(i, t)| {
+                    if kind >= 8 {
+                        t.observe_message_start(psn)
+                    } else if Some(i) == general {
+                        t.observe_general(psn, span)
+                    } else {
+                        t.observe(psn, span)
+                    }
+                })
+                .collect();
+            for (t, v) in trackers.iter().zip(&verdicts).skip(1) {
+                proptest::prop_assert_eq!(*v, verdicts[0]);
+                proptest::prop_assert_eq!(t.next, trackers[0].next);
+                proptest::prop_assert_eq!(t.missing, trackers[0].missing);
+            }
+        }
+        Ok(())
+    }
+
     proptest::proptest! {
         /// The shortcut for the next PSN leaves the same state and verdicts
         /// as the general path, over sequences with gaps, replays, late
@@ -341,23 +482,22 @@ mod tests {
         #[test]
         fn shortcut_matches_general_path(
             start in 0u32..PSN_MOD,
-            steps in proptest::collection::vec((-40i32..40, 0u32..4, 0u8..4), 1..300),
+            steps in proptest::collection::vec((-40i32..40, 0u32..4, 0u8..8), 1..300),
         ) {
-            let (mut fast, mut general) = (PsnTracker::default(), PsnTracker::default());
-            let mut psn = start;
-            for (jump, span, kind) in steps {
-                // Mostly the next PSN, sometimes a jump either way.
-                psn = match (kind, fast.next()) {
-                    (0 | 1, Some(next)) => next,
-                    _ => psn_add(psn, jump as u32),
-                };
-                let a = fast.observe(psn, span);
-                let b = general.observe_general(psn, span);
-                proptest::prop_assert_eq!(a, b);
-                proptest::prop_assert_eq!(fast.next, general.next);
-                proptest::prop_assert_eq!(fast.missing, general.missing);
-                proptest::prop_assert!(fast.bits == general.bits);
-            }
+            let (mut fast, mut general) = (PsnTracker::explicit(), PsnTracker::explicit());
+            drive(&mut [&mut fast, &mut general], start, &steps, Some(1))?;
+            proptest::prop_assert!(fast.bits == general.bits);
+        }
+
+        /// The implied state (no window until a packet breaks the order)
+        /// gives exactly the verdicts of a window kept from the start.
+        #[test]
+        fn implied_state_matches_a_window_kept_from_the_start(
+            start in 0u32..PSN_MOD,
+            steps in proptest::collection::vec((-12_000i32..12_000, 0u32..4, 0u8..12), 1..200),
+        ) {
+            let (mut lazy, mut kept) = (PsnTracker::default(), PsnTracker::explicit());
+            drive(&mut [&mut kept, &mut lazy], start, &steps, None)?;
         }
     }
 }

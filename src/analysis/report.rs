@@ -32,6 +32,18 @@ pub struct CaptureSummary {
     /// Events counted but not listed because the report's total budget
     /// (`--max-events-total`) ran out (per flow: `flows[].events_dropped`).
     pub events_dropped: u64,
+    /// Flows beyond `--max-flows` (exact up to a million, then estimated).
+    pub flows_dropped: u64,
+    /// Frames of those flows: counted, not analysed.
+    pub untracked_frames: u64,
+    /// UD source QPs beyond `--max-ud-sources`.
+    pub ud_sources_dropped: u64,
+    /// (MAC, priority) pause sources beyond `--max-pause-sources`.
+    pub pause_sources_dropped: u64,
+    /// Pause intervals beyond `--max-intervals` (in the summary, not listed).
+    pub intervals_dropped: u64,
+    /// CM requests not remembered (beyond `--max-cm-pending`).
+    pub cm_dropped: u64,
     pub pfc_frames: u64,
     pub pause_frames: u64,
     pub cm_messages: u64,
@@ -285,12 +297,18 @@ impl FlowReport {
 }
 
 impl Report {
-    /// Index in `flows` of flow `i`'s other direction.
-    pub fn peer_index(&self, i: usize) -> Option<usize> {
-        let p = self.flows.get(i)?.peer.as_ref()?;
-        self.flows
-            .iter()
-            .position(|g| g.src == p.src && g.dst == p.dst && g.destqp == p.destqp)
+    /// For each flow, the index in `flows` of its other direction: one
+    /// pass over the connections (asking flow by flow searched them all).
+    pub fn peer_indexes(&self) -> Vec<Option<usize>> {
+        let mut peers = vec![None; self.flows.len()];
+        for c in &self.connections {
+            let [x, y] = c.flows;
+            if x < peers.len() && y < peers.len() {
+                peers[x] = Some(y);
+                peers[y] = Some(x);
+            }
+        }
+        peers
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
-use crate::analysis::{AnalysisOptions, parse_dscp_map};
+use crate::analysis::{AnalysisOptions, Limits, budget, parse_dscp_map};
 use crate::dissect::DissectOptions;
 
 use super::RunError;
@@ -81,6 +81,11 @@ pub struct ReportArgs {
     /// Never colour the text report (NO_COLOR is honoured too)
     #[arg(long)]
     pub no_color: bool,
+
+    /// List every flow in the text report (by default the 50 with most
+    /// trouble, connections together)
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// Settings of the analysis: for the report, `packets` and the TUI.
@@ -108,8 +113,28 @@ pub struct AnalysisArgs {
     pub max_events: usize,
 
     /// Events kept in all (the rest are counted, with a warning)
-    #[arg(long, value_name = "N", default_value_t = crate::analysis::DEFAULT_MAX_EVENTS_TOTAL)]
+    #[arg(long, value_name = "N", default_value_t = budget::DEFAULT_MAX_EVENTS_TOTAL)]
     pub max_events_total: u64,
+
+    /// Flows analysed; frames of further flows are counted, with a warning
+    #[arg(long, value_name = "N", default_value_t = budget::DEFAULT_MAX_FLOWS, help_heading = "Memory budgets")]
+    pub max_flows: u64,
+
+    /// UD source QPs whose PSNs are followed, in all
+    #[arg(long, value_name = "N", default_value_t = budget::DEFAULT_MAX_UD_SOURCES, help_heading = "Memory budgets")]
+    pub max_ud_sources: u64,
+
+    /// (MAC, priority) pause sources tracked
+    #[arg(long, value_name = "N", default_value_t = budget::DEFAULT_MAX_PAUSE_SOURCES, help_heading = "Memory budgets")]
+    pub max_pause_sources: u64,
+
+    /// Pause intervals listed one by one (the summary counts them all)
+    #[arg(long, value_name = "N", default_value_t = budget::DEFAULT_MAX_INTERVALS, help_heading = "Memory budgets")]
+    pub max_intervals: u64,
+
+    /// RDMA CM requests remembered while they wait for their reply
+    #[arg(long, value_name = "N", default_value_t = budget::DEFAULT_MAX_CM_PENDING, help_heading = "Memory budgets")]
+    pub max_cm_pending: u64,
 }
 
 impl AnalysisArgs {
@@ -121,8 +146,15 @@ impl AnalysisArgs {
             dup_window_ns: self.dup_window,
             storm_threshold_ns: self.storm_threshold,
             dscp_map,
-            max_events: self.max_events,
-            max_events_total: self.max_events_total,
+            limits: Limits {
+                flows: self.max_flows,
+                ud_sources: self.max_ud_sources,
+                pause_sources: self.max_pause_sources,
+                intervals: self.max_intervals,
+                cm_pending: self.max_cm_pending,
+                events_per_flow: self.max_events,
+                events_total: self.max_events_total,
+            },
         })
     }
 }

@@ -42,6 +42,7 @@ pub fn run(path: &Path, cli: &Cli) -> Result<(), RunError> {
             &TextOptions {
                 style: Style { color },
                 events: args.events,
+                all: args.all,
             },
         );
         out.write_all(text.as_bytes())?;

@@ -1,8 +1,7 @@
 //! Link, network and UDP layers, through etherparse's lax slicing.
 
 use etherparse::{
-    EtherType, Ipv6ExtensionSlice, LaxLinkExtSlice, LaxNetSlice, LaxSlicedPacket, LinkSlice,
-    TransportSlice,
+    EtherType, LaxLinkExtSlice, LaxNetSlice, LaxSlicedPacket, LinkSlice, TransportSlice,
 };
 
 use super::roce::{self, Net};
@@ -160,23 +159,10 @@ pub(super) fn dissect_link(pkt: &mut Packet<'_>, opts: &DissectOptions) {
                 header_len: to_u16(hs.len()),
                 offset: to_u16(offset_in(data, hs)),
             });
-            let mut header = h.next_header().0;
-            for (slot, ext) in pkt.ip6_ext.iter_mut().zip(v6.extensions().clone()) {
-                let (bytes, next) = match ext {
-                    Ipv6ExtensionSlice::HopByHop(x)
-                    | Ipv6ExtensionSlice::Routing(x)
-                    | Ipv6ExtensionSlice::DestinationOptions(x) => (x.slice(), x.next_header()),
-                    Ipv6ExtensionSlice::Fragment(x) => (x.slice(), x.next_header()),
-                    Ipv6ExtensionSlice::Authentication(x) => (x.slice(), x.next_header()),
-                };
-                *slot = Some(Ip6Ext {
-                    header,
-                    next: next.0,
-                    offset: to_u16(offset_in(data, bytes)),
-                    len: to_u16(bytes.len()),
-                });
-                header = next.0;
-            }
+            // The chain is walked here, on the captured bytes: etherparse's
+            // own walk over a cut chain reads past it (found by fuzzing).
+            let start = offset_in(data, hs).saturating_add(hs.len());
+            ip6_chain(pkt, data, start, h.next_header().0);
             (hs, v6.payload())
         }
         LaxNetSlice::Arp(a) => {
@@ -263,6 +249,37 @@ pub(super) fn dissect_link(pkt: &mut Packet<'_>, opts: &DissectOptions) {
                 });
             }
         }
+    }
+}
+
+/// Records the IPv6 extension headers from `at` on, the first announced
+/// as `next`: as many as are captured whole, up to [`MAX_IP6_EXT`].
+fn ip6_chain(pkt: &mut Packet<'_>, data: &[u8], mut at: usize, mut next: u8) {
+    for slot in &mut pkt.ip6_ext {
+        // Hop-by-Hop, Routing, Fragment, Destination Options, AH, and the
+        // mobility and HIP/shim6 headers, which share the layout.
+        if !matches!(next, 0 | 43 | 44 | 60 | 51 | 135 | 139 | 140) {
+            return;
+        }
+        let (Some(&n), Some(&l)) = (data.get(at), data.get(at.saturating_add(1))) else {
+            return;
+        };
+        let len = match next {
+            44 => 8,
+            51 => (usize::from(l) + 2) * 4,
+            _ => (usize::from(l) + 1) * 8,
+        };
+        if data.len() < at.saturating_add(len) {
+            return;
+        }
+        *slot = Some(Ip6Ext {
+            header: next,
+            next: n,
+            offset: to_u16(at),
+            len: to_u16(len),
+        });
+        at = at.saturating_add(len);
+        next = n;
     }
 }
 

@@ -58,10 +58,17 @@ pub struct TextOptions {
     pub style: Style,
     /// List each flow's events.
     pub events: bool,
+    /// Every flow, not only the [`MAX_FLOW_ROWS`] with most trouble.
+    pub all: bool,
 }
+
+/// Rows of the flows table (and flows whose events are listed) unless
+/// `--all`: the text report stays short on a capture of a million flows.
+pub const MAX_FLOW_ROWS: usize = 50;
 
 pub fn render(r: &Report, o: &TextOptions) -> String {
     let st = o.style;
+    let peers = r.peer_indexes();
     let mut s = String::new();
     let c = &r.capture;
     let sum = |f: &dyn Fn(&FlowReport) -> u64| r.flows.iter().map(f).sum::<u64>();
@@ -128,18 +135,32 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
             "CNP"
         );
         let mut printed = vec![false; r.flows.len()];
+        let mut rows = 0usize;
         for i in 0..r.flows.len() {
             if printed[i] {
                 continue;
             }
+            if !o.all && rows >= MAX_FLOW_ROWS {
+                break;
+            }
             printed[i] = true;
-            flow_row(&mut s, r, i, false, st);
-            if let Some(j) = r.peer_index(i)
+            flow_row(&mut s, r, i, false, st, &peers);
+            rows += 1;
+            if let Some(j) = peers[i]
                 && !printed[j]
             {
                 printed[j] = true;
-                flow_row(&mut s, r, j, true, st);
+                flow_row(&mut s, r, j, true, st, &peers);
+                rows += 1;
             }
+        }
+        let hidden = printed.iter().filter(|&&p| !p).count() as u64;
+        if hidden > 0 {
+            let _ = writeln!(
+                s,
+                "  ... {} more (fewer troubles first): --all lists every flow, --json has them all",
+                count(hidden, "flow", "flows")
+            );
         }
         let _ = writeln!(
             s,
@@ -275,7 +296,8 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
     );
 
     if o.events {
-        for (i, f) in r.flows.iter().enumerate() {
+        let shown = if o.all { r.flows.len() } else { MAX_FLOW_ROWS };
+        for (i, f) in r.flows.iter().enumerate().take(shown) {
             if f.events.is_empty() {
                 continue;
             }
@@ -338,14 +360,19 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
     s
 }
 
-fn flow_row(s: &mut String, r: &Report, i: usize, is_peer: bool, st: Style) {
+fn flow_row(
+    s: &mut String,
+    r: &Report,
+    i: usize,
+    is_peer: bool,
+    st: Style,
+    peers: &[Option<usize>],
+) {
     let f = &r.flows[i];
     let name = format!("{}{} → {}", if is_peer { "└ " } else { "" }, f.src, f.dst);
     let peer = match &f.peer {
         Some(p) => {
-            let idx = r
-                .peer_index(i)
-                .map_or(String::new(), |j| format!("#{} ", j + 1));
+            let idx = peers[i].map_or(String::new(), |j| format!("#{} ", j + 1));
             format!("{idx}({})", p.paired_by)
         }
         None if f.one_way => "one-way".to_string(),

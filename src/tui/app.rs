@@ -96,6 +96,8 @@ pub struct App {
     pub flow_rows: Vec<usize>,
     pub flow_sel: usize,
     pub paused_ns: Vec<u64>,
+    /// Each flow's other direction (an index into the report's flows).
+    pub peers: Vec<Option<usize>>,
     /// Frame positions (0-based) of the current packet list.
     pub packet_list: Vec<u32>,
     pub packet_sel: usize,
@@ -129,6 +131,7 @@ impl App {
             }
         }
         let link_bps = report.pfc.link_speed_bps;
+        let peers = report.peer_indexes();
         let mut app = App {
             title,
             report,
@@ -145,6 +148,7 @@ impl App {
             flow_rows: Vec::new(),
             flow_sel: 0,
             paused_ns,
+            peers,
             packet_list: Vec::new(),
             packet_sel: 0,
             packet_top: 0,
@@ -211,7 +215,7 @@ impl App {
             }
             seen[i] = true;
             let mut g = vec![i];
-            if let Some(j) = self.report.peer_index(i)
+            if let Some(j) = self.peers[i]
                 && !seen[j]
             {
                 seen[j] = true;

@@ -287,7 +287,7 @@ fn flows(app: &App, f: &mut Frame, area: Rect) {
     let rows = app.flow_rows.iter().map(|&i| {
         let fl = &app.report.flows[i];
         let is_peer = prev_peer == Some(i);
-        prev_peer = app.report.peer_index(i);
+        prev_peer = app.peers[i];
         let paused = app.paused_ns[i];
         let cells = cols.iter().map(|&c| {
             let w = COLUMNS[c].width;
