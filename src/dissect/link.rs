@@ -266,8 +266,8 @@ fn ip6_chain(pkt: &mut Packet<'_>, data: &[u8], mut at: usize, mut next: u8) {
         };
         let len = match next {
             44 => 8,
-            51 => (usize::from(l) + 2) * 4,
-            _ => (usize::from(l) + 1) * 8,
+            51 => (usize::from(l).saturating_add(2)).saturating_mul(4),
+            _ => (usize::from(l).saturating_add(1)).saturating_mul(8),
         };
         if data.len() < at.saturating_add(len) {
             return;
