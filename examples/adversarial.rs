@@ -14,6 +14,8 @@
 //!   cm-flood N      N CM REQ + REP for the same two QPs
 //!   tiny N          N records of 16 bytes
 //!   big-read N      a READ of 2^31 bytes at PMTU 256, then N requests in order
+//!   iface-options N a pcapng file of N interface blocks with 1 MiB of options
+//!                   each, then 100 000 frames (written as pcapng)
 use std::io::Write;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
@@ -69,6 +71,9 @@ fn main() -> std::io::Result<()> {
         std::process::exit(2);
     };
     let n: u64 = n.parse().expect("N is a number");
+    if kind == "iface-options" {
+        return iface_options(n, out);
+    }
     let file = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(out)?);
     let mut w = CaptureWriter::new(file, OutFormat::PcapNanos)?;
     let mut t = T0;
@@ -234,4 +239,55 @@ fn main() -> std::io::Result<()> {
     let mut inner = w.into_inner();
     inner.flush()?;
     Ok(())
+}
+
+/// A pcapng file: a section header, `n` interface blocks carrying 1 MiB of
+/// comment options each, then 100 000 frames on the last interface.
+fn iface_options(n: u64, out: &str) -> std::io::Result<()> {
+    let mut f = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(out)?);
+    let block = |f: &mut dyn Write, kind: u32, body: &[u8]| -> std::io::Result<()> {
+        let len = (12 + body.len()) as u32;
+        f.write_all(&kind.to_le_bytes())?;
+        f.write_all(&len.to_le_bytes())?;
+        f.write_all(body)?;
+        f.write_all(&len.to_le_bytes())
+    };
+    let mut shb = Vec::new();
+    shb.extend_from_slice(&0x1A2B_3C4Du32.to_le_bytes());
+    shb.extend_from_slice(&1u16.to_le_bytes());
+    shb.extend_from_slice(&0u16.to_le_bytes());
+    shb.extend_from_slice(&u64::MAX.to_le_bytes());
+    block(&mut f, 0x0A0D_0D0A, &shb)?;
+    // 16 comments of 65 532 bytes: 1 MiB of options.
+    let mut idb = Vec::new();
+    idb.extend_from_slice(&1u16.to_le_bytes());
+    idb.extend_from_slice(&0u16.to_le_bytes());
+    idb.extend_from_slice(&65535u32.to_le_bytes());
+    for _ in 0..16 {
+        idb.extend_from_slice(&1u16.to_le_bytes());
+        idb.extend_from_slice(&65532u16.to_le_bytes());
+        idb.extend(std::iter::repeat_n(b'x', 65532));
+    }
+    idb.extend_from_slice(&[9, 0, 1, 0, 9, 0, 0, 0]); // if_tsresol: ns
+    idb.extend_from_slice(&[0; 4]);
+    for _ in 0..n {
+        block(&mut f, 1, &idb)?;
+    }
+    let c = v4(0x0a00_0001, 0x0a00_0002, 0x11, 0x22);
+    for k in 0..100_000u32 {
+        let frame = bytes(&c.req(0x04, k, 512));
+        let ts = T0 + u64::from(k) * 1000;
+        let mut epb = Vec::new();
+        epb.extend_from_slice(&(n as u32 - 1).to_le_bytes());
+        epb.extend_from_slice(&((ts >> 32) as u32).to_le_bytes());
+        epb.extend_from_slice(&(ts as u32).to_le_bytes());
+        epb.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+        epb.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+        epb.extend_from_slice(&frame);
+        while epb.len() % 4 != 0 {
+            epb.push(0);
+        }
+        block(&mut f, 6, &epb)?;
+    }
+    f.flush()
 }

@@ -33,6 +33,15 @@ pub const CHUNK: u64 = 2 << 20;
 /// many chunks, for up to this many chunks' pages resident per group in
 /// progress. 8 was no faster than 4 (a 2-core VM), with 5 MiB more peak RSS.
 const RELEASE_GROUP: usize = 4;
+/// Frames a chunk's walk hands over at most: a chunk of tiny records (16
+/// bytes each: 65 536 of them in 2 MiB) would otherwise hold 12 MiB of
+/// facts, times every chunk in flight. The rest of such a chunk is read
+/// again from where the walk stopped.
+pub const MAX_FACTS_PER_CHUNK: usize = 16_384;
+/// Bytes in flight (a chunk's pages and its facts at most), all chunks
+/// together, whatever the number of threads: the window of chunks taken
+/// ahead is cut to fit, so memory does not grow with `-j`.
+const IN_FLIGHT: usize = 32 << 20;
 
 /// How the chunked reader is set up.
 #[derive(Debug, Clone, Copy)]
@@ -245,6 +254,9 @@ impl Job<'_> {
         let start = Some(from + at as u64);
         let mut hinted = at;
         let end = loop {
+            if n >= MAX_FACTS_PER_CHUNK && at < limit {
+                break End::Next(from + at as u64);
+            }
             if at >= limit {
                 break if at == buf.len() {
                     End::Eof
@@ -519,11 +531,18 @@ pub fn analyze_file(
         Layout::PcapNg => {
             let (mut cursor, mut pos) = NgCursor::open(&map).ok_or(CaptureError::TooShort(0))??;
             // The interface blocks before the first packet, read here so
-            // that the workers start in their state.
+            // that the workers start in their state; their pages go back as
+            // the reading moves on (a file can begin with hundreds of MiB of
+            // interface options).
+            let mut released = 0;
             while let Some(block) = map.get(pos..).filter(|b| cursor.is_state(b)) {
                 match cursor.apply(block, pos as u64) {
                     Item::Skip { next } => pos += next,
                     _ => break,
+                }
+                if pos - released >= 4 << 20 {
+                    map.release(released, pos - released);
+                    released = pos;
                 }
             }
             warnings.add(cursor.take_warnings());
@@ -546,7 +565,8 @@ pub fn analyze_file(
     // thread up, each chunk's facts ~0.5 MB of fresh memory at 2 µs a page
     // fault (16 against 8: 2.4-3.3 % more CPU time at 500 k frames, three
     // rounds of 60-100 alternating runs; no difference at 5 M).
-    let ahead = 2 * plan.threads.max(2) + 4;
+    let per_chunk = job.chunk as usize + MAX_FACTS_PER_CHUNK * std::mem::size_of::<Facts>();
+    let ahead = (2 * plan.threads.max(2) + 4).min((IN_FLIGHT / per_chunk).max(4));
     let shared = Shared {
         state: Mutex::new(State {
             next: 0,
@@ -571,6 +591,10 @@ pub fn analyze_file(
             Walker::PcapNg(c) => c.copy(&map).ok().map(Walker::PcapNg),
         })
         .collect();
+    // The section and interface blocks were read (and copied for each
+    // worker): their pages go back, or a file whose first hundreds of MiB
+    // are interface options would keep them resident to the end.
+    map.release(0, data_start);
     let mut an = Analyzer::new(opts);
     let result = std::thread::scope(|scope| {
         for w in workers {
@@ -674,9 +698,18 @@ impl Feed<'_, '_, '_> {
                     End::Failed(e) => return Err(renumbered(e, frames + 1)),
                 }
             }
-            if let Some(from) = reread {
-                job.map
-                    .release(from as usize, hi.saturating_sub(from) as usize);
+            if reread.is_some() {
+                // From the chunk's start, not the reread's: where the file
+                // is mapped in 2 MiB folios, populating the reread maps the
+                // whole folio again, the part read first included.
+                let (lo, _) = job.bounds(k);
+                job.map.release(lo as usize, hi.saturating_sub(lo) as usize);
+            }
+            // The chunk's last record ran into the next chunk, whose pages
+            // may have been given back already (it was dissected first):
+            // those it touched again go back too, or they would stay.
+            if pos > hi && pos < job.size {
+                job.map.release(hi as usize, (pos - hi) as usize);
             }
             if self.walker.id() != state {
                 if self.state_changes > MAX_STATE_CHANGES + k {
