@@ -444,7 +444,7 @@ fn trimmed_idb(input: &[u8], order: Endianness) -> Option<Vec<u8>> {
         return None;
     }
     let len = ng_word(input, 4, order)? as usize;
-    if len <= IDB_TRIM_OVER || len > input.len() || len % 4 != 0 || len < 20 {
+    if len <= IDB_TRIM_OVER || len > input.len() || !len.is_multiple_of(4) || len < 20 {
         return None;
     }
     let u16_at = |at: usize| -> Option<u16> {
