@@ -924,3 +924,188 @@ fn events_are_capped_in_total_and_every_cap_is_counted() {
     // 2 per flow: the total never runs out, no warning.
     assert_eq!(caps(2, 100), (vec![2, 2], vec![8, 8], 0, false));
 }
+
+fn limits(f: impl FnOnce(&mut roce_dissect::analysis::Limits)) -> AnalysisOptions {
+    let mut opts = AnalysisOptions::default();
+    f(&mut opts.limits);
+    opts
+}
+
+fn warned(r: &Value, needle: &str) -> bool {
+    r["capture"]["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().contains(needle))
+}
+
+#[test]
+fn flows_beyond_the_budget_are_counted_not_analysed() {
+    // 10 flows of 3 frames each; 4 are analysed.
+    let mut t = Trace::new();
+    for round in 0..3u32 {
+        for q in 0..10u32 {
+            let mut c = conn();
+            c.qp_b = 0x100 + q;
+            t.at(
+                u64::from(round * 10 + q) + 1,
+                bytes(&c.req(0x04, round, 64)),
+            );
+        }
+    }
+    let r = report_with(&t, limits(|l| l.flows = 4));
+    assert_eq!(r["flows"].as_array().unwrap().len(), 4);
+    assert_eq!(r["capture"]["flows_dropped"], 6);
+    assert_eq!(r["capture"]["untracked_frames"], 18);
+    assert_eq!(r["capture"]["frames"], 30, "every frame is counted");
+    assert!(warned(&r, "6 flows beyond --max-flows 4"));
+    // Within the budget: nothing dropped, no warning.
+    let r = report(&t);
+    assert_eq!(r["capture"]["flows_dropped"], 0);
+    assert!(!warned(&r, "--max-flows"));
+}
+
+#[test]
+fn ud_sources_pause_sources_intervals_and_cm_requests_have_budgets() {
+    use roce_dissect::synth::frame::{ExtHeaders, Payload, RoceFrame, cm_frame, cm_mad};
+    use roce_dissect::wire::mad::CmMessage;
+    use roce_dissect::wire::{BthRepr, DethRepr, Opcode};
+    let c = conn();
+    let mut t = Trace::new();
+    // 5 UD source QPs, 2 frames each (2 followed).
+    for k in 0..10u32 {
+        t.at(
+            u64::from(k) + 1,
+            bytes(&RoceFrame {
+                src_mac: c.mac_a,
+                dst_mac: c.mac_b,
+                vlan: None,
+                net: c.net,
+                bth: BthRepr {
+                    opcode: Opcode(0x64),
+                    dest_qp: 0x99,
+                    psn: k / 5,
+                    ..Default::default()
+                },
+                ext: ExtHeaders {
+                    deth: Some(DethRepr {
+                        q_key: 1,
+                        src_qp: 0x500 + k % 5,
+                    }),
+                    ..Default::default()
+                },
+                payload: Payload::Pattern(16),
+                bad_icrc: false,
+            }),
+        );
+    }
+    // 3 MACs pause (2 tracked); the first flaps XOFF/XON 5 times (3 listed).
+    let pfc = |mac: [u8; 6], q: u16| {
+        let mut v = Vec::new();
+        let mut times = [0; 8];
+        times[3] = q;
+        build_pfc(mac, 0x08, times, &mut v);
+        v
+    };
+    for k in 0..5u64 {
+        t.at(100 + 10 * k, pfc([2, 0xee, 0, 0, 0, 1], 65535));
+        t.at(105 + 10 * k, pfc([2, 0xee, 0, 0, 0, 1], 0));
+    }
+    t.at(200, pfc([2, 0xee, 0, 0, 0, 2], 100));
+    t.at(201, pfc([2, 0xee, 0, 0, 0, 3], 100));
+    // 4 CM requests with no reply (2 remembered).
+    for k in 0..4u32 {
+        let mad = cm_mad(
+            u64::from(k),
+            &CmMessage::Req {
+                local_comm_id: 0x100 + k,
+                service_id: 0x0106_0000_0000_1234,
+                local_qpn: 0x11,
+                starting_psn: 0,
+                mtu: 5,
+            },
+        );
+        t.at(
+            300 + u64::from(k),
+            bytes(&cm_frame(c.mac_a, c.mac_b, c.net, k, &mad)),
+        );
+    }
+    let r = report_with(
+        &t,
+        limits(|l| {
+            l.ud_sources = 2;
+            l.pause_sources = 2;
+            l.intervals = 3;
+            l.cm_pending = 2;
+        }),
+    );
+    let cap = &r["capture"];
+    // Three of the five data senders, and the CM requests' own UD source
+    // (QP 1), which came after the budget ran out.
+    assert_eq!(cap["ud_sources_dropped"], 4);
+    assert_eq!(cap["pause_sources_dropped"], 1);
+    assert_eq!(cap["intervals_dropped"], 3, "5 + 1 intervals, 3 listed");
+    assert_eq!(cap["cm_dropped"], 2);
+    assert_eq!(r["pfc"]["intervals"].as_array().unwrap().len(), 3);
+    // The summary counts every interval of the flapping MAC.
+    let s = &r["pfc"]["summary"].as_array().unwrap();
+    let flapping = s
+        .iter()
+        .find(|s| s["src_mac"] == "02:ee:00:00:00:01")
+        .unwrap();
+    assert_eq!(flapping["intervals"], 5);
+    assert_eq!(flapping["paused_ns"], 5 * 5_000);
+    // The UD flow still counts every packet.
+    assert_eq!(flow(&r, "10.0.0.1", 0x99)["packets"], 10);
+    for w in [
+        "--max-ud-sources 2",
+        "--max-pause-sources 2",
+        "--max-intervals 3",
+        "--max-cm-pending 2",
+    ] {
+        assert!(warned(&r, w), "no warning naming {w}");
+    }
+}
+
+#[test]
+fn a_read_of_2_to_the_23_psns_leaves_nothing_missing() {
+    // PMTU 256 (from the CM REQ), a READ of 2^31 bytes: 2^23 PSNs, then the
+    // next requests in order.
+    use roce_dissect::synth::frame::{cm_frame, cm_mad};
+    use roce_dissect::wire::mad::CmMessage;
+    let c = conn();
+    let mut t = Trace::new();
+    let mad = cm_mad(
+        1,
+        &CmMessage::Req {
+            local_comm_id: 1,
+            service_id: 0x0106_0000_0000_1234,
+            local_qpn: 0x11,
+            starting_psn: 10,
+            mtu: 1,
+        },
+    );
+    t.at(1, bytes(&cm_frame(c.mac_a, c.mac_b, c.net, 1, &mad)));
+    t.at(2, bytes(&c.read(10, 1 << 31)));
+    let next = 10 + (1u32 << 23);
+    for k in 0..3 {
+        t.at(3 + u64::from(k), bytes(&c.req(0x04, next + k, 64)));
+    }
+    let r = report(&t);
+    let f = flow(&r, "10.0.0.1", 0x22);
+    assert_eq!(counts(f), [4, 0, 0, 0, 0, 0], "{f}");
+    assert_eq!(f["pmtu"], 256);
+}
+
+#[test]
+fn timestamps_going_back_give_the_real_span_and_a_warning() {
+    let c = conn();
+    let mut t = Trace::new();
+    t.at(50, bytes(&c.req(0x04, 1, 64)));
+    t.at(10, bytes(&c.req(0x04, 2, 64)));
+    t.at(90, bytes(&c.req(0x04, 3, 64)));
+    let r = report(&t);
+    assert_eq!(r["capture"]["first_ts_ns"], T0 + 10_000);
+    assert_eq!(r["capture"]["duration_ns"], 80_000);
+    assert!(warned(&r, "1 frames are stamped earlier"));
+}

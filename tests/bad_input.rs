@@ -261,3 +261,130 @@ fn frames_shorter_than_their_headers_claim() {
     }
     assert!(lines.iter().any(|l| l.get("error").is_some()));
 }
+
+#[test]
+fn impossible_lengths_and_too_many_tags_are_reported_not_skipped() {
+    // IHL 4; a total length past the end of a frame captured whole; four
+    // VLAN tags (three are decoded).
+    let d = tempfile::tempdir().unwrap();
+    let eth = [2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1];
+    let ipv4 = |ihl: u8, total: u16| {
+        let mut v = vec![0x40 | ihl, 0];
+        v.extend_from_slice(&total.to_be_bytes());
+        v.extend_from_slice(&[0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+        v.extend_from_slice(&[0x04, 0xd2, 0x12, 0xb7, 0, 48, 0, 0]);
+        v.extend_from_slice(&[0; 40]);
+        v
+    };
+    let mut frames = Vec::new();
+    frames.push([&eth[..], &[8, 0], &ipv4(4, 68)].concat());
+    frames.push([&eth[..], &[8, 0], &ipv4(5, 1500)].concat());
+    let mut tagged = eth.to_vec();
+    for i in 0..4u8 {
+        tagged.extend_from_slice(&[0x81, 0x00, 0x60, i]);
+    }
+    tagged.extend_from_slice(&[8, 0]);
+    tagged.extend_from_slice(&ipv4(5, 68));
+    frames.push(tagged);
+    let mut v = pcap_header(1);
+    for (i, f) in frames.iter().enumerate() {
+        record(&mut v, i as u32, f, f.len() as u32);
+    }
+    let p = write(d.path(), "lengths.pcap", &v);
+    let (code, out, err) = run(&["packets", "--json"], &p);
+    assert_eq!(code, 0, "{err}");
+    let errors: Vec<String> = out
+        .lines()
+        .map(|l| {
+            let j: serde_json::Value = serde_json::from_str(l).unwrap();
+            j["error"].as_str().unwrap_or("").to_string()
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "IPv4 at offset 14: header length below 20 bytes (IHL < 5)",
+            "IPv4 total length at offset 14 claims 1500 bytes, the frame has 68 from there",
+            "802.1Q at offset 26: more than 3 VLAN tags: the rest of the frame is not decoded",
+        ]
+    );
+    let (_, json, _) = run(&["--json"], &p);
+    let r: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(r["capture"]["malformed_frames"], 3);
+}
+
+#[test]
+fn named_pipes_and_process_substitution_are_read_as_streams() {
+    let d = tempfile::tempdir().unwrap();
+    let cap = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/loss.pcap");
+    let fifo = d.path().join("fifo");
+    let ok = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !ok.is_ok_and(|s| s.success()) {
+        common::skip("the named pipe", "mkfifo failed");
+        return;
+    }
+    let (_, want, _) = run(&["--json"], &cap);
+    let writer = {
+        let (cap, fifo) = (cap.clone(), fifo.clone());
+        std::thread::spawn(move || std::fs::write(&fifo, std::fs::read(cap).unwrap()))
+    };
+    let (code, got, err) = run(&["--json"], &fifo);
+    writer.join().unwrap().unwrap();
+    assert_eq!(code, 0, "{err}");
+    let strip = |s: &str| {
+        let mut v: serde_json::Value = serde_json::from_str(s).unwrap();
+        v["capture"]["file"] = "x".into();
+        v
+    };
+    assert_eq!(strip(&got), strip(&want));
+    // <(cat FILE) and /dev/stdin on a pipe, through bash.
+    let bin = env!("CARGO_BIN_EXE_roce-dissect");
+    for how in [
+        format!("{bin} --json <(cat {})", cap.display()),
+        format!("cat {} | {bin} --json /dev/stdin", cap.display()),
+    ] {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(&how)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{how}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            strip(&String::from_utf8_lossy(&out.stdout)),
+            strip(&want),
+            "{how}"
+        );
+    }
+    // The TUI says it needs a regular file.
+    let (code, _, err) = run(&["tui"], Path::new("/dev/stdin"));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("needs a regular file") || err.contains("terminal"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_threads_variable_is_checked_like_the_option() {
+    let cap = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/loss.pcap");
+    for bad in ["0", "1000000", "18446744073709551615", "many"] {
+        let out = common::bin()
+            .env("ROCE_DISSECT_THREADS", bad)
+            .arg(&cap)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("must be 1 to 1024"), "{err}");
+    }
+    let out = common::bin()
+        .env("ROCE_DISSECT_THREADS", "3")
+        .arg(&cap)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+}

@@ -342,3 +342,86 @@ fn resident_set_stays_bounded_on_a_large_file() {
     eprintln!("peak RSS on {} MiB: {kib} KiB", size >> 20);
     assert!(kib < 96 * 1024, "peak RSS {kib} KiB");
 }
+
+/// A capture of about `mib` MiB: the clean scenario repeated.
+fn big_capture(dir: &Path, mib: usize) -> std::path::PathBuf {
+    let one = scenario("clean", 1, OutFormat::PcapNanos);
+    let records = &one[PCAP_HEADER_LEN..];
+    let p = dir.join("big.pcap");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&p).unwrap());
+    f.write_all(&one[..PCAP_HEADER_LEN]).unwrap();
+    let mut size = 0;
+    while size < mib << 20 {
+        f.write_all(records).unwrap();
+        size += records.len();
+    }
+    f.flush().unwrap();
+    p
+}
+
+#[test]
+fn a_file_cut_while_being_read_gives_a_warning_and_a_partial_report() {
+    use roce_dissect::capture::{FrameSource, StreamReader};
+    let dir = tempfile::tempdir().unwrap();
+    let p = big_capture(dir.path(), 24);
+    let full = std::fs::metadata(&p).unwrap().len();
+    let cut = |len: u64| {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_len(len)
+            .unwrap()
+    };
+    // Every core: the file is cut to a third when the first chunk is done.
+    let file = std::fs::File::open(&p).unwrap();
+    let input = ChunkedFile::new(&file).unwrap();
+    let mut done = false;
+    let mut progress = |_: usize, _: usize, _: u64| {
+        if !done {
+            done = true;
+            cut(full / 3);
+        }
+    };
+    let plan = Plan {
+        threads: 2,
+        chunk: 1 << 20,
+    };
+    let r = analyze_file(
+        input,
+        "cut",
+        &DissectOptions::default(),
+        AnalysisOptions::default(),
+        plan,
+        Some(&mut progress),
+    )
+    .expect("a partial report, not an error");
+    let w = &r.capture.warnings;
+    assert!(w.iter().any(|w| w.contains("the file shrank")), "{w:?}");
+    assert!(r.capture.frames > 0);
+    assert_eq!(r.capture.malformed_frames, 0, "no frame read from zeros");
+    // One thread, through mapped windows: cut after the first frames.
+    let p2 = big_capture(dir.path(), 24);
+    let mut s = StreamReader::mapped(std::fs::File::open(&p2).unwrap(), 1 << 20).unwrap();
+    let mut n = 0u64;
+    while let Some(f) = s.next_frame() {
+        f.unwrap();
+        n += 1;
+        if n == 1000 {
+            let len = std::fs::metadata(&p2).unwrap().len();
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&p2)
+                .unwrap()
+                .set_len(len / 4)
+                .unwrap();
+        }
+    }
+    assert!(n > 1000);
+    assert_eq!(s.warnings().len(), 1, "{:?}", s.warnings());
+    assert!(
+        s.warnings()[0].contains("the file shrank"),
+        "{:?}",
+        s.warnings()
+    );
+}

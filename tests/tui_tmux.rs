@@ -99,3 +99,70 @@ fn browse_in_a_real_terminal() {
     let _ = std::fs::remove_file(&status);
     assert_eq!(code.trim(), "0");
 }
+
+#[test]
+fn a_signal_gives_the_terminal_back() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        common::skip("the TUI in a real terminal", "tmux is not installed");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_roce-dissect");
+    let cap = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/mixed.pcapng");
+    let session = format!("roce-dissect-signal-{}", std::process::id());
+    let out = std::env::temp_dir().join(format!("{session}.out"));
+    // After the TUI: its exit status and whether the terminal is back in
+    // canonical mode with echo (raw mode turns both off).
+    let cmd = format!(
+        "{bin} tui {}; echo $? > {out}.tmp; stty -a >> {out}.tmp; mv {out}.tmp {out}",
+        cap.display(),
+        out = out.display()
+    );
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &session,
+        "-x",
+        "100",
+        "-y",
+        "30",
+        &cmd,
+    ]);
+    wait_for(&session, "Flows (");
+    // The TUI itself (argv: the binary, tui, the capture), not the shell
+    // around it.
+    let want = [bin.to_string(), "tui".into(), cap.display().to_string()];
+    let pid = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let argv = std::fs::read(e.path().join("cmdline")).ok()?;
+            let argv: Vec<String> = argv
+                .split(|&b| b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            (argv == want).then(|| e.file_name().to_string_lossy().into_owned())
+        })
+        .next()
+        .expect("the tui's pid");
+    Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    let start = Instant::now();
+    while !out.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "tui did not exit"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let text = std::fs::read_to_string(&out).unwrap();
+    tmux(&["kill-session", "-t", &session]);
+    let _ = std::fs::remove_file(&out);
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("143"), "128 + SIGTERM");
+    let stty = lines.collect::<Vec<_>>().join(" ");
+    assert!(
+        stty.contains(" icanon") && stty.contains(" echo "),
+        "the terminal is still raw: {stty}"
+    );
+}

@@ -457,4 +457,21 @@ mod tests {
         );
         assert_eq!(t.storms, 2 + 1, "the priority 4 pause too");
     }
+
+    #[test]
+    fn expiries_and_sums_saturate_at_the_end_of_time() {
+        // At 1 bit/s a quantum lasts 512 s: 65535 of them from a frame
+        // stamped near u64::MAX expire past it (a debug build panics on
+        // an overflow).
+        let mut t = timeline();
+        let late = u64::MAX - 10_000;
+        t.apply(key(3), 65535, late, 1, 1);
+        t.apply(key(3), 65535, late + 5_000, 2, 1);
+        t.finish(late + 6_000);
+        let i = &t.closed[0];
+        assert_eq!(i.end_ns, u64::MAX);
+        let s = &t.summary[&key(3)];
+        assert_eq!(s.paused_ns, u64::MAX - late);
+        assert_eq!(s.paused_in_capture_ns, 6_000);
+    }
 }

@@ -10,7 +10,7 @@ pub(crate) mod testfile;
 pub use chunks::{PCAP_HEADER_LEN, PcapLayout, RECORD_HEADER_LEN, Record};
 pub use reader::{
     Frame, FrameReader, FrameSource, Item, MAX_WARNINGS, NgCursor, NgStateId, OwnedFrame,
-    RandomAccess, Section, StreamReader, cut_warning, warning_list,
+    RandomAccess, Section, StreamReader, cut_warning, shrank_warning, warning_list,
 };
 
 use std::fmt;
@@ -210,6 +210,14 @@ pub fn open_stream(path: impl AsRef<Path>) -> Result<StreamReader, CaptureError>
         return Err(io(std::io::Error::other("is a directory")));
     }
     let file = std::fs::File::open(path).map_err(io)?;
+    if !meta.is_file() {
+        // A named pipe, `<(zcat f)`, `/dev/stdin` on a pipe, a character
+        // device: read as a stream, like `-`.
+        return StreamReader::new(Box::new(file), None).map_err(|e| match e {
+            CaptureError::Io { source, .. } => io(source),
+            other => other,
+        });
+    }
     StreamReader::mapped(file, reader::MAP_WINDOW).map_err(|e| match e {
         CaptureError::Io { source, .. } => io(source),
         other => other,

@@ -1012,6 +1012,13 @@ impl StreamReader {
                 if from + had as u64 >= *size {
                     return Ok(false);
                 }
+                // A file cut since it was opened ends here.
+                let now = file.metadata().map_err(io_err)?.len();
+                if now < *size {
+                    self.records.warn(shrank_warning(now, from));
+                    self.finished = true;
+                    return Ok(false);
+                }
                 let len = (*chunk).max(needed.min(MAX_RECORD_LEN as usize + 64));
                 // Drop the old window before mapping the next one.
                 *window = mapwin::Window::map(file, from, 0).map_err(io_err)?;
@@ -1027,6 +1034,31 @@ impl StreamReader {
     pub fn if_speed_bps(&self) -> Option<u64> {
         self.records.if_speed_bps
     }
+
+    /// Whether the mapped file now ends before `end` (it was cut while
+    /// being read): then reading stops here, with a warning.
+    #[cold]
+    fn cut_short(&mut self, end: u64) -> bool {
+        let Store::Mapped { file, .. } = &self.store else {
+            return false;
+        };
+        let now = file.metadata().map_or(0, |m| m.len());
+        if now >= end {
+            return false;
+        }
+        let at = self.base + self.start as u64;
+        self.records.warn(shrank_warning(now, at));
+        self.finished = true;
+        true
+    }
+}
+
+/// The warning of a file cut while it was read: it now has `now` bytes,
+/// and nothing from byte `at` on was read.
+pub fn shrank_warning(now: u64, at: u64) -> String {
+    format!(
+        "the file shrank to {now} bytes while being read: frames from byte {at} on were not read (the report covers what came before)"
+    )
 }
 
 impl FrameSource for StreamReader {
@@ -1065,6 +1097,9 @@ impl FrameSource for StreamReader {
                     link,
                     data,
                 } => {
+                    if mapwin::shrank() && self.cut_short(at + next as u64) {
+                        return None;
+                    }
                     self.start += next;
                     // Hint the bytes up to PREFETCH_AHEAD past this frame
                     // that earlier frames have not hinted.
@@ -1096,8 +1131,11 @@ impl FrameSource for StreamReader {
                 Item::Incomplete { needed } => match self.refill(needed) {
                     Ok(true) => {}
                     Ok(false) => {
-                        let have = self.bytes().len() - self.start;
-                        self.records.cut(at, needed, have);
+                        // (Unless the file shrank: `refill` said so.)
+                        if !self.finished {
+                            let have = self.bytes().len() - self.start;
+                            self.records.cut(at, needed, have);
+                        }
                         self.finished = true;
                         return None;
                     }
@@ -1232,6 +1270,16 @@ impl RandomAccess {
 
     /// The frame numbered `number` whose record starts at `offset`.
     pub fn read(&mut self, offset: u64, number: u64) -> Result<OwnedFrame, CaptureError> {
+        if mapwin::shrank() {
+            let now = self.file.metadata().map_or(0, |m| m.len());
+            if offset >= now {
+                return Err(CaptureError::Corrupt {
+                    what: "file",
+                    offset: offset as usize,
+                    reason: format!("the file shrank to {now} bytes after it was read"),
+                });
+            }
+        }
         let section = self
             .sections
             .partition_point(|s| s.first_frame <= number)

@@ -11,9 +11,10 @@ pub fn run(path: &Path, cli: &Cli) -> Result<(), RunError> {
     let opts = cli.analysis.options(&cli.decode)?;
     let args = &cli.report;
     let mut progress = Progress::new(&path.display().to_string());
-    let threads = cli
-        .threads
-        .map_or_else(crate::pipeline::threads, usize::from);
+    let threads = match cli.threads {
+        Some(n) => usize::from(n),
+        None => crate::pipeline::threads().map_err(RunError::Usage)?,
+    };
     let result = crate::pipeline::analyze_path(
         path,
         &cli.decode.dissect_options(),

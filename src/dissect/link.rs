@@ -87,6 +87,27 @@ pub(super) fn dissect_link(pkt: &mut Packet<'_>, opts: &DissectOptions) {
 
     let ether_payload = sliced.ether_payload();
     if let Some(ep) = &ether_payload {
+        let off = offset_in(data, ep.payload);
+        match ep.ether_type.0 {
+            // A tag etherparse did not open: more than it decodes.
+            0x8100 | 0x88a8 | 0x9100 if tags >= pkt.vlans.len() => {
+                pkt.error = Some(DecodeError::Invalid {
+                    layer: "802.1Q",
+                    offset: off,
+                    what: "more than 3 VLAN tags: the rest of the frame is not decoded",
+                });
+            }
+            0x0800 if sliced.net.is_none() && ep.payload.first().is_some_and(|b| b & 0x0f < 5) => {
+                pkt.error = Some(DecodeError::Invalid {
+                    layer: "IPv4",
+                    offset: off,
+                    what: "header length below 20 bytes (IHL < 5)",
+                });
+            }
+            _ => {}
+        }
+    }
+    if let Some(ep) = &ether_payload {
         pkt.ethertype = Some(ep.ether_type.0);
     }
     if pkt.link == LinkType::RawIp || pkt.link == LinkType::Ipv4 || pkt.link == LinkType::Ipv6 {

@@ -67,6 +67,21 @@ pub enum DecodeError {
     },
     /// The GRH does not announce a BTH.
     NotBth { next_header: u8, offset: usize },
+    /// A header field no valid frame has (an IPv4 header length below 20,
+    /// more VLAN tags than are decoded).
+    Invalid {
+        layer: &'static str,
+        offset: usize,
+        what: &'static str,
+    },
+    /// A length field claims more bytes than the whole frame (captured in
+    /// full) holds.
+    Beyond {
+        layer: &'static str,
+        offset: usize,
+        claimed: usize,
+        available: usize,
+    },
 }
 
 impl fmt::Display for DecodeError {
@@ -100,6 +115,20 @@ impl fmt::Display for DecodeError {
             } => write!(
                 f,
                 "GRH at offset {offset} has next header {next_header:#04x}, not BTH (0x1b)"
+            ),
+            DecodeError::Invalid {
+                layer,
+                offset,
+                what,
+            } => write!(f, "{layer} at offset {offset}: {what}"),
+            DecodeError::Beyond {
+                layer,
+                offset,
+                claimed,
+                available,
+            } => write!(
+                f,
+                "{layer} at offset {offset} claims {claimed} bytes, the frame has {available} from there"
             ),
         }
     }
@@ -410,6 +439,7 @@ pub fn dissect<'a>(frame: &Frame<'a>, opts: &DissectOptions) -> Packet<'a> {
     if !fast::dissect_common(&mut pkt, opts) {
         link::dissect_link(&mut pkt, opts);
     }
+    check_ip_length(&mut pkt);
     pkt
 }
 
@@ -418,7 +448,33 @@ pub fn dissect<'a>(frame: &Frame<'a>, opts: &DissectOptions) -> Packet<'a> {
 pub fn dissect_reference<'a>(frame: &Frame<'a>, opts: &DissectOptions) -> Packet<'a> {
     let mut pkt = Packet::empty(frame);
     link::dissect_link(&mut pkt, opts);
+    check_ip_length(&mut pkt);
     pkt
+}
+
+/// An IP header whose length field runs past the end of a frame that was
+/// captured whole is malformed (not truncated by the snap length): said in
+/// `error`, the layers decoded as far as the bytes go.
+fn check_ip_length(pkt: &mut Packet<'_>) {
+    let Some(ip) = pkt.ip else { return };
+    if pkt.error.is_some() || pkt.caplen < pkt.len {
+        return;
+    }
+    let at = usize::from(ip.offset);
+    let available = pkt.data.len().saturating_sub(at);
+    let claimed = ip.total_len as usize;
+    if claimed > available {
+        pkt.error = Some(DecodeError::Beyond {
+            layer: if ip.version == 4 {
+                "IPv4 total length"
+            } else {
+                "IPv6 payload length"
+            },
+            offset: at,
+            claimed,
+            available,
+        });
+    }
 }
 
 /// Offset of `part` inside `whole` (both borrowed from the same frame).

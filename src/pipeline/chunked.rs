@@ -21,7 +21,7 @@ use super::Progress;
 use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Facts, Report};
 use crate::capture::{
     CaptureError, Format, Frame, Item, MAX_WARNINGS, NgCursor, NgStateId, PCAP_HEADER_LEN,
-    PREFETCH_AHEAD, PcapLayout, Section, cut_warning, warning_list,
+    PREFETCH_AHEAD, PcapLayout, Section, cut_warning, shrank_warning, warning_list,
 };
 use crate::dissect::DissectOptions;
 
@@ -602,6 +602,7 @@ pub fn analyze_file(
             scope.spawn(move || shared.work(job, w));
         }
         let mut feed = Feed {
+            file: input.file,
             job: &job,
             shared: &shared,
             walker: &mut walker,
@@ -636,6 +637,8 @@ pub fn analyze_file(
 /// The analysis side: chunks in file order, each checked against where the
 /// previous one ended and the state the file is in.
 struct Feed<'f, 'a, 'p> {
+    /// The file, to ask its size if it shrinks while being read.
+    file: &'f File,
     job: &'f Job<'a>,
     shared: &'f Shared,
     walker: &'f mut Walker,
@@ -654,6 +657,15 @@ impl Feed<'_, '_, '_> {
         for k in 0..self.shared.total {
             let (_, hi) = job.bounds(k);
             let mut chunk = self.shared.take(k, job, self.walker);
+            // A file cut while being read: its pages past the new end read
+            // as zeros (see mapwin), so no chunk reaching past it is used.
+            if mapwin::shrank() {
+                let now = self.file.metadata().map_or(0, |m| m.len());
+                if hi > now {
+                    self.warnings.push(shrank_warning(now, pos));
+                    return Ok(());
+                }
+            }
             // Where this thread began to read the chunk again, if it did.
             let mut reread: Option<u64> = None;
             let state = self.walker.id();

@@ -23,14 +23,26 @@ pub fn analyze(
     analyze_source(&mut reader, &name, dissect_opts, opts, progress)
 }
 
-/// Threads to use: `ROCE_DISSECT_THREADS` when set to a number, else one
-/// per core.
-pub fn threads() -> usize {
-    std::env::var("ROCE_DISSECT_THREADS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+/// The most threads `-j` or `ROCE_DISSECT_THREADS` may ask for.
+pub const MAX_THREADS: usize = 1024;
+
+/// Threads to use: `ROCE_DISSECT_THREADS` when set (1 to [`MAX_THREADS`],
+/// checked like `-j`), else one per core.
+pub fn threads() -> Result<usize, String> {
+    match std::env::var("ROCE_DISSECT_THREADS") {
+        Ok(v) => v
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=MAX_THREADS).contains(n))
+            .ok_or_else(|| {
+                format!(
+                    "ROCE_DISSECT_THREADS={}: the number of threads must be 1 to {MAX_THREADS}",
+                    crate::output::text::terminal_safe(&v)
+                )
+            }),
+        Err(_) => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
 }
 
 /// Analyses the capture at `path` (`-` for standard input) with `threads`
@@ -52,7 +64,10 @@ pub fn analyze_path(
     if threads < 2 {
         return analyze_sequential(&mut source, &name, dissect_opts, opts, progress);
     }
+    // Only a regular file is opened again (opening a named pipe a second
+    // time would wait for a writer that is gone).
     if path.as_os_str() != "-"
+        && std::fs::metadata(path).is_ok_and(|m| m.is_file())
         && let Ok(file) = std::fs::File::open(path)
         && let Some(input) = chunked::ChunkedFile::new(&file)
         && input.size > 2 * chunked::CHUNK
@@ -81,7 +96,7 @@ pub fn analyze_source(
     opts: AnalysisOptions,
     progress: Option<Progress<'_>>,
 ) -> Result<Report, CaptureError> {
-    if threads() >= 2 {
+    if threads().unwrap_or(1) >= 2 {
         analyze_pipelined(source, name, dissect_opts, opts, progress)
     } else {
         analyze_sequential(source, name, dissect_opts, opts, progress)

@@ -8,7 +8,11 @@ pub mod render;
 
 use std::io;
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
+
+use signal_hook::consts::{SIGINT, SIGQUIT, SIGTERM};
 
 use ratatui::Terminal;
 use ratatui::backend::Backend;
@@ -115,17 +119,41 @@ pub fn run(
     dissect_opts: &DissectOptions,
     opts: AnalysisOptions,
 ) -> Result<(), crate::cli::RunError> {
-    if path.as_os_str() == "-" {
+    let regular = path.as_os_str() != "-" && std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    if !regular && std::fs::metadata(path).is_ok() || path.as_os_str() == "-" {
         return Err(crate::cli::RunError::Usage(
-            "tui needs a file: it reads packets again by offset".into(),
+            "tui needs a regular file: it reads frames again by offset (save a stream or pipe to a file first)".into(),
         ));
     }
     // Fail early, on the normal screen, for files that cannot be read.
     open_stream(path).map_err(|e| crate::cli::RunError::Capture(path.to_path_buf(), e))?;
     let mut terminal = terminal()?;
     let _ = execute!(io::stdout(), EnableMouseCapture);
+    // SIGTERM, SIGINT and SIGQUIT end the program as they would, but with
+    // the terminal given back first (raw mode and the alternate screen
+    // would otherwise outlive it); a second one ends it at once. SIGHUP
+    // keeps its default: the terminal is gone, there is nothing to give
+    // back (and the event reader would spin on the closed terminal).
+    let signalled = Arc::new(AtomicUsize::new(0));
+    let again = Arc::new(AtomicBool::new(false));
+    for sig in [SIGTERM, SIGINT, SIGQUIT] {
+        // The handlers only store into atomics (or exit, the second time).
+        let _ =
+            signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&again));
+        let _ = signal_hook::flag::register(sig, Arc::clone(&again));
+        let _ = signal_hook::flag::register_usize(sig, Arc::clone(&signalled), sig as usize);
+    }
+    let bail_if_signalled = || {
+        let sig = signalled.load(Ordering::Relaxed);
+        if sig != 0 {
+            let _ = execute!(io::stdout(), DisableMouseCapture);
+            ratatui::restore();
+            std::process::exit(128 + sig as i32);
+        }
+    };
     let result = (|| -> Result<(), crate::cli::RunError> {
         let mut app = load(path, dissect_opts, opts, &mut |ratio, frames| {
+            bail_if_signalled();
             let _ = terminal.draw(|f| {
                 let g = Gauge::default()
                     .block(Block::default().borders(Borders::ALL).title(format!(
@@ -137,12 +165,18 @@ pub fn run(
                 let a = f.area();
                 f.render_widget(
                     g,
-                    Rect::new(a.x, a.height / 2 - 1, a.width, 3.min(a.height)),
+                    Rect::new(
+                        a.x,
+                        (a.height / 2).saturating_sub(1),
+                        a.width,
+                        3.min(a.height),
+                    ),
                 );
             });
         })
         .map_err(|e| crate::cli::RunError::Capture(path.to_path_buf(), e))?;
         event_loop(&mut terminal, &mut app, &mut || {
+            bail_if_signalled();
             if event::poll(Duration::from_millis(250))? {
                 event::read().map(Some)
             } else {
