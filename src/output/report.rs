@@ -65,6 +65,8 @@ pub struct TextOptions {
 /// Rows of the flows table (and flows whose events are listed) unless
 /// `--all`: the text report stays short on a capture of a million flows.
 pub const MAX_FLOW_ROWS: usize = 50;
+/// Rows of the pause summary unless `--all`.
+pub const MAX_PAUSE_ROWS: usize = 20;
 
 pub fn render(r: &Report, o: &TextOptions) -> String {
     let st = o.style;
@@ -181,7 +183,7 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
             "\n{}",
             st.bold("Retransmission episodes (go-back-N replays)")
         );
-        for (i, e) in episodes.iter().take(50) {
+        for (i, e) in episodes.iter().take(if o.all { usize::MAX } else { 50 }) {
             let why = match e.trigger {
                 Trigger::Nak => format!(
                     "after the NAK in frame {} ({} later)",
@@ -210,8 +212,12 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
                 why
             );
         }
-        if episodes.len() > 50 {
-            let _ = writeln!(s, "  ... {} more in --json", episodes.len() - 50);
+        if !o.all && episodes.len() > 50 {
+            let _ = writeln!(
+                s,
+                "  ... {} more: --all lists them, --json has them all",
+                episodes.len() - 50
+            );
         }
     }
 
@@ -228,7 +234,12 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
             "  {:<17} {:>5} {:>9} {:>12} {:>8} {:>12}  storm",
             "source MAC", "prio", "intervals", "paused", "share", "longest"
         );
-        for p in &r.pfc.summary {
+        let shown = if o.all {
+            r.pfc.summary.len()
+        } else {
+            MAX_PAUSE_ROWS
+        };
+        for p in r.pfc.summary.iter().take(shown) {
             let prio = p.priority.map_or("all".to_string(), |p| p.to_string());
             let storm = if p.storm { st.red("STORM") } else { "-".into() };
             let _ = writeln!(
@@ -243,7 +254,19 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
                 storm
             );
         }
-        for iv in r.pfc.intervals.iter().take(20) {
+        if r.pfc.summary.len() > shown {
+            let _ = writeln!(
+                s,
+                "  ... {} more (less paused first): --all lists them, --json has them all",
+                count((r.pfc.summary.len() - shown) as u64, "source", "sources")
+            );
+        }
+        for iv in r
+            .pfc
+            .intervals
+            .iter()
+            .take(if o.all { usize::MAX } else { 20 })
+        {
             let flows = if iv.flows_total == 0 {
                 String::new()
             } else {
@@ -269,10 +292,10 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
                 }
             );
         }
-        if r.pfc.intervals.len() > 20 {
+        if !o.all && r.pfc.intervals.len() > 20 {
             let _ = writeln!(
                 s,
-                "    ... {} more intervals in --json",
+                "    ... {} more intervals: --all lists them, --json has them all",
                 r.pfc.intervals.len() - 20
             );
         }

@@ -39,10 +39,62 @@ pub enum View {
     Pauses,
 }
 
-/// Columns the flows table sorts by (`s` cycles through them).
-pub const SORTS: [&str; 12] = [
-    "trouble", "#", "packets", "bytes", "retx", "ooo", "miss", "nak", "ce", "cnp", "paused", "qp",
-];
+/// What the flows table is sorted by (`s` moves to the next).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortBy {
+    Trouble,
+    Number,
+    Packets,
+    Bytes,
+    Retransmits,
+    OutOfOrder,
+    Missing,
+    Naks,
+    Ce,
+    Cnps,
+    Paused,
+    Qp,
+}
+
+impl SortBy {
+    pub const ALL: [SortBy; 12] = [
+        SortBy::Trouble,
+        SortBy::Number,
+        SortBy::Packets,
+        SortBy::Bytes,
+        SortBy::Retransmits,
+        SortBy::OutOfOrder,
+        SortBy::Missing,
+        SortBy::Naks,
+        SortBy::Ce,
+        SortBy::Cnps,
+        SortBy::Paused,
+        SortBy::Qp,
+    ];
+
+    /// Its name in the table's title (the column's header).
+    pub const fn label(self) -> &'static str {
+        match self {
+            SortBy::Trouble => "trouble",
+            SortBy::Number => "#",
+            SortBy::Packets => "packets",
+            SortBy::Bytes => "bytes",
+            SortBy::Retransmits => "retx",
+            SortBy::OutOfOrder => "ooo",
+            SortBy::Missing => "miss",
+            SortBy::Naks => "nak",
+            SortBy::Ce => "ce",
+            SortBy::Cnps => "cnp",
+            SortBy::Paused => "paused",
+            SortBy::Qp => "qp",
+        }
+    }
+
+    fn next(self) -> SortBy {
+        let at = SortBy::ALL.iter().position(|&s| s == self).unwrap_or(0);
+        SortBy::ALL[(at + 1) % SortBy::ALL.len()]
+    }
+}
 
 /// A packet row ready to draw.
 #[derive(Debug, Clone)]
@@ -90,7 +142,7 @@ pub struct App {
     /// Typing a filter (`/`).
     pub editing: Option<String>,
     pub filter: String,
-    pub sort: usize,
+    pub sort: SortBy,
     pub reverse: bool,
     /// Rows of the flows table: report flow indexes, peers after their flow.
     pub flow_rows: Vec<usize>,
@@ -113,6 +165,9 @@ pub struct App {
     /// Bytes per row of the hex pane at the last draw (16, or 8 when the
     /// terminal is narrow).
     pub hex_bytes: usize,
+    /// The first row of the flows table on screen: only the rows shown are
+    /// built at each draw (a capture can have a million flows).
+    pub flow_top: usize,
 }
 
 impl App {
@@ -143,7 +198,7 @@ impl App {
             help: false,
             editing: None,
             filter: String::new(),
-            sort: 0,
+            sort: SortBy::Trouble,
             reverse: false,
             flow_rows: Vec::new(),
             flow_sel: 0,
@@ -159,6 +214,7 @@ impl App {
             status: String::new(),
             page: 20,
             hex_bytes: 16,
+            flow_top: 0,
         };
         app.rebuild_flow_rows();
         app
@@ -168,23 +224,23 @@ impl App {
         self.stack.last().copied().unwrap_or(View::Flows)
     }
 
-    fn sort_key(&self, i: usize) -> (u64, String) {
+    /// The figure flow `i` is sorted by (most first).
+    fn sort_key(&self, i: usize) -> u64 {
         let f = &self.report.flows[i];
-        let n = match SORTS[self.sort] {
-            "trouble" => f.trouble(),
-            "#" => u64::MAX - i as u64,
-            "packets" => f.packets,
-            "bytes" => f.bytes,
-            "retx" => f.retransmits,
-            "ooo" => f.out_of_order,
-            "miss" => f.missing,
-            "nak" => f.naks.total(),
-            "ce" => f.ecn_ce,
-            "cnp" => f.cnps,
-            "paused" => self.paused_ns[i],
-            _ => u64::from(f.destqp),
-        };
-        (n, format!("{} {}", f.src, f.dst))
+        match self.sort {
+            SortBy::Trouble => f.trouble(),
+            SortBy::Number => u64::MAX - i as u64,
+            SortBy::Packets => f.packets,
+            SortBy::Bytes => f.bytes,
+            SortBy::Retransmits => f.retransmits,
+            SortBy::OutOfOrder => f.out_of_order,
+            SortBy::Missing => f.missing,
+            SortBy::Naks => f.naks.total(),
+            SortBy::Ce => f.ecn_ce,
+            SortBy::Cnps => f.cnps,
+            SortBy::Paused => self.paused_ns[i],
+            SortBy::Qp => u64::from(f.destqp),
+        }
     }
 
     /// Whether a flow matches the filter: every word is part of its
@@ -225,20 +281,19 @@ impl App {
                 groups.push(g);
             }
         }
-        if SORTS[self.sort] != "trouble" || self.reverse {
-            groups.sort_by(|a, b| {
-                let ka = a
-                    .iter()
-                    .map(|&x| self.sort_key(x))
-                    .max()
-                    .unwrap_or_default();
-                let kb = b
-                    .iter()
-                    .map(|&x| self.sort_key(x))
-                    .max()
-                    .unwrap_or_default();
-                let o = kb.0.cmp(&ka.0).then(ka.1.cmp(&kb.1));
-                if self.reverse { o.reverse() } else { o }
+        if self.sort != SortBy::Trouble || self.reverse {
+            // Each group's key once (a figure, then the report's order):
+            // sorting 100 000 connections by comparing formatted addresses
+            // took a second a key.
+            let reverse = self.reverse;
+            groups.sort_by_cached_key(|g| {
+                let k = g.iter().map(|&x| self.sort_key(x)).max().unwrap_or(0);
+                let first = g.iter().copied().min().unwrap_or(0);
+                if reverse {
+                    (k, usize::MAX - first)
+                } else {
+                    (u64::MAX - k, first)
+                }
             });
         }
         self.flow_rows = groups.into_iter().flatten().collect();
@@ -405,6 +460,11 @@ impl App {
     pub fn prepare(&mut self, size: ratatui::layout::Rect) {
         self.page = super::render::list_height(size).max(1);
         self.hex_bytes = super::render::hex_row_bytes(size.width);
+        if self.flow_sel < self.flow_top {
+            self.flow_top = self.flow_sel;
+        } else if self.flow_sel >= self.flow_top + self.page {
+            self.flow_top = self.flow_sel + 1 - self.page;
+        }
         if !matches!(self.view(), View::Packets(_)) {
             return;
         }
@@ -603,7 +663,7 @@ impl App {
                 self.editing = Some(String::new());
             }
             KeyCode::Char('s') if self.view() == View::Flows => {
-                self.sort = (self.sort + 1) % SORTS.len();
+                self.sort = self.sort.next();
                 self.rebuild_flow_rows();
             }
             KeyCode::Char('S') if self.view() == View::Flows => {

@@ -10,7 +10,7 @@ use ratatui::widgets::{
     Table, TableState, Wrap,
 };
 
-use super::app::{App, SORTS, Scope, View};
+use super::app::{App, Scope, View};
 use crate::analysis::{Mark, Marks};
 use crate::output::packets::human_ns;
 use crate::output::report::grouped;
@@ -77,12 +77,16 @@ pub fn render(app: &App, f: &mut Frame) {
     .areas(area);
     let c = &app.report.capture;
     let title = format!(
-        " roce-dissect  {}  {} frames, {} RoCE, {} flows, {} pause intervals",
-        app.title,
-        grouped(c.frames),
+        " roce-dissect  {}  {}, {} RoCE, {}, {}",
+        crate::output::text::terminal_safe(&app.title),
+        crate::output::text::count(c.frames, "frame", "frames"),
         grouped(c.roce_frames),
-        app.report.flows.len(),
-        app.report.pfc.intervals.len()
+        crate::output::text::count(app.report.flows.len() as u64, "flow", "flows"),
+        crate::output::text::count(
+            app.report.pfc.intervals.len() as u64,
+            "pause interval",
+            "pause intervals"
+        ),
     );
     f.render_widget(
         Paragraph::new(title).style(Style::new().add_modifier(Modifier::REVERSED)),
@@ -235,13 +239,13 @@ const COLUMNS: [Column; 14] = [
 
 /// Which of [`COLUMNS`] fit in `width` (inside the borders and the
 /// highlight symbol).
-fn visible_columns(width: u16) -> Vec<usize> {
+fn visible_columns(width: u16, width_of: impl Fn(usize) -> u16) -> Vec<usize> {
     let room = width.saturating_sub(4);
     let mut shown: Vec<usize> = Vec::new();
     for rank in 0..=9 {
         for (i, c) in COLUMNS.iter().enumerate().filter(|(_, c)| c.rank == rank) {
-            let used: u16 = shown.iter().map(|&j| COLUMNS[j].width + 1).sum();
-            if used + c.width < room || c.rank == 0 {
+            let used: u16 = shown.iter().map(|&j| width_of(j) + 1).sum();
+            if used + width_of(i) < room || c.rank == 0 {
                 shown.push(i);
             }
         }
@@ -261,14 +265,19 @@ fn ellipsize(s: &str, width: usize) -> String {
 }
 
 fn flows(app: &App, f: &mut Frame, area: Rect) {
-    let cols = visible_columns(area.width);
+    // The # column is as wide as the largest flow number.
+    let number_w = (app.report.flows.len().to_string().len() as u16 + 1).max(4);
+    let width_of = |i: usize| {
+        if i == 0 { number_w } else { COLUMNS[i].width }
+    };
+    let cols = visible_columns(area.width, width_of);
     // What the other columns leave to the addresses (borders, highlight
     // symbol and one space between columns taken off).
     let name_w = usize::from(
         area.width.saturating_sub(4).saturating_sub(
             cols.iter()
                 .filter(|&&i| i != 1)
-                .map(|&i| COLUMNS[i].width + 1)
+                .map(|&i| width_of(i) + 1)
                 .sum::<u16>(),
         ),
     )
@@ -283,14 +292,20 @@ fn flows(app: &App, f: &mut Frame, area: Rect) {
             c
         }
     };
-    let mut prev_peer: Option<usize> = None;
-    let rows = app.flow_rows.iter().map(|&i| {
+    // Only the rows on screen are built.
+    let top = app.flow_top.min(app.flow_rows.len());
+    let mut prev_peer: Option<usize> = top
+        .checked_sub(1)
+        .and_then(|p| app.flow_rows.get(p))
+        .and_then(|&p| app.peers[p]);
+    let visible = &app.flow_rows[top..(top + usize::from(area.height)).min(app.flow_rows.len())];
+    let rows = visible.iter().map(|&i| {
         let fl = &app.report.flows[i];
         let is_peer = prev_peer == Some(i);
         prev_peer = app.peers[i];
         let paused = app.paused_ns[i];
         let cells = cols.iter().map(|&c| {
-            let w = COLUMNS[c].width;
+            let w = width_of(c);
             match c {
                 0 => Cell::from((i + 1).to_string()),
                 1 => Cell::from(ellipsize(
@@ -321,9 +336,9 @@ fn flows(app: &App, f: &mut Frame, area: Rect) {
         .iter()
         .map(|&i| {
             if i == 1 {
-                Constraint::Min(COLUMNS[i].width)
+                Constraint::Min(width_of(i))
             } else {
-                Constraint::Length(COLUMNS[i].width)
+                Constraint::Length(width_of(i))
             }
         })
         .collect();
@@ -335,15 +350,15 @@ fn flows(app: &App, f: &mut Frame, area: Rect) {
     };
     let title = format!(
         " Flows ({} shown) sorted by {}{order}{filter} ",
-        app.flow_rows.len(),
-        SORTS[app.sort]
+        grouped(app.flow_rows.len() as u64),
+        app.sort.label()
     );
     let table = Table::new(rows, widths)
         .header(header)
         .block(Block::default().borders(Borders::ALL).title(title))
         .row_highlight_style(SELECTED)
         .highlight_symbol("▶ ");
-    let mut state = TableState::default().with_selected(Some(app.flow_sel));
+    let mut state = TableState::default().with_selected(Some(app.flow_sel.saturating_sub(top)));
     f.render_stateful_widget(table, area, &mut state);
 }
 
