@@ -37,6 +37,8 @@ ROWS_ALL=(
   "tiny-j2|adv tiny N|3125000|FILE -j 2"
   "tiny-j8|adv tiny N|3125000|FILE -j 8"
   "tiny-j64|adv tiny N|3125000|FILE -j 64"
+  "iface-j1|adv iface-options N|50|FILE -j 1"
+  "iface-j8|adv iface-options N|50|FILE -j 8"
 )
 
 want=" ${ROWS:-} "
@@ -49,7 +51,9 @@ for row in "${ROWS_ALL[@]}"; do
   line=$(printf '%-14s' "$name")
   secs=()
   for size in "$n" "$((4 * n))"; do
-    file="$OUT/${generator// /_}-$size.pcap"
+    ext=pcap
+    [[ "$generator" == *iface-options* ]] && ext=pcapng
+    file="$OUT/${generator// /_}-$size.$ext"
     file=${file//--/}
     if [ ! -s "$file" ]; then
       g=${generator//N/$size}
