@@ -266,3 +266,62 @@ pub fn pipeline(data: &[u8]) {
         );
     }
 }
+
+/// A compressed capture: the first byte picks gzip, zstd or xz and
+/// whether the rest is a compressed stream as it is (corrupt, cut, a
+/// decompression bomb of a sort) or a capture to compress first, whose
+/// frames read through the decompressor must be those read plain.
+pub fn read_compressed(data: &[u8]) {
+    use crate::capture::compress::Compression;
+    use crate::capture::{FrameSource, StreamReader};
+    use std::io::Write;
+    let Some((&sel, rest)) = data.split_first() else {
+        return;
+    };
+    let kind = [Compression::Gzip, Compression::Zstd, Compression::Xz][usize::from(sel % 3)];
+    let frames = |reader: Result<StreamReader, _>| {
+        let mut out = Vec::new();
+        let Ok(mut reader) = reader else {
+            return (out, false);
+        };
+        while let Some(f) = reader.next_frame() {
+            match f {
+                Ok(f) => out.push((f.number, f.ts_ns, f.len, f.data.to_vec())),
+                Err(_) => return (out, true),
+            }
+        }
+        (out, false)
+    };
+    if sel & 0x80 == 0 {
+        let _ = frames(StreamReader::decompressing(
+            kind,
+            Box::new(std::io::Cursor::new(rest.to_vec())),
+            None,
+        ));
+        return;
+    }
+    let packed = match kind {
+        Compression::Gzip => {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            let _ = e.write_all(rest);
+            e.finish().unwrap_or_default()
+        }
+        Compression::Zstd => zstd::encode_all(rest, 1).unwrap_or_default(),
+        _ => {
+            let mut e = liblzma::write::XzEncoder::new(Vec::new(), 0);
+            let _ = e.write_all(rest);
+            e.finish().unwrap_or_default()
+        }
+    };
+    let (plain, plain_failed) = frames(StreamReader::new(
+        Box::new(std::io::Cursor::new(rest.to_vec())),
+        None,
+    ));
+    let (unpacked, unpacked_failed) = frames(StreamReader::decompressing(
+        kind,
+        Box::new(std::io::Cursor::new(packed)),
+        None,
+    ));
+    assert_eq!(plain, unpacked, "frames differ through {}", kind.name());
+    assert_eq!(plain_failed, unpacked_failed);
+}

@@ -54,3 +54,8 @@ fn truncations_of_every_seed_frame() {
         }
     }
 }
+
+#[test]
+fn compressed_inputs() {
+    assert!(replay("compressed", roce_dissect::fuzzing::read_compressed) >= 12);
+}

@@ -3,14 +3,15 @@
 //! nanoseconds. Knows no protocol beyond the link type number.
 
 mod chunks;
+pub mod compress;
 mod reader;
 #[cfg(test)]
 pub(crate) mod testfile;
 
 pub use chunks::{PCAP_HEADER_LEN, PcapLayout, RECORD_HEADER_LEN, Record};
 pub use reader::{
-    Frame, FrameReader, FrameSource, Item, MAX_WARNINGS, NgCursor, NgStateId, OwnedFrame,
-    RandomAccess, Section, StreamReader, cut_warning, shrank_warning, warning_list,
+    Frame, FrameReader, FrameSource, Item, MAP_WINDOW, MAX_WARNINGS, NgCursor, NgStateId,
+    OwnedFrame, RandomAccess, Section, StreamReader, cut_warning, shrank_warning, warning_list,
 };
 
 use std::fmt;
@@ -114,8 +115,8 @@ pub enum CaptureError {
     Empty,
     #[error("file too short for a capture header ({0} bytes)")]
     TooShort(usize),
-    #[error("compressed capture (gzip): decompress it first")]
-    Gzip,
+    #[error("{}", compressed_message(*.0))]
+    Compressed(compress::Compression),
     #[error("not a pcap or pcapng file (magic {0:#010x})")]
     BadMagic(u32),
     #[error(
@@ -132,6 +133,20 @@ pub enum CaptureError {
         offset: usize,
         reason: String,
     },
+}
+
+fn compressed_message(c: compress::Compression) -> String {
+    if c.is_read() {
+        format!(
+            "{} data where the capture should start: compressed twice? (decompress it once first)",
+            c.name()
+        )
+    } else {
+        format!(
+            "compressed capture ({}): roce-dissect reads gzip, zstd and xz; decompress it first",
+            c.name()
+        )
+    }
 }
 
 enum Bytes {
@@ -194,16 +209,22 @@ impl CaptureFile {
 }
 
 /// Opens `path` (or standard input for `-`) for one pass: a mapped window
-/// (or, for standard input, a buffer) that moves along, so memory stays flat
-/// on captures of any size.
+/// (or, for standard input, a pipe or a compressed file, a buffer) that
+/// moves along, so memory stays flat on captures of any size. A gzip, zstd
+/// or xz capture (known by its magic, not its name) is decompressed as it
+/// is read.
 pub fn open_stream(path: impl AsRef<Path>) -> Result<StreamReader, CaptureError> {
     let path = path.as_ref();
     let io = |source| CaptureError::Io {
         path: path.to_path_buf(),
         source,
     };
+    let named = |e| match e {
+        CaptureError::Io { source, .. } => io(source),
+        other => other,
+    };
     if path.as_os_str() == "-" {
-        return StreamReader::new(Box::new(std::io::stdin()), None);
+        return stream_of(Box::new(std::io::stdin()), None);
     }
     let meta = std::fs::metadata(path).map_err(io)?;
     if meta.is_dir() {
@@ -213,13 +234,48 @@ pub fn open_stream(path: impl AsRef<Path>) -> Result<StreamReader, CaptureError>
     if !meta.is_file() {
         // A named pipe, `<(zcat f)`, `/dev/stdin` on a pipe, a character
         // device: read as a stream, like `-`.
-        return StreamReader::new(Box::new(file), None).map_err(|e| match e {
-            CaptureError::Io { source, .. } => io(source),
-            other => other,
-        });
+        return stream_of(Box::new(file), None).map_err(named);
     }
-    StreamReader::mapped(file, reader::MAP_WINDOW).map_err(|e| match e {
-        CaptureError::Io { source, .. } => io(source),
-        other => other,
-    })
+    match compression_of(&file).map_err(io)? {
+        Some(c) if c.is_read() => {
+            StreamReader::decompressing(c, Box::new(file), Some(meta.len())).map_err(named)
+        }
+        Some(c) => Err(CaptureError::Compressed(c)),
+        None => StreamReader::mapped(file, reader::MAP_WINDOW).map_err(named),
+    }
+}
+
+/// The compression of a regular file, from its first bytes.
+pub fn compression_of(file: &std::fs::File) -> std::io::Result<Option<compress::Compression>> {
+    use std::os::unix::fs::FileExt;
+    let mut head = [0u8; compress::MAGIC_LEN];
+    let mut got = 0;
+    while got < head.len() {
+        match file.read_at(&mut head[got..], got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(compress::Compression::detect(&head[..got]))
+}
+
+/// A stream (standard input, a pipe), decompressed when its first bytes
+/// say it is compressed.
+fn stream_of(
+    mut input: Box<dyn std::io::Read + Send>,
+    total: Option<u64>,
+) -> Result<StreamReader, CaptureError> {
+    let head = compress::peek(&mut *input).map_err(|source| CaptureError::Io {
+        path: "<input>".into(),
+        source,
+    })?;
+    let kind = compress::Compression::detect(&head);
+    let input = compress::unread(head, input);
+    match kind {
+        Some(c) if c.is_read() => StreamReader::decompressing(c, input, total),
+        Some(c) => Err(CaptureError::Compressed(c)),
+        None => StreamReader::new(input, total),
+    }
 }

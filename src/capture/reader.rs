@@ -2,6 +2,10 @@
 //! file (memory-mapped) or from a stream through a bounded rolling buffer.
 
 use std::io::Read;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::compress::{Compression, Decompressed};
 
 use pcap_file::Endianness;
 use pcap_file::pcap::{PcapParseError, PcapParser};
@@ -58,6 +62,10 @@ pub trait FrameSource {
     fn progress(&self) -> (u64, Option<u64>);
     /// The sections seen so far (pcapng; pcap has one).
     fn sections(&self) -> &[Section];
+    /// The compression the frames were read through, if any.
+    fn compression(&self) -> Option<Compression> {
+        None
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -171,8 +179,8 @@ impl Records {
         let Some(magic) = head.first_chunk::<4>() else {
             return Err(CaptureError::TooShort(head.len()));
         };
-        if magic[..2] == [0x1f, 0x8b] {
-            return Err(CaptureError::Gzip);
+        if let Some(c) = super::compress::Compression::detect(head) {
+            return Err(CaptureError::Compressed(c));
         }
         let records = |kind, ts_resolution_ns| Records {
             kind,
@@ -880,6 +888,9 @@ pub struct StreamReader {
     records: Records,
     finished: bool,
     total: Option<u64>,
+    /// For a compressed input: its format and the compressed bytes read
+    /// so far (progress counts those, against the file's size).
+    compressed: Option<(Compression, Arc<AtomicU64>)>,
 }
 
 /// Window mapped at a time for regular files.
@@ -942,7 +953,27 @@ impl StreamReader {
             records,
             finished: false,
             total,
+            compressed: None,
         })
+    }
+
+    /// The decompressed stream of `input` (compressed as `format`, `total`
+    /// compressed bytes when known), inflated on a thread of its own.
+    pub fn decompressing(
+        format: Compression,
+        input: Box<dyn Read + Send>,
+        total: Option<u64>,
+    ) -> Result<Self, CaptureError> {
+        let stream = Decompressed::start(format, input).map_err(io_err)?;
+        let consumed = stream.consumed();
+        let mut reader = Self::with_buffer(Box::new(stream), total, STREAM_CHUNK)?;
+        reader.compressed = Some((format, consumed));
+        Ok(reader)
+    }
+
+    /// The compression of the input, if it was compressed.
+    pub fn compression(&self) -> Option<Compression> {
+        self.compressed.as_ref().map(|(c, _)| *c)
     }
 
     /// A regular file, mapped `chunk` bytes at a time.
@@ -964,6 +995,7 @@ impl StreamReader {
             records,
             finished: false,
             total: Some(size),
+            compressed: None,
         })
     }
 
@@ -1164,7 +1196,13 @@ impl FrameSource for StreamReader {
         self.records.warning_count
     }
     fn progress(&self) -> (u64, Option<u64>) {
-        (self.base + self.start as u64, self.total)
+        match &self.compressed {
+            Some((_, consumed)) => (consumed.load(Ordering::Relaxed), self.total),
+            None => (self.base + self.start as u64, self.total),
+        }
+    }
+    fn compression(&self) -> Option<Compression> {
+        StreamReader::compression(self)
     }
     fn sections(&self) -> &[Section] {
         &self.records.sections

@@ -62,6 +62,14 @@ impl Progress {
         ));
     }
 
+    /// `done` of `total` bytes copied (`total` 0: unknown), no frames yet.
+    pub fn update_bytes(&mut self, done: u64, total: u64) {
+        self.update(done, total, 0);
+        if let Some(bar) = &self.bar {
+            bar.set_message(format!("copying {}", self.what));
+        }
+    }
+
     /// Removes what was drawn.
     pub fn finish(&mut self) {
         if let Some(bar) = self.bar.take() {

@@ -107,7 +107,10 @@ fn capture_info(source: &dyn FrameSource, name: &str) -> CaptureInfo {
     let warnings = warning_list(source.warnings(), source.warning_count());
     CaptureInfo {
         file: name.to_string(),
-        format: source.format().to_string(),
+        format: match source.compression() {
+            Some(c) => format!("{} ({})", source.format(), c.name()),
+            None => source.format().to_string(),
+        },
         ts_resolution_ns: source.ts_resolution_ns(),
         warnings,
     }

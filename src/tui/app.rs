@@ -352,7 +352,8 @@ impl App {
         lo
     }
 
-    fn read(&mut self, pos: u32) -> Option<OwnedFrame> {
+    /// Frame `pos` (0-based), read again from the file.
+    pub fn read(&mut self, pos: u32) -> Option<OwnedFrame> {
         let offset = *self.index.offsets.get(pos as usize)?;
         let access = self.access.as_mut()?;
         match access.read(offset, u64::from(pos) + 1) {

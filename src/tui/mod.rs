@@ -6,7 +6,7 @@ pub mod app;
 pub mod index;
 pub mod render;
 
-use std::io;
+use std::io::{self, IsTerminal};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -26,7 +26,7 @@ use ratatui::widgets::{Block, Borders, Gauge};
 pub use app::{Action, App};
 
 use crate::analysis::AnalysisOptions;
-use crate::capture::{CaptureError, FrameSource, RandomAccess, open_stream};
+use crate::capture::{CaptureError, FrameSource, MAP_WINDOW, RandomAccess, StreamReader};
 use crate::dissect::DissectOptions;
 
 /// Runs the event loop until the app asks to quit. `next_event` blocks for
@@ -57,6 +57,106 @@ where
     }
 }
 
+/// A capture as the TUI reads it: a regular file, since frames are read
+/// again by offset. Standard input, a pipe and a compressed capture are
+/// first copied (decompressed) into an unnamed temporary file, which the
+/// system removes when the program ends, however it ends.
+pub struct Input {
+    file: std::fs::File,
+    name: String,
+    /// What was done to get the file, for the title (`gzip, decompressed
+    /// to a temporary file`).
+    pub note: Option<String>,
+}
+
+impl Input {
+    /// Opens `path` (`-`: standard input); `progress` hears (bytes read,
+    /// total when known) while a stream or compressed file is copied.
+    pub fn open(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Input, CaptureError> {
+        use crate::capture::compress::{self, Compression, Decompressed};
+        use std::io::{Read, Write};
+        let name = path.display().to_string();
+        let io_err = |source| CaptureError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let stdin = path.as_os_str() == "-";
+        let (input, total): (Box<dyn Read + Send>, Option<u64>) = if stdin {
+            (Box::new(io::stdin()), None)
+        } else {
+            let meta = std::fs::metadata(path).map_err(io_err)?;
+            if meta.is_dir() {
+                return Err(io_err(io::Error::other("is a directory")));
+            }
+            let file = std::fs::File::open(path).map_err(io_err)?;
+            if meta.is_file()
+                && crate::capture::compression_of(&file)
+                    .map_err(io_err)?
+                    .is_none()
+            {
+                // Its header is read now, so that a file that is no
+                // capture is said before the screen is taken over.
+                StreamReader::mapped(file.try_clone().map_err(io_err)?, 1 << 16)?;
+                return Ok(Input {
+                    file,
+                    name,
+                    note: None,
+                });
+            }
+            (Box::new(file), meta.is_file().then_some(meta.len()))
+        };
+        let mut input = input;
+        let head = compress::peek(&mut *input).map_err(io_err)?;
+        let kind = Compression::detect(&head);
+        let input = compress::unread(head, input);
+        let (mut reader, consumed, note): (Box<dyn Read>, _, _) = match kind {
+            Some(c) if c.is_read() => {
+                let d = Decompressed::start(c, input).map_err(io_err)?;
+                let consumed = d.consumed();
+                (
+                    Box::new(d),
+                    Some(consumed),
+                    format!("{}, decompressed to a temporary file", c.name()),
+                )
+            }
+            Some(c) => return Err(CaptureError::Compressed(c)),
+            None => (input, None, "read into a temporary file".to_string()),
+        };
+        let tmp_err = |e: io::Error| CaptureError::Io {
+            path: std::env::temp_dir(),
+            source: io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot write a temporary copy for the TUI ({e}); set TMPDIR to a folder with room"
+                ),
+            ),
+        };
+        let mut tmp = tempfile::tempfile().map_err(tmp_err)?;
+        let mut buf = vec![0u8; 1 << 20];
+        let mut copied = 0u64;
+        loop {
+            let n = match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(io_err(e)),
+            };
+            tmp.write_all(&buf[..n]).map_err(tmp_err)?;
+            copied += n as u64;
+            let done = consumed
+                .as_ref()
+                .map_or(copied, |c| c.load(Ordering::Relaxed));
+            progress(done, total.unwrap_or(0));
+        }
+        tmp.flush().map_err(tmp_err)?;
+        Ok(Input {
+            file: tmp,
+            name,
+            note: Some(note),
+        })
+    }
+}
+
 /// Opens a capture for the TUI: first pass (with a progress gauge drawn by
 /// `draw_progress`) then the app.
 pub fn load(
@@ -65,8 +165,23 @@ pub fn load(
     opts: AnalysisOptions,
     draw_progress: &mut dyn FnMut(f64, u64),
 ) -> Result<App, CaptureError> {
-    let mut source = open_stream(path)?;
-    let name = path.display().to_string();
+    let input = Input::open(path, &mut |_, _| {})?;
+    load_input(input, dissect_opts, opts, draw_progress)
+}
+
+/// The first pass over an opened capture, then the app.
+pub fn load_input(
+    input: Input,
+    dissect_opts: &DissectOptions,
+    opts: AnalysisOptions,
+    draw_progress: &mut dyn FnMut(f64, u64),
+) -> Result<App, CaptureError> {
+    let Input { file, name, note } = input;
+    let io_err = |source| CaptureError::Io {
+        path: name.clone().into(),
+        source,
+    };
+    let mut source = StreamReader::mapped(file.try_clone().map_err(io_err)?, MAP_WINDOW)?;
     let (report, index) = index::first_pass(
         &mut source,
         &name,
@@ -78,18 +193,20 @@ pub fn load(
         },
     )?;
     let sections = source.sections().to_vec();
-    let access = if path.as_os_str() == "-" {
-        None
-    } else {
-        let file = std::fs::File::open(path).map_err(|e| CaptureError::Io {
-            path: path.to_path_buf(),
-            source: e,
-        })?;
-        Some(RandomAccess::new(file, sections)?)
+    let access = Some(RandomAccess::new(file, sections)?);
+    let title = match &note {
+        Some(n) => format!("{name} ({n})"),
+        None => name,
     };
-    let mut app = App::new(name, report, index, access);
+    let mut app = App::new(title, report, index, access);
     app.dissect_opts = *dissect_opts;
     Ok(app)
+}
+
+fn not_a_terminal() -> crate::cli::RunError {
+    crate::cli::RunError::Usage(
+        "tui draws on a terminal and standard output is not one; for a file or a pipe use `roce-dissect CAPTURE` (the report) or `roce-dissect packets CAPTURE`".into(),
+    )
 }
 
 /// Takes over the terminal, or says in one line why it cannot: standard
@@ -97,11 +214,8 @@ pub fn load(
 /// screen would be written as escape codes), or there is no terminal to
 /// put in raw mode (a script, `setsid`, a service).
 fn terminal() -> Result<ratatui::DefaultTerminal, crate::cli::RunError> {
-    use std::io::IsTerminal;
     if !io::stdout().is_terminal() {
-        return Err(crate::cli::RunError::Usage(
-            "tui draws on a terminal and standard output is not one; for a file or a pipe use `roce-dissect CAPTURE` (the report) or `roce-dissect packets CAPTURE`".into(),
-        ));
+        return Err(not_a_terminal());
     }
     ratatui::try_init().map_err(|e| {
         // Raw mode may have been entered before the step that failed.
@@ -119,14 +233,21 @@ pub fn run(
     dissect_opts: &DissectOptions,
     opts: AnalysisOptions,
 ) -> Result<(), crate::cli::RunError> {
-    let regular = path.as_os_str() != "-" && std::fs::metadata(path).is_ok_and(|m| m.is_file());
-    if !regular && std::fs::metadata(path).is_ok() || path.as_os_str() == "-" {
-        return Err(crate::cli::RunError::Usage(
-            "tui needs a regular file: it reads frames again by offset (save a stream or pipe to a file first)".into(),
-        ));
+    if !io::stdout().is_terminal() {
+        return Err(not_a_terminal());
     }
-    // Fail early, on the normal screen, for files that cannot be read.
-    open_stream(path).map_err(|e| crate::cli::RunError::Capture(path.to_path_buf(), e))?;
+    // A file that cannot be read is reported, and a stream or a compressed
+    // file copied, on the normal screen, before it is taken over.
+    let mut progress = crate::cli::Progress::new(&path.display().to_string());
+    let input = Input::open(path, &mut |done, total| progress.update_bytes(done, total))
+        .map_err(|e| crate::cli::RunError::Capture(path.to_path_buf(), e))?;
+    progress.finish();
+    if let Some(note) = &input.note {
+        eprintln!(
+            "roce-dissect: {}: {note} (the TUI reads frames again by offset; the copy goes when it ends)",
+            crate::output::text::terminal_safe(&path.display().to_string())
+        );
+    }
     let mut terminal = terminal()?;
     let _ = execute!(io::stdout(), EnableMouseCapture);
     // SIGTERM, SIGINT and SIGQUIT end the program as they would, but with
@@ -152,7 +273,7 @@ pub fn run(
         }
     };
     let result = (|| -> Result<(), crate::cli::RunError> {
-        let mut app = load(path, dissect_opts, opts, &mut |ratio, frames| {
+        let mut app = load_input(input, dissect_opts, opts, &mut |ratio, frames| {
             bail_if_signalled();
             let _ = terminal.draw(|f| {
                 let g = Gauge::default()
