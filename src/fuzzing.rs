@@ -30,6 +30,7 @@ pub fn dissect_frame(data: &[u8]) {
         len: frame.len() as u32 + u32::from(sel >> 7),
         caplen: frame.len() as u32,
         link,
+        if_speed: None,
         data: frame,
         offset: 0,
     };

@@ -464,7 +464,7 @@ fn pfc_xoff_refresh_xon_expiry() {
     let r = report_with(
         &t,
         AnalysisOptions {
-            link_speed_bps: 25_000_000_000,
+            link_speed: roce_dissect::analysis::LinkSpeed::fixed(25_000_000_000),
             ..Default::default()
         },
     );

@@ -74,6 +74,7 @@ fn frame(data: &[u8], len: u32) -> Frame<'_> {
         len,
         caplen: data.len() as u32,
         link: LinkType::Ethernet,
+        if_speed: None,
         data,
         offset: 0,
     }

@@ -223,6 +223,7 @@ fn roce_behind_an_ipv6_hop_by_hop_header_is_decoded() {
         len: g.len() as u32,
         caplen: g.len() as u32,
         link: LinkType::Ethernet,
+        if_speed: None,
         data: &g,
         offset: 0,
     };

@@ -38,6 +38,8 @@ pub enum Body {
     Pause {
         src_mac: Option<[u8; 6]>,
         pause: PauseRepr,
+        /// The interface's stated link speed (pcapng `if_speed`).
+        if_speed: Option<std::num::NonZeroU64>,
     },
     /// A RoCE packet with a BTH and addresses: it belongs to a flow.
     Roce(RoceFacts),
@@ -100,6 +102,7 @@ impl Facts {
             Body::Pause {
                 src_mac: pkt.src_mac(),
                 pause,
+                if_speed: pkt.if_speed,
             }
         } else if let (Some(bth), Some((src, dst))) = (pkt.bth, pkt.endpoints()) {
             let key = FlowKey {

@@ -13,6 +13,7 @@ pub mod pfc;
 pub mod psn;
 pub mod report;
 mod requests;
+pub mod speed;
 
 use std::collections::VecDeque;
 use std::net::IpAddr;
@@ -29,6 +30,7 @@ pub use flow::{Fingerprint, FlowKey};
 use index::{FlowIndex, hash_key};
 pub use marks::{FrameAnalysis, Mark, Marks, NO_FLOW};
 pub use report::Report;
+pub use speed::{LinkSpeed, SpeedFrom, SpeedUse};
 
 use crate::dissect::{Packet, RoceVersion};
 use crate::wire::aeth::AckKind;
@@ -42,7 +44,8 @@ use report::EventKind;
 /// Settings of the analysis (the report's command-line options).
 #[derive(Debug, Clone)]
 pub struct AnalysisOptions {
-    pub link_speed_bps: u64,
+    /// `--link-speed`, else each interface's `if_speed`, else 100G.
+    pub link_speed: LinkSpeed,
     /// PMTU when none can be inferred (`--pmtu`).
     pub pmtu: Option<u32>,
     /// Identical frames closer than this are capture duplicates.
@@ -101,7 +104,7 @@ pub fn parse_dscp_map(s: &str) -> Result<[Option<u8>; 64], String> {
 impl Default for AnalysisOptions {
     fn default() -> Self {
         AnalysisOptions {
-            link_speed_bps: 100_000_000_000,
+            link_speed: LinkSpeed::default(),
             pmtu: None,
             dup_window_ns: 2_000,
             storm_threshold_ns: 100_000_000,
@@ -200,6 +203,8 @@ pub struct Analyzer {
     /// no longer waits for that mark is skipped when it comes up.
     pending_ce: Map<(IpAddr, IpAddr), VecDeque<(u32, u64)>>,
     pauses: PauseTimeline,
+    /// The link speeds pause frames were read at.
+    speeds: speed::SpeedsUsed,
     /// Bumped whenever a PMTU is learnt, so flows can cache theirs.
     pmtu_generation: u64,
     budget: Budget,
@@ -227,6 +232,7 @@ impl Analyzer {
             cm_reqs: Map::default(),
             cm_peer: Map::default(),
             pending_ce: Map::default(),
+            speeds: speed::SpeedsUsed::default(),
             pauses: PauseTimeline::new(pfc::PauseLimits {
                 sources: l.pause_sources,
                 intervals: l.intervals,
@@ -294,9 +300,15 @@ impl Analyzer {
         }
         match &facts.body {
             Body::Other => FrameAnalysis::default(),
-            Body::Pause { src_mac, pause } => {
+            Body::Pause {
+                src_mac,
+                pause,
+                if_speed,
+            } => {
                 if let Some(mac) = src_mac {
-                    self.pause_frame(facts, *mac, pause);
+                    let (bps, from) = self.opts.link_speed.of(*if_speed);
+                    self.speeds.note(bps, from);
+                    self.pause_frame(facts, *mac, pause, bps);
                 }
                 FrameAnalysis::default()
             }
@@ -304,8 +316,7 @@ impl Analyzer {
         }
     }
 
-    fn pause_frame(&mut self, pkt: &Facts, mac: [u8; 6], p: &PauseRepr) {
-        let bps = self.opts.link_speed_bps;
+    fn pause_frame(&mut self, pkt: &Facts, mac: [u8; 6], p: &PauseRepr, bps: u64) {
         match p {
             PauseRepr::Pfc(pfc) => {
                 self.pauses.pfc_frames += 1;

@@ -434,8 +434,12 @@ fn pfc_report(a: &Analyzer, pos: &[usize], duration: u64) -> PfcReport {
             .cmp(&x.paused_ns)
             .then(x.src_mac.cmp(&y.src_mac))
     });
+    let ((link_speed_bps, link_speed_from), link_speeds) =
+        a.speeds.summary(a.opts.link_speed.fallback());
     PfcReport {
-        link_speed_bps: a.opts.link_speed_bps,
+        link_speed_bps,
+        link_speed_from,
+        link_speeds,
         frames: a.pauses.pfc_frames + a.pauses.pause_frames,
         storm_threshold_ns: threshold,
         intervals,

@@ -356,7 +356,13 @@ pub struct PauseSummary {
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct PfcReport {
+    /// The speed most pause frames were read at (or the one they would
+    /// have been, when there were none).
     pub link_speed_bps: u64,
+    pub link_speed_from: super::SpeedFrom,
+    /// Every speed used, most pause frames first (several when interfaces
+    /// state different speeds).
+    pub link_speeds: Vec<super::SpeedUse>,
     /// PFC and 802.3x frames.
     pub frames: u64,
     pub storm_threshold_ns: u64,

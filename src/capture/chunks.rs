@@ -156,6 +156,7 @@ impl PcapLayout {
                 ts_ns,
                 len,
                 link: self.link,
+                if_speed: None,
                 data,
                 next,
             },

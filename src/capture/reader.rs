@@ -2,6 +2,7 @@
 //! file (memory-mapped) or from a stream through a bounded rolling buffer.
 
 use std::io::Read;
+use std::num::NonZeroU64;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -45,6 +46,8 @@ pub struct Frame<'a> {
     /// Captured length (`data.len()`).
     pub caplen: u32,
     pub link: LinkType,
+    /// The link speed its interface states (pcapng `if_speed`).
+    pub if_speed: Option<NonZeroU64>,
     pub data: &'a [u8],
     /// Byte offset of the record in the file.
     pub offset: usize,
@@ -71,6 +74,8 @@ pub trait FrameSource {
 #[derive(Debug, Clone, Copy)]
 struct Interface {
     link: Result<LinkType, u32>,
+    /// `if_speed`, bits per second.
+    speed: Option<NonZeroU64>,
     /// Nanoseconds per timestamp unit when the timestamps are a whole
     /// number of nanoseconds (a decimal resolution, no offset): the
     /// interface's packets can then be read directly ([`epb_direct`]).
@@ -97,6 +102,8 @@ pub enum Item {
         ts_ns: u64,
         len: u32,
         link: LinkType,
+        /// The interface's `if_speed` (pcapng), when stated.
+        if_speed: Option<NonZeroU64>,
         data: std::ops::Range<usize>,
         next: usize,
     },
@@ -120,12 +127,14 @@ impl Item {
                 ts_ns,
                 len,
                 link,
+                if_speed,
                 data,
                 next,
             } => Item::Frame {
                 ts_ns,
                 len,
                 link,
+                if_speed,
                 data: data.start + by..data.end + by,
                 next: next + by,
             },
@@ -367,13 +376,16 @@ impl Records {
                     } else {
                         10u64.pow(9u32.saturating_sub(u32::from(res.resolution())))
                     };
-                    for opt in &idb.options {
-                        if let InterfaceDescriptionOption::IfSpeed(s) = opt {
-                            self.if_speed_bps = Some(*s);
-                        }
+                    let speed = idb.options.iter().find_map(|opt| match opt {
+                        InterfaceDescriptionOption::IfSpeed(s) => NonZeroU64::new(*s),
+                        _ => None,
+                    });
+                    if speed.is_some() {
+                        self.if_speed_bps = speed.map(NonZeroU64::get);
                     }
                     interfaces.push(Interface {
                         link: LinkType::from_number(number).ok_or(number),
+                        speed,
                         ns_per_unit: (!res.is_bin() && idb.ts_offset() == 0)
                             .then_some(ts_resolution_ns),
                     });
@@ -428,6 +440,7 @@ impl Records {
                     ts_ns: u64::try_from(ts.as_nanos()).unwrap_or(u64::MAX),
                     len: orig.max(caplen),
                     link,
+                    if_speed: info.speed,
                     data: start..start + data.len(),
                 };
             }
@@ -718,6 +731,7 @@ fn epb_direct(input: &[u8], order: Endianness, interfaces: &[Interface]) -> Opti
         ts_ns: ts.saturating_mul(iface.ns_per_unit?),
         len: orig,
         link,
+        if_speed: iface.speed,
         data: 28..28 + caplen as usize,
     })
 }
@@ -802,6 +816,7 @@ impl<'a> Iterator for FrameReader<'a> {
                     ts_ns,
                     len,
                     link,
+                    if_speed,
                     data,
                 } => {
                     self.pos += next;
@@ -813,6 +828,7 @@ impl<'a> Iterator for FrameReader<'a> {
                         len,
                         caplen: data.len() as u32,
                         link,
+                        if_speed,
                         data,
                         offset: at,
                     }));
@@ -1127,6 +1143,7 @@ impl FrameSource for StreamReader {
                     ts_ns,
                     len,
                     link,
+                    if_speed,
                     data,
                 } => {
                     if mapwin::shrank() && self.cut_short(at + next as u64) {
@@ -1153,6 +1170,7 @@ impl FrameSource for StreamReader {
                         len,
                         caplen: data.len() as u32,
                         link,
+                        if_speed,
                         data,
                         offset: at as usize,
                     }));
@@ -1227,6 +1245,7 @@ pub struct OwnedFrame {
     pub ts_ns: u64,
     pub len: u32,
     pub link: LinkType,
+    pub if_speed: Option<NonZeroU64>,
     pub offset: u64,
     pub data: Vec<u8>,
 }
@@ -1239,6 +1258,7 @@ impl OwnedFrame {
             len: self.len,
             caplen: self.data.len() as u32,
             link: self.link,
+            if_speed: self.if_speed,
             data: &self.data,
             offset: self.offset as usize,
         }
@@ -1332,6 +1352,7 @@ impl RandomAccess {
                     ts_ns,
                     len,
                     link,
+                    if_speed,
                     data,
                     ..
                 } => {
@@ -1340,6 +1361,7 @@ impl RandomAccess {
                         ts_ns,
                         len,
                         link,
+                        if_speed,
                         offset,
                         data: bytes.get(data).unwrap_or_default().to_vec(),
                     });
@@ -1401,10 +1423,12 @@ mod tests {
             let ifaces = [
                 Interface {
                     link: Ok(LinkType::Ethernet),
+                    speed: None,
                     ns_per_unit: Some(1000),
                 },
                 Interface {
                     link: Ok(LinkType::RawIp),
+                    speed: None,
                     ns_per_unit: Some(1),
                 },
             ];
@@ -1418,6 +1442,7 @@ mod tests {
                 ts_ns,
                 len,
                 link,
+                if_speed: _,
                 data,
             }) = epb_direct(&n.bytes, order, &ifaces)
             else {
@@ -1437,6 +1462,7 @@ mod tests {
             assert!(epb_direct(&m.bytes, order, &ifaces).is_none());
             let binary = [Interface {
                 link: Ok(LinkType::Ethernet),
+                speed: None,
                 ns_per_unit: None,
             }; 2];
             assert!(epb_direct(&n.bytes, order, &binary).is_none());

@@ -141,7 +141,7 @@ impl AnalysisArgs {
     pub fn options(&self, decode: &DecodeArgs) -> Result<AnalysisOptions, RunError> {
         let dscp_map = parse_dscp_map(&self.dscp_map).map_err(RunError::Usage)?;
         Ok(AnalysisOptions {
-            link_speed_bps: decode.link_speed,
+            link_speed: decode.link_speed(),
             pmtu: self.pmtu,
             dup_window_ns: self.dup_window,
             storm_threshold_ns: self.storm_threshold,
@@ -166,9 +166,9 @@ pub struct DecodeArgs {
     #[arg(long, value_name = "PORT", default_value_t = crate::dissect::ROCE_V2_PORT)]
     pub roce_port: u16,
 
-    /// Link speed for PFC/PAUSE quanta: 10G, 25G, 40G, 50G, 100G, 200G, 400G, 800G or bits/s
-    #[arg(long, value_name = "SPEED", default_value = "100G", value_parser = parse_link_speed)]
-    pub link_speed: u64,
+    /// Link speed for PFC/PAUSE quanta: 10G, 25G, 40G, 50G, 100G, 200G, 400G, 800G or bits/s [default: the interface's pcapng if_speed, else 100G]
+    #[arg(long, value_name = "SPEED", value_parser = parse_link_speed)]
+    pub link_speed: Option<u64>,
 
     /// Do not verify ICRCs (faster; `icrc.valid` becomes null)
     #[arg(long)]
@@ -176,6 +176,12 @@ pub struct DecodeArgs {
 }
 
 impl DecodeArgs {
+    pub fn link_speed(&self) -> crate::analysis::LinkSpeed {
+        crate::analysis::LinkSpeed {
+            given: self.link_speed,
+        }
+    }
+
     pub fn dissect_options(&self) -> DissectOptions {
         DissectOptions {
             roce_port: self.roce_port,

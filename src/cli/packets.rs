@@ -13,7 +13,7 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
     let path = &args.capture;
     let mut reader = open_stream(path).map_err(|e| capture_error(e, path))?;
     let opts = args.decode.dissect_options();
-    let link_speed = args.decode.link_speed;
+    let link_speed = args.decode.link_speed();
     // The analysis sees every frame, shown or not, so that what it says of
     // a frame (a retransmission, a gap) is what the report says.
     let mut analyzer = Analyzer::new(args.analysis.options(&args.decode)?);
@@ -57,7 +57,8 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
                     buf.clear();
                 }
             } else {
-                let mut line = packets::summary_line(&pkt, first, ts_digits, link_speed);
+                let mut line =
+                    packets::summary_line(&pkt, first, ts_digits, link_speed.bps(pkt.if_speed));
                 for m in found.marks.iter() {
                     line.push_str(" [");
                     line.push_str(m.label());
@@ -65,7 +66,7 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
                 }
                 writeln!(out, "{line}")?;
                 if args.verbose {
-                    let nodes = tree::header_tree(&pkt, link_speed);
+                    let nodes = tree::header_tree(&pkt, link_speed.bps(pkt.if_speed));
                     write!(out, "{}", tree::render_tree(&nodes))?;
                 }
                 if args.hex {

@@ -298,6 +298,8 @@ pub struct Packet<'a> {
     pub len: u32,
     pub caplen: u32,
     pub link: LinkType,
+    /// The link speed the frame's interface states (pcapng `if_speed`).
+    pub if_speed: Option<std::num::NonZeroU64>,
     pub data: &'a [u8],
 
     pub eth: Option<Eth>,
@@ -344,6 +346,7 @@ impl<'a> Packet<'a> {
             len: frame.len,
             caplen: frame.caplen,
             link: frame.link,
+            if_speed: frame.if_speed,
             data: frame.data,
             eth: None,
             sll: None,

@@ -222,12 +222,33 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
     }
 
     if r.pfc.frames > 0 {
+        let speeds = if r.pfc.link_speeds.len() > 1 {
+            let each: Vec<String> = r
+                .pfc
+                .link_speeds
+                .iter()
+                .map(|u| {
+                    format!(
+                        "{} Gb/s ({}) for {}",
+                        u.bps as f64 / 1e9,
+                        u.from.as_str(),
+                        crate::output::text::count(u.frames, "frame", "frames")
+                    )
+                })
+                .collect();
+            format!("quanta at {}", each.join(", "))
+        } else {
+            format!(
+                "quanta at {} Gb/s, from {}",
+                r.pfc.link_speed_bps as f64 / 1e9,
+                r.pfc.link_speed_from.label()
+            )
+        };
         let _ = writeln!(
             s,
-            "\n{} ({} frames; quanta at {} Gb/s)",
+            "\n{} ({} frames; {speeds})",
             st.bold("PFC / PAUSE"),
             grouped(r.pfc.frames),
-            r.pfc.link_speed_bps as f64 / 1e9
         );
         let _ = writeln!(
             s,

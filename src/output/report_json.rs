@@ -137,6 +137,8 @@ fn number_object(out: &mut Vec<u8>, members: &[(&str, u64)]) {
 fn pfc_report<W: Write>(out: &mut Vec<u8>, w: &mut W, p: &PfcReport) -> std::io::Result<()> {
     let PfcReport {
         link_speed_bps,
+        link_speed_from,
+        link_speeds,
         frames,
         storm_threshold_ns,
         intervals,
@@ -144,12 +146,16 @@ fn pfc_report<W: Write>(out: &mut Vec<u8>, w: &mut W, p: &PfcReport) -> std::io:
         storms,
     } = p;
     out.push(b'{');
+    numbers(out, "    ", true, &[("link_speed_bps", *link_speed_bps)]);
+    member!(out, "    ", false, "link_speed_from");
+    serde_at(out, link_speed_from, 2)?;
+    member!(out, "    ", false, "link_speeds");
+    serde_at(out, link_speeds, 2)?;
     numbers(
         out,
         "    ",
-        true,
+        false,
         &[
-            ("link_speed_bps", *link_speed_bps),
             ("frames", *frames),
             ("storm_threshold_ns", *storm_threshold_ns),
         ],

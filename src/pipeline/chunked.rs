@@ -272,6 +272,7 @@ impl Job<'_> {
                     ts_ns,
                     len,
                     link,
+                    if_speed,
                     data,
                     next,
                 } => {
@@ -289,6 +290,7 @@ impl Job<'_> {
                         len,
                         caplen: data.len() as u32,
                         link,
+                        if_speed,
                         data,
                         offset: (from + at as u64) as usize,
                     };

@@ -136,7 +136,8 @@ pub struct App {
     pub index: FrameIndex,
     access: Option<RandomAccess>,
     pub dissect_opts: DissectOptions,
-    pub link_bps: u64,
+    /// Turns pause quanta into time in the packet views.
+    pub link_speed: crate::analysis::LinkSpeed,
     pub stack: Vec<View>,
     pub help: bool,
     /// Typing a filter (`/`).
@@ -185,7 +186,6 @@ impl App {
                 }
             }
         }
-        let link_bps = report.pfc.link_speed_bps;
         let peers = report.peer_indexes();
         let mut app = App {
             title,
@@ -193,7 +193,7 @@ impl App {
             index,
             access,
             dissect_opts: DissectOptions::default(),
-            link_bps,
+            link_speed: Default::default(),
             stack: vec![View::Flows],
             help: false,
             editing: None,
@@ -375,7 +375,7 @@ impl App {
         let tree = {
             let f = frame.as_frame();
             let p = dissect(&f, &self.dissect_opts);
-            header_tree(&p, self.link_bps)
+            header_tree(&p, self.link_speed.bps(p.if_speed))
         };
         let selected = tree
             .iter()
@@ -503,7 +503,7 @@ impl App {
                 .unwrap_or_default();
             rows.push(PacketRow {
                 number: f.number,
-                text: summary_line(&p, t0, 9, self.link_bps),
+                text: summary_line(&p, t0, 9, self.link_speed.bps(p.if_speed)),
                 marks,
                 pause: p.pause.is_some(),
             });

@@ -177,6 +177,7 @@ pub fn load_input(
     draw_progress: &mut dyn FnMut(f64, u64),
 ) -> Result<App, CaptureError> {
     let Input { file, name, note } = input;
+    let link_speed = opts.link_speed;
     let io_err = |source| CaptureError::Io {
         path: name.clone().into(),
         source,
@@ -200,6 +201,7 @@ pub fn load_input(
     };
     let mut app = App::new(title, report, index, access);
     app.dissect_opts = *dissect_opts;
+    app.link_speed = link_speed;
     Ok(app)
 }
 
