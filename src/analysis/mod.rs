@@ -118,6 +118,8 @@ impl Default for AnalysisOptions {
 #[derive(Debug, Clone, Default)]
 pub struct CaptureInfo {
     pub file: String,
+    /// The inputs of a merged capture.
+    pub files: Vec<String>,
     pub format: String,
     pub ts_resolution_ns: u64,
     pub warnings: Vec<String>,

@@ -278,6 +278,7 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
     let warnings = warnings(&a, info.warnings);
     let capture = CaptureSummary {
         file: info.file,
+        files: info.files,
         format: info.format,
         frames: t.frames,
         roce_frames: t.roce_frames,

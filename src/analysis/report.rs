@@ -18,6 +18,9 @@ pub struct Report {
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
 pub struct CaptureSummary {
     pub file: String,
+    /// The captures merged into this one (`--merge`), in the order given.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
     pub format: String,
     pub frames: u64,
     pub roce_frames: u64,

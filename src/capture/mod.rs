@@ -4,6 +4,7 @@
 
 mod chunks;
 pub mod compress;
+pub mod merge;
 mod reader;
 #[cfg(test)]
 pub(crate) mod testfile;
@@ -133,6 +134,12 @@ pub enum CaptureError {
         offset: usize,
         reason: String,
     },
+    /// An error of one of several inputs (`--merge`), naming it.
+    #[error("{file}: {source}")]
+    In {
+        file: String,
+        source: Box<CaptureError>,
+    },
 }
 
 fn compressed_message(c: compress::Compression) -> String {
@@ -214,6 +221,14 @@ impl CaptureFile {
 /// or xz capture (known by its magic, not its name) is decompressed as it
 /// is read.
 pub fn open_stream(path: impl AsRef<Path>) -> Result<StreamReader, CaptureError> {
+    open_stream_window(path, reader::MAP_WINDOW)
+}
+
+/// [`open_stream`], mapping regular files `window` bytes at a time.
+pub fn open_stream_window(
+    path: impl AsRef<Path>,
+    window: usize,
+) -> Result<StreamReader, CaptureError> {
     let path = path.as_ref();
     let io = |source| CaptureError::Io {
         path: path.to_path_buf(),
@@ -241,7 +256,7 @@ pub fn open_stream(path: impl AsRef<Path>) -> Result<StreamReader, CaptureError>
             StreamReader::decompressing(c, Box::new(file), Some(meta.len())).map_err(named)
         }
         Some(c) => Err(CaptureError::Compressed(c)),
-        None => StreamReader::mapped(file, reader::MAP_WINDOW).map_err(named),
+        None => StreamReader::mapped(file, window).map_err(named),
     }
 }
 

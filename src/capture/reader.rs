@@ -69,6 +69,13 @@ pub trait FrameSource {
     fn compression(&self) -> Option<Compression> {
         None
     }
+    /// What the input is, for the report: `pcapng`, `pcap (gzip)`, ...
+    fn description(&self) -> String {
+        match self.compression() {
+            Some(c) => format!("{} ({})", self.format(), c.name()),
+            None => self.format().to_string(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]

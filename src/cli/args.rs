@@ -19,6 +19,9 @@ Examples:
   roce-dissect packets -V -x capture.pcap   full header tree and hex dump
   roce-dissect packets --json capture.pcap  JSON Lines, one object per frame
   roce-dissect tui capture.pcap             browse flows, packets and pauses
+  roce-dissect host1.pcap host2.pcapng.gz   a report for each capture (in parallel)
+  roce-dissect --merge tx.pcap rx.pcap      both sides of a link as one capture
+  roce-dissect captures/ --json             JSON Lines, one report per capture in the folder
   roce-dissect completions bash             shell completions (bash, zsh, fish, ...)
   roce-dissect man > roce-dissect.1         the manual page
 
@@ -44,9 +47,16 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// Capture file (pcap or pcapng; `-` reads standard input)
+    /// Capture files (pcap or pcapng, plain or gzip/zstd/xz; `-` reads
+    /// standard input) or folders of them: a report for each, or one for
+    /// all with --merge
     #[arg(value_name = "CAPTURE", required = true)]
-    pub capture: Option<PathBuf>,
+    pub captures: Vec<PathBuf>,
+
+    /// Analyse several captures as one, frames in timestamp order (like
+    /// mergecap): the two sides of a link, the ports of a switch
+    #[arg(long)]
+    pub merge: bool,
 
     #[command(flatten)]
     pub decode: DecodeArgs,
@@ -212,9 +222,14 @@ pub const COMMANDS: [&str; 5] = ["packets", "tui", "gen", "completions", "man"];
     after_help = "Keys: arrows/hjkl move, Enter drills in, Esc/Backspace back, Tab switches panes, / filter, s sort, p PSN chart, t PFC timeline, a all frames, g/G top/end, ? help, q quit, Ctrl-C quits anywhere."
 )]
 pub struct TuiArgs {
-    /// Capture file (pcap or pcapng)
-    #[arg(value_name = "CAPTURE")]
-    pub capture: PathBuf,
+    /// Capture file (pcap or pcapng, plain or gzip/zstd/xz; `-` reads
+    /// standard input); several, or a folder, with --merge
+    #[arg(value_name = "CAPTURE", required = true)]
+    pub captures: Vec<PathBuf>,
+
+    /// Browse several captures as one, frames in timestamp order
+    #[arg(long)]
+    pub merge: bool,
 
     #[command(flatten)]
     pub decode: DecodeArgs,
@@ -225,9 +240,15 @@ pub struct TuiArgs {
 
 #[derive(Debug, Args)]
 pub struct PacketsArgs {
-    /// Capture file (pcap or pcapng; `-` reads standard input)
-    #[arg(value_name = "CAPTURE")]
-    pub capture: PathBuf,
+    /// Capture file (pcap or pcapng, plain or gzip/zstd/xz; `-` reads
+    /// standard input); several, or a folder, with --merge
+    #[arg(value_name = "CAPTURE", required = true)]
+    pub captures: Vec<PathBuf>,
+
+    /// Show several captures as one, frames in timestamp order (like
+    /// mergecap)
+    #[arg(long)]
+    pub merge: bool,
 
     /// Print the full header tree of every frame
     #[arg(short = 'V', long)]

@@ -3,6 +3,7 @@
 
 pub mod args;
 mod gen_cmd;
+pub mod inputs;
 mod packets;
 mod progress;
 mod report;
@@ -44,12 +45,25 @@ pub fn main() -> ExitCode {
         Some(Command::Tui(args)) => args
             .analysis
             .options(&args.decode)
-            .and_then(|opts| crate::tui::run(&args.capture, &args.decode.dissect_options(), opts)),
+            .and_then(|opts| {
+                let inputs = inputs::expand(&args.captures)?;
+                if inputs.paths.len() > 1 && !args.merge {
+                    return Err(RunError::Usage(format!(
+                        "tui reads one capture ({} given): add --merge to browse them as one, in timestamp order",
+                        inputs.paths.len()
+                    )));
+                }
+                crate::tui::run(&inputs.paths, &args.decode.dissect_options(), opts)
+            }),
         Some(Command::Completions(args)) => completions(args.shell),
         Some(Command::Man(args)) => man(args.command.as_deref()),
-        None => match &cli.capture {
-            Some(path) => report::run(path, &cli),
-            None => Err(RunError::Usage("no capture given (see --help)".into())),
+        None if cli.captures.is_empty() => {
+            Err(RunError::Usage("no capture given (see --help)".into()))
+        }
+        // `roce-dissect packet FILE`: a mistyped command, not two captures.
+        None => match cli.captures[0].to_str().and_then(mistyped) {
+            Some(hint) => Err(RunError::Usage(hint)),
+            None => report::run(&cli),
         },
     };
     match result {
@@ -77,7 +91,7 @@ fn mistyped(word: &str) -> Option<String> {
 /// Why a command failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("{path}: {err}", path = terminal_safe(&.0.display().to_string()), err = .1)]
+    #[error("{path}: {err}", path = terminal_safe(&.0.display().to_string()), err = terminal_safe(&.1.to_string()))]
     Capture(PathBuf, CaptureError),
     #[error("{0}")]
     Io(io::Error),
@@ -88,6 +102,9 @@ pub enum RunError {
     NothingFound(String),
     #[error("output closed")]
     BrokenPipe,
+    /// Some of several captures could not be read (each said so).
+    #[error("{failed} of {total} captures could not be read (see above)")]
+    SomeFailed { failed: usize, total: usize },
 }
 
 impl From<io::Error> for RunError {
@@ -104,7 +121,7 @@ impl RunError {
     pub fn exit_code(&self) -> u8 {
         match self {
             // Unreadable input and command-line misuse, like clap's own errors.
-            RunError::Capture(..) | RunError::Usage(_) => 2,
+            RunError::Capture(..) | RunError::Usage(_) | RunError::SomeFailed { .. } => 2,
             RunError::BrokenPipe => 0,
             RunError::Io(_) | RunError::NothingFound(_) => 1,
         }
@@ -121,6 +138,41 @@ fn capture_error(e: CaptureError, path: &Path) -> RunError {
         return RunError::Usage(hint);
     }
     RunError::Capture(path.to_path_buf(), e)
+}
+
+/// An error met while reading `path`: one of merged inputs names its own
+/// file.
+fn source_error(e: CaptureError, path: &Path) -> RunError {
+    match e {
+        CaptureError::In { file, source } => RunError::Capture(PathBuf::from(file), *source),
+        other => capture_error(other, path),
+    }
+}
+
+/// The frames of one capture, or of several merged (`--merge`), and the
+/// name to call them by. `command` names the command in the error for
+/// several captures without `--merge`.
+fn open_inputs(
+    paths: &[PathBuf],
+    merge: bool,
+    command: &str,
+) -> Result<(Box<dyn crate::capture::FrameSource>, String), RunError> {
+    match paths {
+        [one] => {
+            let reader = crate::capture::open_stream(one).map_err(|e| capture_error(e, one))?;
+            Ok((Box::new(reader), one.display().to_string()))
+        }
+        several if merge => {
+            let m = crate::capture::merge::MergedSource::open(several)
+                .map_err(|e| source_error(e, Path::new("--merge")))?;
+            let name = m.names().join(" + ");
+            Ok((Box::new(m), name))
+        }
+        several => Err(RunError::Usage(format!(
+            "{command} reads one capture ({} given): add --merge to read them as one, in timestamp order",
+            several.len()
+        ))),
+    }
 }
 
 /// Prints warnings on standard error, at most `shown` of `total`.

@@ -3,15 +3,16 @@
 
 use std::io::{self, BufWriter, Write};
 
-use super::{PacketsArgs, Progress, RunError, capture_error, print_warnings};
+use super::{PacketsArgs, Progress, RunError, print_warnings, source_error};
 use crate::analysis::Analyzer;
-use crate::capture::{Format, FrameSource, open_stream};
+use crate::capture::Format;
 use crate::dissect::dissect;
 use crate::output::{packets, tree};
 
 pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
-    let path = &args.capture;
-    let mut reader = open_stream(path).map_err(|e| capture_error(e, path))?;
+    let inputs = super::inputs::expand(&args.captures)?;
+    let (mut reader, name) = super::open_inputs(&inputs.paths, args.merge, "packets")?;
+    let path = std::path::Path::new(&name);
     let opts = args.decode.dissect_options();
     let link_speed = args.decode.link_speed();
     // The analysis sees every frame, shown or not, so that what it says of
@@ -37,7 +38,7 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
             let Some(frame) = reader.next_frame() else {
                 break;
             };
-            let frame = frame.map_err(|e| capture_error(e, path))?;
+            let frame = frame.map_err(|e| source_error(e, path))?;
             let pkt = dissect(&frame, &opts);
             let found = analyzer.packet(&pkt);
             read += 1;

@@ -70,6 +70,14 @@ impl Progress {
         }
     }
 
+    /// Runs `f` (which writes to the terminal) with the bar out of the way.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        match &self.bar {
+            Some(bar) => bar.suspend(f),
+            None => f(),
+        }
+    }
+
     /// Removes what was drawn.
     pub fn finish(&mut self) {
         if let Some(bar) = self.bar.take() {

@@ -1,20 +1,35 @@
-//! `roce-dissect CAPTURE`: the analysis report, as text or JSON.
+//! `roce-dissect CAPTURE...`: the analysis report, as text or JSON; one per
+//! capture (several analysed at once), or one for all with `--merge`.
 
 use std::io::{self, IsTerminal, Write};
 use std::os::fd::AsFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use super::inputs::{Inputs, expand};
 use super::{Cli, Progress, RunError, capture_error, print_warnings};
+use crate::analysis::Report;
 use crate::output::report::{Style, TextOptions};
 
-pub fn run(path: &Path, cli: &Cli) -> Result<(), RunError> {
-    let opts = cli.analysis.options(&cli.decode)?;
-    let args = &cli.report;
-    let mut progress = Progress::new(&path.display().to_string());
+pub fn run(cli: &Cli) -> Result<(), RunError> {
+    let inputs = expand(&cli.captures)?;
     let threads = match cli.threads {
         Some(n) => usize::from(n),
         None => crate::pipeline::threads().map_err(RunError::Usage)?,
     };
+    if cli.merge && inputs.paths.len() > 1 {
+        return merged(&inputs.paths, cli, threads);
+    }
+    match &inputs {
+        Inputs { paths, several } if !*several && paths.len() == 1 => {
+            single(&paths[0], cli, threads)
+        }
+        _ => many(&inputs.paths, cli, threads),
+    }
+}
+
+fn single(path: &Path, cli: &Cli, threads: usize) -> Result<(), RunError> {
+    let opts = cli.analysis.options(&cli.decode)?;
+    let mut progress = Progress::new(&path.display().to_string());
     let result = crate::pipeline::analyze_path(
         path,
         &cli.decode.dissect_options(),
@@ -24,6 +39,115 @@ pub fn run(path: &Path, cli: &Cli) -> Result<(), RunError> {
     );
     progress.finish();
     let report = result.map_err(|e| capture_error(e, path))?;
+    let written = write_report(&report, cli, Placement::Alone);
+    // The process ends next, which frees the report at once; freeing it
+    // piece by piece first (every flow's events and episodes) took
+    // milliseconds on large captures.
+    std::mem::forget(report);
+    written
+}
+
+/// Where a report goes among those of the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Placement {
+    /// The only one: JSON as a document.
+    Alone,
+    /// One of several: JSON as one line of JSON Lines.
+    First,
+    Next,
+}
+
+fn merged(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> {
+    let opts = cli.analysis.options(&cli.decode)?;
+    let mut progress = Progress::new(&format!("{} captures", paths.len()));
+    let result = crate::pipeline::analyze_merged(
+        paths,
+        &cli.decode.dissect_options(),
+        opts,
+        threads,
+        Some(&mut |done, total, frames| progress.update(done as u64, total as u64, frames)),
+    );
+    progress.finish();
+    let report = result.map_err(|e| match e {
+        // The inner error names its file already.
+        crate::capture::CaptureError::In { file, source } => {
+            RunError::Capture(PathBuf::from(file), *source)
+        }
+        other => RunError::Capture(PathBuf::from("--merge"), other),
+    })?;
+    let written = write_report(&report, cli, Placement::Alone);
+    std::mem::forget(report);
+    written
+}
+
+/// A report per capture, several analysed at once, written in the order
+/// given as each is ready: text reports one after the other, JSON as JSON
+/// Lines (one report document per line). A capture that cannot be read is
+/// said on stderr in its place and the others go on; the exit code is then
+/// 2.
+fn many(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> {
+    let opts = cli.analysis.options(&cli.decode)?;
+    let total_bytes: u64 = paths
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let mut progress = Progress::new(&format!("{} captures", paths.len()));
+    let mut read_bytes = 0u64;
+    let mut frames = 0u64;
+    let mut failed = 0usize;
+    let mut out_err: Option<RunError> = None;
+    crate::pipeline::analyze_many(
+        paths,
+        &cli.decode.dissect_options(),
+        &opts,
+        threads,
+        &mut |i, result| {
+            read_bytes += std::fs::metadata(&paths[i]).map_or(0, |m| m.len());
+            if out_err.is_some() {
+                return;
+            }
+            match result {
+                Ok(report) => {
+                    frames += report.capture.frames;
+                    progress.update(read_bytes, total_bytes, frames);
+                    progress.suspend(|| {
+                        let at = if i == 0 {
+                            Placement::First
+                        } else {
+                            Placement::Next
+                        };
+                        if let Err(e) = write_report(&report, cli, at) {
+                            out_err = Some(e);
+                        }
+                    });
+                    std::mem::forget(report);
+                }
+                Err(e) => {
+                    failed += 1;
+                    progress.suspend(|| eprintln!("roce-dissect: {}", capture_error(e, &paths[i])));
+                }
+            }
+        },
+    );
+    progress.finish();
+    if let Some(e) = out_err {
+        return Err(e);
+    }
+    if failed > 0 {
+        return Err(RunError::SomeFailed {
+            failed,
+            total: paths.len(),
+        });
+    }
+    Ok(())
+}
+
+/// Writes one report on stdout: the JSON document (compact, one line,
+/// when it is one of several) or the text (after a blank line when
+/// another came before).
+fn write_report(report: &Report, cli: &Cli, at: Placement) -> Result<(), RunError> {
+    let args = &cli.report;
     print_warnings(
         &report.capture.warnings,
         report.capture.warnings.len() as u64,
@@ -32,26 +156,31 @@ pub fn run(path: &Path, cli: &Cli) -> Result<(), RunError> {
     // not standard output's own handle either, which is line-buffered (each
     // piece would go out as two writes, the second a copy of its last line).
     let mut out = std::fs::File::from(io::stdout().as_fd().try_clone_to_owned()?);
-    if args.json {
-        crate::output::report_json::write(&mut out, &report)?;
+    if args.json && at != Placement::Alone {
+        let mut doc = Vec::new();
+        crate::output::report_json::write(&mut doc, report)?;
+        let mut line = crate::output::json::minify(&doc);
+        line.push(b'\n');
+        out.write_all(&line)?;
+    } else if args.json {
+        crate::output::report_json::write(&mut out, report)?;
     } else {
         let color = !args.no_color
             && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
             && io::stdout().is_terminal();
         let text = crate::output::report::render(
-            &report,
+            report,
             &TextOptions {
                 style: Style { color },
                 events: args.events,
                 all: args.all,
             },
         );
+        if at == Placement::Next {
+            out.write_all(b"\n")?;
+        }
         out.write_all(text.as_bytes())?;
     }
     out.flush()?;
-    // The process ends next, which frees the report at once; freeing it
-    // piece by piece first (every flow's events and episodes) took
-    // milliseconds on large captures.
-    std::mem::forget(report);
     Ok(())
 }

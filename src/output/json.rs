@@ -343,3 +343,44 @@ mod report_formatter_tests {
         assert!(text.contains("\"none\": {}"));
     }
 }
+
+/// `doc` (valid JSON) without the whitespace between tokens: one line, as
+/// JSON Lines wants. Strings are copied as they are (escapes included).
+pub fn minify(doc: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(doc.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in doc {
+        if in_string {
+            out.push(b);
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if !matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
+            if b == b'"' {
+                in_string = true;
+            }
+            out.push(b);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod minify_tests {
+    #[test]
+    fn whitespace_goes_strings_stay() {
+        let doc = b"{\n  \"a b\": [1, 2],\n  \"c\": \"x \\\" y\\\\\",\n  \"d\": {}\n}\n";
+        let m = super::minify(doc);
+        assert_eq!(
+            m,
+            b"{\"a b\":[1,2],\"c\":\"x \\\" y\\\\\",\"d\":{}}".to_vec()
+        );
+        let v: serde_json::Value = serde_json::from_slice(&m).unwrap();
+        assert_eq!(v, serde_json::from_slice::<serde_json::Value>(doc).unwrap());
+    }
+}

@@ -630,6 +630,7 @@ pub fn analyze_file(
     };
     Ok(an.finish(CaptureInfo {
         file: name.to_string(),
+        files: Vec::new(),
         format: format.to_string(),
         ts_resolution_ns,
         warnings: warning_list(&warnings.kept, warnings.count),

@@ -2,9 +2,10 @@
 
 pub mod chunked;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Facts, FlowKey, Report};
+use crate::capture::merge::MergedSource;
 use crate::capture::{CaptureError, CaptureFile, FrameSource, open_stream, warning_list};
 use crate::dissect::DissectOptions;
 
@@ -82,6 +83,99 @@ pub fn analyze_path(
     analyze_pipelined(&mut source, &name, dissect_opts, opts, progress)
 }
 
+/// Analyses several captures as one, frames in timestamp order (see
+/// [`MergedSource`]); `capture.files` names them.
+pub fn analyze_merged(
+    paths: &[PathBuf],
+    dissect_opts: &DissectOptions,
+    opts: AnalysisOptions,
+    threads: usize,
+    progress: Option<Progress<'_>>,
+) -> Result<Report, CaptureError> {
+    let mut source = MergedSource::open(paths)?;
+    let names = source.names();
+    let name = names.join(" + ");
+    let mut report = if threads < 2 {
+        analyze_sequential(&mut source, &name, dissect_opts, opts, progress)
+    } else {
+        analyze_pipelined(&mut source, &name, dissect_opts, opts, progress)
+    }?;
+    report.capture.files = names;
+    Ok(report)
+}
+
+/// Reports handed over at most this many places ahead of the one being
+/// waited for, per worker: a slow capture holds back a bounded number.
+const AHEAD_PER_WORKER: usize = 2;
+
+/// Analyses each of `paths` on its own, several at once: with `threads`
+/// threads in all, `min(threads, paths)` captures are read at a time, each
+/// with its share of the threads. `done` hears each capture's result in
+/// the order of `paths`, as soon as it and those before it are done.
+pub fn analyze_many(
+    paths: &[PathBuf],
+    dissect_opts: &DissectOptions,
+    opts: &AnalysisOptions,
+    threads: usize,
+    done: &mut dyn FnMut(usize, Result<Report, CaptureError>),
+) {
+    use std::sync::mpsc::channel;
+    use std::sync::{Arc, Mutex};
+    let n = paths.len();
+    if n == 0 {
+        return;
+    }
+    let workers = threads.clamp(1, n);
+    let per = (threads / workers).max(1);
+    let (jobs_tx, jobs_rx) = channel::<usize>();
+    let jobs_rx = Arc::new(Mutex::new(jobs_rx));
+    let (results_tx, results) = channel::<(usize, Result<Report, CaptureError>)>();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let jobs = Arc::clone(&jobs_rx);
+            let results = results_tx.clone();
+            let opts = opts.clone();
+            scope.spawn(move || {
+                loop {
+                    let next = match jobs.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok(i) = next else { return };
+                    let r = analyze_path(&paths[i], dissect_opts, opts.clone(), per, None);
+                    if results.send((i, r)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(results_tx);
+        let window = workers * AHEAD_PER_WORKER;
+        let mut handed = 0;
+        while handed < n.min(window) {
+            let _ = jobs_tx.send(handed);
+            handed += 1;
+        }
+        let mut waiting = std::collections::BTreeMap::new();
+        let mut next_out = 0;
+        for (i, r) in results.iter() {
+            waiting.insert(i, r);
+            while let Some(r) = waiting.remove(&next_out) {
+                done(next_out, r);
+                next_out += 1;
+                if handed < n {
+                    let _ = jobs_tx.send(handed);
+                    handed += 1;
+                }
+            }
+            if next_out == n {
+                break;
+            }
+        }
+        drop(jobs_tx);
+    });
+}
+
 /// Analyses every frame of `source`. Warnings (a cut file, skipped blocks)
 /// are in `report.capture.warnings`.
 ///
@@ -103,14 +197,13 @@ pub fn analyze_source(
     }
 }
 
-fn capture_info(source: &dyn FrameSource, name: &str) -> CaptureInfo {
+/// What the report says of the input.
+pub fn capture_info(source: &dyn FrameSource, name: &str) -> CaptureInfo {
     let warnings = warning_list(source.warnings(), source.warning_count());
     CaptureInfo {
         file: name.to_string(),
-        format: match source.compression() {
-            Some(c) => format!("{} ({})", source.format(), c.name()),
-            None => source.format().to_string(),
-        },
+        files: Vec::new(),
+        format: source.description(),
         ts_resolution_ns: source.ts_resolution_ns(),
         warnings,
     }

@@ -2,7 +2,7 @@
 //! and flow so packet lists can be read again on demand.
 
 use crate::analysis::report::Report;
-use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Marks};
+use crate::analysis::{AnalysisOptions, Analyzer, Marks};
 use crate::capture::{CaptureError, FrameSource, Section};
 use crate::dissect::{DissectOptions, dissect};
 
@@ -59,12 +59,7 @@ pub fn first_pass(
     }
     index.sections = source.sections().to_vec();
     index.first_ts_ns = first_ts.unwrap_or(0);
-    let info = CaptureInfo {
-        file: name.to_string(),
-        format: source.format().to_string(),
-        ts_resolution_ns: source.ts_resolution_ns(),
-        warnings: source.warnings().to_vec(),
-    };
+    let info = crate::pipeline::capture_info(source, name);
     let (report, pos) = an.finish_indexed(info);
     for f in &mut index.flows {
         if *f != NO_FLOW {

@@ -7,7 +7,7 @@ pub mod index;
 pub mod render;
 
 use std::io::{self, IsTerminal};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -157,6 +157,37 @@ impl Input {
     }
 }
 
+impl Input {
+    /// Several captures merged (timestamp order) into an unnamed
+    /// temporary pcapng file.
+    pub fn merged(
+        paths: &[PathBuf],
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<Input, CaptureError> {
+        let mut source = crate::capture::merge::MergedSource::open(paths)?;
+        let name = source.names().join(" + ");
+        let tmp = tempfile::tempfile().map_err(|e| CaptureError::Io {
+            path: std::env::temp_dir(),
+            source: e,
+        })?;
+        let mut out = io::BufWriter::with_capacity(1 << 20, &tmp);
+        crate::capture::merge::write_pcapng(&mut source, &mut out, progress)?;
+        io::Write::flush(&mut out).map_err(|e| CaptureError::Io {
+            path: std::env::temp_dir(),
+            source: e,
+        })?;
+        drop(out);
+        Ok(Input {
+            file: tmp,
+            name,
+            note: Some(format!(
+                "{} captures merged into a temporary file",
+                paths.len()
+            )),
+        })
+    }
+}
+
 /// Opens a capture for the TUI: first pass (with a progress gauge drawn by
 /// `draw_progress`) then the app.
 pub fn load(
@@ -231,7 +262,7 @@ fn terminal() -> Result<ratatui::DefaultTerminal, crate::cli::RunError> {
 /// The whole `tui` command on the real terminal. A capture that cannot be
 /// read is reported before the screen is taken over.
 pub fn run(
-    path: &Path,
+    paths: &[PathBuf],
     dissect_opts: &DissectOptions,
     opts: AnalysisOptions,
 ) -> Result<(), crate::cli::RunError> {
@@ -240,10 +271,31 @@ pub fn run(
     }
     // A file that cannot be read is reported, and a stream or a compressed
     // file copied, on the normal screen, before it is taken over.
-    let mut progress = crate::cli::Progress::new(&path.display().to_string());
-    let input = Input::open(path, &mut |done, total| progress.update_bytes(done, total))
-        .map_err(|e| crate::cli::RunError::Capture(path.to_path_buf(), e))?;
+    let Some(first) = paths.first() else {
+        return Err(crate::cli::RunError::Usage("no capture given".into()));
+    };
+    let name = if paths.len() > 1 {
+        format!("{} captures", paths.len())
+    } else {
+        first.display().to_string()
+    };
+    let mut progress = crate::cli::Progress::new(&name);
+    let input = if paths.len() > 1 {
+        Input::merged(paths, &mut |done, total| progress.update_bytes(done, total))
+    } else {
+        Input::open(first, &mut |done, total| progress.update_bytes(done, total))
+    };
+    let path = if paths.len() > 1 {
+        PathBuf::from("--merge")
+    } else {
+        first.clone()
+    };
+    let input = input.map_err(|e| match e {
+        CaptureError::In { file, source } => crate::cli::RunError::Capture(file.into(), *source),
+        e => crate::cli::RunError::Capture(path.clone(), e),
+    })?;
     progress.finish();
+    let path = Path::new(&input.name).to_path_buf();
     if let Some(note) = &input.note {
         eprintln!(
             "roce-dissect: {}: {note} (the TUI reads frames again by offset; the copy goes when it ends)",
