@@ -17,6 +17,46 @@ const LINKS: [LinkType; 6] = [
     LinkType::Ipv6,
 ];
 
+/// A native InfiniBand packet (even first byte) or an ERF record (odd),
+/// the rest of the input: decoded and shown every way, and the
+/// InfiniBand-specific promises checked: the VCRC judged only over a whole
+/// packet, the LRH where it says, an ERF record's frame inside it.
+pub fn native_frame(data: &[u8]) {
+    let Some((&sel, frame)) = data.split_first() else {
+        return;
+    };
+    let link = if sel & 1 == 0 {
+        LinkType::InfiniBand
+    } else {
+        LinkType::Erf
+    };
+    let f = Frame {
+        number: 1,
+        ts_ns: 0,
+        len: frame.len() as u32 + u32::from(sel >> 7),
+        caplen: frame.len() as u32,
+        link,
+        if_speed: None,
+        data: frame,
+        offset: 0,
+    };
+    let p = dissect(&f, &DissectOptions::default());
+    let mut out = Vec::new();
+    write_json_line(&mut out, &p);
+    let _ = summary_line(&p, 0, 9, 100_000_000_000);
+    let _ = header_tree(&p, 100_000_000_000);
+    assert!(usize::from(p.frame_start) <= frame.len());
+    if let (Some(l), Some(at)) = (p.lrh, p.offsets.lrh) {
+        let at = usize::from(at);
+        if let Some(true | false) = p.vcrc.and_then(|v| v.valid) {
+            assert!(at + l.packet_bytes() + 2 <= frame.len());
+        }
+    }
+    if p.erf.is_some() {
+        assert!(p.caplen as usize + usize::from(p.frame_start) <= frame.len());
+    }
+}
+
 /// One frame: the first byte picks the link type, the rest is the frame.
 /// Every view of the packet is rendered.
 pub fn dissect_frame(data: &[u8]) {

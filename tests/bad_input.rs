@@ -87,8 +87,8 @@ fn unreadable_files_exit_2_with_one_line() {
         "gzip",
     );
     assert_unreadable(
-        &write(d.path(), "ib.pcap", &pcap_header(247)),
-        "unsupported link type 247",
+        &write(d.path(), "wifi.pcap", &pcap_header(105)),
+        "unsupported link type 105 (IEEE 802.11)",
     );
     let (code, _, stderr) = run(&[], Path::new("/nonexistent/x.pcap"));
     assert_eq!(code, 2);

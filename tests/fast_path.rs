@@ -17,6 +17,7 @@ const OTHER: Facts = Facts {
     ts_ns: 7,
     len: 1,
     flags: 0xff,
+    lost: 9,
     body: Body::Other,
 };
 

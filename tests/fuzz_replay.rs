@@ -59,3 +59,8 @@ fn truncations_of_every_seed_frame() {
 fn compressed_inputs() {
     assert!(replay("compressed", roce_dissect::fuzzing::read_compressed) >= 12);
 }
+
+#[test]
+fn native_frame_inputs() {
+    assert!(replay("native_frame", roce_dissect::fuzzing::native_frame) >= 8);
+}

@@ -26,6 +26,9 @@ pub struct Facts {
     pub len: u32,
     /// [`Facts::TRUNCATED`] and the other flags.
     pub flags: u8,
+    /// Records the capture device says it lost just before this one (an
+    /// ERF record's loss counter; 0 for every other capture).
+    pub lost: u16,
     pub body: Body,
 }
 
@@ -130,6 +133,7 @@ impl Facts {
             Body::Other
         };
         Facts {
+            lost: pkt.erf.filter(|e| e.counts_losses()).map_or(0, |e| e.lctr),
             number: pkt.number,
             ts_ns: pkt.ts_ns,
             len: pkt.len,
@@ -339,11 +343,12 @@ fn fast<R>(frame: &Frame<'_>, opts: &DissectOptions, emit: impl FnOnce(Facts) ->
         }
     }
     let key = FlowKey {
-        src: net.src,
-        dst: net.dst,
+        src: crate::dissect::Addr::Ip(net.src),
+        dst: crate::dissect::Addr::Ip(net.dst),
         dest_qp: b.dest_qp,
     };
     Some(emit(Facts {
+        lost: 0,
         number: frame.number,
         ts_ns: frame.ts_ns,
         len: frame.len,

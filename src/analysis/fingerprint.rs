@@ -23,8 +23,10 @@ impl Fingerprint {
 const FINGERPRINT_HEAD: usize = 128;
 
 impl Fingerprint {
+    /// Of the frame itself: an ERF record header (with its timestamp)
+    /// is no part of it.
     pub fn of(pkt: &Packet<'_>) -> Self {
-        Self::of_bytes(pkt.data)
+        Self::of_bytes(pkt.frame_bytes())
     }
 
     /// The fingerprint of a frame's bytes `d`.

@@ -7,7 +7,7 @@
 //! its hot part alone, and a capture of millions of one-frame flows stays
 //! within its memory budget.
 
-use std::net::IpAddr;
+use crate::dissect::Addr;
 
 use super::Map;
 use super::budget::DistinctCounter;
@@ -24,8 +24,8 @@ use crate::wire::{Operation, Transport};
 /// for v2 and GIDs for v1; the UDP source port is entropy, never a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct FlowKey {
-    pub src: IpAddr,
-    pub dst: IpAddr,
+    pub src: Addr,
+    pub dst: Addr,
     pub dest_qp: u32,
 }
 
@@ -33,9 +33,11 @@ pub struct FlowKey {
 /// flow table is looked up for every packet.
 impl std::hash::Hash for FlowKey {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        let bits = |a: IpAddr| match a {
-            IpAddr::V4(v4) => u128::from(v4.to_bits()),
-            IpAddr::V6(v6) => v6.to_bits(),
+        let bits = |a: Addr| match a {
+            Addr::Ip(std::net::IpAddr::V4(v4)) => u128::from(v4.to_bits()),
+            Addr::Ip(std::net::IpAddr::V6(v6)) => v6.to_bits(),
+            // Apart from the IPv4 addresses (small numbers too).
+            Addr::Lid(l) => (1u128 << 64) | u128::from(l),
         };
         state.write_u128(bits(self.src));
         state.write_u128(bits(self.dst));

@@ -184,8 +184,8 @@ mod tests {
             ),
         };
         FlowKey {
-            src,
-            dst,
+            src: src.into(),
+            dst: dst.into(),
             dest_qp: i / 7,
         }
     }
@@ -227,8 +227,8 @@ mod tests {
                 let hi = 0xfd00u64 << 48 | i;
                 let lo = 0x1234_5678_9abc_def0 ^ hi.rotate_left(23);
                 FlowKey {
-                    src: Ipv6Addr::from(u128::from(hi) << 64 | u128::from(lo)).into(),
-                    dst: Ipv6Addr::LOCALHOST.into(),
+                    src: IpAddr::from(Ipv6Addr::from(u128::from(hi) << 64 | u128::from(lo))).into(),
+                    dst: IpAddr::from(Ipv6Addr::LOCALHOST).into(),
                     dest_qp: 0x11,
                 }
             })

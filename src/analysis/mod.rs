@@ -15,8 +15,8 @@ pub mod report;
 mod requests;
 pub mod speed;
 
+use crate::dissect::Addr;
 use std::collections::VecDeque;
-use std::net::IpAddr;
 
 /// A hash map keyed by what a capture says (addresses, QPs, MACs, CM
 /// transaction ids): seeded at random for each run, so that a capture built
@@ -40,6 +40,9 @@ use crate::wire::{Operation, Transport};
 use pfc::{PauseKey, PauseTimeline};
 use psn::Verdict;
 use report::EventKind;
+
+/// The destination QP of InfiniBand multicast.
+const MULTICAST_QP: u32 = 0xff_ffff;
 
 /// Settings of the analysis (the report's command-line options).
 #[derive(Debug, Clone)]
@@ -126,7 +129,7 @@ pub struct CaptureInfo {
 }
 
 /// Unordered pair of hosts: PMTU is a property of the path.
-fn host_pair(a: IpAddr, b: IpAddr) -> (IpAddr, IpAddr) {
+fn host_pair(a: Addr, b: Addr) -> (Addr, Addr) {
     if a <= b { (a, b) } else { (b, a) }
 }
 
@@ -135,11 +138,7 @@ fn host_pair(a: IpAddr, b: IpAddr) -> (IpAddr, IpAddr) {
 /// until something shows it: `--pmtu` is only the fallback for what is
 /// still unknown when it is needed (see [`FlowState::request`]).
 #[inline]
-fn flow_pmtu(
-    f: &mut FlowState,
-    generation: u64,
-    pmtus: &Map<(IpAddr, IpAddr), u32>,
-) -> Option<u32> {
+fn flow_pmtu(f: &mut FlowState, generation: u64, pmtus: &Map<(Addr, Addr), u32>) -> Option<u32> {
     if f.pmtu_generation == generation {
         return f.pmtu_cached;
     }
@@ -147,11 +146,7 @@ fn flow_pmtu(
 }
 
 #[inline(never)]
-fn refresh_pmtu(
-    f: &mut FlowState,
-    generation: u64,
-    pmtus: &Map<(IpAddr, IpAddr), u32>,
-) -> Option<u32> {
+fn refresh_pmtu(f: &mut FlowState, generation: u64, pmtus: &Map<(Addr, Addr), u32>) -> Option<u32> {
     f.pmtu_generation = generation;
     f.pmtu_cached = pmtus.get(&host_pair(f.key.src, f.key.dst)).copied();
     f.pmtu_cached
@@ -179,10 +174,12 @@ struct Totals {
     untracked_frames: u64,
     /// CM REQs not remembered (more pending than `--max-cm-pending`).
     cm_dropped: u64,
+    /// Records the capture device lost (ERF loss counters).
+    device_lost: u64,
 }
 
 /// A CM REQ waiting for its REP: (src, dst, local QPN).
-type PendingReq = (IpAddr, IpAddr, u32);
+type PendingReq = (Addr, Addr, u32);
 
 /// Consumes packets in capture order and builds the [`Report`].
 pub struct Analyzer {
@@ -193,9 +190,9 @@ pub struct Analyzer {
     /// Flows beyond `--max-flows`.
     flows_dropped: budget::DistinctCounter,
     /// PMTU per host pair, from FIRST/MIDDLE payloads and CM REQs.
-    pmtu: Map<(IpAddr, IpAddr), u32>,
+    pmtu: Map<(Addr, Addr), u32>,
     /// Recent NAKs per (NAK sender, NAK receiver), at most [`RECENT_NAKS`].
-    naks: Map<(IpAddr, IpAddr), VecDeque<RecentNak>>,
+    naks: Map<(Addr, Addr), VecDeque<RecentNak>>,
     /// CM REQs by local communication ID, until their REP.
     cm_reqs: Map<u32, PendingReq>,
     /// Flow pairs learnt from CM, both ways.
@@ -203,7 +200,7 @@ pub struct Analyzer {
     /// Flows with a CE mark waiting for its CNP, per (src, dst), in the
     /// order of their marks: (flow, time of the mark). An entry whose flow
     /// no longer waits for that mark is skipped when it comes up.
-    pending_ce: Map<(IpAddr, IpAddr), VecDeque<(u32, u64)>>,
+    pending_ce: Map<(Addr, Addr), VecDeque<(u32, u64)>>,
     pauses: PauseTimeline,
     /// The link speeds pause frames were read at.
     speeds: speed::SpeedsUsed,
@@ -288,6 +285,7 @@ impl Analyzer {
         }
         t.prev_ts = facts.ts_ns;
         t.last_ts = t.last_ts.max(facts.ts_ns);
+        t.device_lost += u64::from(facts.lost);
         if facts.has(Facts::TRUNCATED) {
             t.truncated += 1;
         }
@@ -462,6 +460,21 @@ impl Analyzer {
             ce_mark(f, id, key, pkt, bth, pending_ce, budget);
         }
 
+        // Management datagrams (SMPs on QP0, CM and SA MADs on QP1) and
+        // multicast (DestQP 0xFFFFFF) are not PSN-tracked: their sending
+        // QP sends to every peer or group from one PSN sequence, so each
+        // flow sees only part of it (gaps that are none).
+        let management = (bth.dest_qp <= 1 || bth.dest_qp == MULTICAST_QP)
+            && bth.opcode.transport() == Transport::Ud;
+        // Native InfiniBand congestion control: a BECN (on an ACK, or on
+        // any packet back to the sender) is the notification a CNP is in
+        // RoCE.
+        let becn = r.version == RoceVersion::Ib && bth.becn && op != Some(Operation::Cnp);
+        if becn {
+            out.marks.set(Mark::Cnp);
+            f.cold().cnps += 1;
+            f.event(budget, EventKind::Cnp, pkt, Some(bth.psn), None, None, None);
+        }
         let verdict = match op {
             Some(Operation::Cnp) => {
                 out.marks.set(Mark::Cnp);
@@ -469,7 +482,9 @@ impl Analyzer {
                 f.event(budget, EventKind::Cnp, pkt, Some(bth.psn), None, None, None);
                 None
             }
-            Some(o) if o.is_request() => Some(f.request(pkt, r, o, pmtu, fallback_pmtu, budget)),
+            Some(o) if o.is_request() && !management => {
+                Some(f.request(pkt, r, o, pmtu, fallback_pmtu, budget))
+            }
             Some(o) if o.is_read_response() => Some(f.read_response(pkt, bth, o, budget)),
             _ => None,
         };
@@ -512,7 +527,7 @@ impl Analyzer {
         // Last, as it needs the whole analysis: a CNP settles the CE marks
         // of the flow it answers (another flow; nothing above reads what
         // it changes).
-        if op == Some(Operation::Cnp) {
+        if op == Some(Operation::Cnp) || becn {
             self.cnp_arrived(key, pkt.ts_ns);
         }
         out
@@ -706,7 +721,7 @@ fn ce_mark(
     key: &FlowKey,
     pkt: &Facts,
     bth: &crate::wire::BthRepr,
-    pending_ce: &mut Map<(IpAddr, IpAddr), VecDeque<(u32, u64)>>,
+    pending_ce: &mut Map<(Addr, Addr), VecDeque<(u32, u64)>>,
     budget: &mut Budget,
 ) {
     f.cold().ecn_ce += 1;
@@ -739,7 +754,7 @@ fn nak(
     pkt: &Facts,
     bth: &crate::wire::BthRepr,
     a: &crate::wire::AethRepr,
-    naks: &mut Map<(IpAddr, IpAddr), VecDeque<RecentNak>>,
+    naks: &mut Map<(Addr, Addr), VecDeque<RecentNak>>,
     budget: &mut Budget,
 ) {
     let rnr = a.kind() == AckKind::RnrNak;

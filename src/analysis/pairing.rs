@@ -1,6 +1,6 @@
 //! Pairing the two directions of each connection, and assembling the report.
 
-use std::net::IpAddr;
+use crate::dissect::Addr;
 
 use super::Map;
 use super::flow::FlowState;
@@ -69,7 +69,7 @@ fn pair_flows(a: &Analyzer) -> Vec<Option<(u32, PairedBy)>> {
     // request PSNs between the same two hosts. The data flows of each host
     // pair are sorted by the PSN they would send next, so a response finds
     // the nearest ones by binary search.
-    let mut by_hosts: Map<(IpAddr, IpAddr), Candidates> = Map::default();
+    let mut by_hosts: Map<(Addr, Addr), Candidates> = Map::default();
     for (i, f) in a.flows.iter().enumerate() {
         if let (Some(next), Some(_)) = (f.req_next(), f.req_first_psn)
             && peer[i].is_none()
@@ -144,10 +144,10 @@ fn pair_flows(a: &Analyzer) -> Vec<Option<(u32, PairedBy)>> {
 /// Addresses as text, each formatted once: a capture has far fewer hosts
 /// than flows, and formatting an IPv6 address costs a thousand instructions.
 #[derive(Default)]
-struct AddrText(Map<IpAddr, String>);
+struct AddrText(Map<Addr, String>);
 
 impl AddrText {
-    fn get(&mut self, a: IpAddr) -> String {
+    fn get(&mut self, a: Addr) -> String {
         self.0.entry(a).or_insert_with(|| a.to_string()).clone()
     }
 }
@@ -287,6 +287,7 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
         duration_ns: duration,
         ts_resolution_ns: info.ts_resolution_ns,
         truncated_frames: t.truncated,
+        device_lost: t.device_lost,
         malformed_frames: t.malformed,
         icrc_errors: t.icrc_errors,
         duplicate_frames: t.duplicates,
@@ -326,6 +327,12 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
 fn warnings(a: &Analyzer, mut w: Vec<String>) -> Vec<String> {
     let l = &a.opts.limits;
     let t = &a.totals;
+    if t.device_lost > 0 {
+        w.push(format!(
+            "the capture device reports {} records lost (ERF loss counters): PSN gaps may be the capture's, not the network's",
+            t.device_lost
+        ));
+    }
     let about = |exact: bool| if exact { "" } else { "about " };
     if a.flows_dropped.count() > 0 {
         w.push(format!(

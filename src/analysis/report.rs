@@ -29,6 +29,9 @@ pub struct CaptureSummary {
     pub duration_ns: u64,
     pub ts_resolution_ns: u64,
     pub truncated_frames: u64,
+    /// Records the capture device says it lost (the loss counters of ERF
+    /// records): frames of the link that are in no capture.
+    pub device_lost: u64,
     pub malformed_frames: u64,
     pub icrc_errors: u64,
     pub duplicate_frames: u64,

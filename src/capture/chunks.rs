@@ -32,6 +32,18 @@ pub struct PcapLayout {
     pub snaplen: u32,
 }
 
+impl PcapLayout {
+    /// Nanoseconds per timestamp unit: 1 or 1000, and 1 for ERF records,
+    /// whose own timestamps are finer than the file's.
+    pub fn ts_resolution_ns(&self) -> u64 {
+        if self.nanos || self.link == LinkType::Erf {
+            1
+        } else {
+            1000
+        }
+    }
+}
+
 /// One record read at a known offset.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Record {
@@ -125,13 +137,19 @@ impl PcapLayout {
             };
         }
         let frac = u64::from(frac);
-        let ts_ns = u64::from(sec)
-            .saturating_mul(1_000_000_000)
-            .saturating_add(if self.nanos {
-                frac
-            } else {
-                frac.saturating_mul(1000)
-            });
+        let mut ts_ns =
+            u64::from(sec)
+                .saturating_mul(1_000_000_000)
+                .saturating_add(if self.nanos {
+                    frac
+                } else {
+                    frac.saturating_mul(1000)
+                });
+        if self.link == LinkType::Erf
+            && let Some(t) = buf.get(start..end).and_then(crate::wire::erf::timestamp_ns)
+        {
+            ts_ns = t;
+        }
         Record::Frame {
             ts_ns,
             len: orig.max(incl),

@@ -43,6 +43,11 @@ pub enum LinkType {
     Ipv4,
     /// Raw IPv6 (229).
     Ipv6,
+    /// Native InfiniBand, from the LRH (247).
+    InfiniBand,
+    /// Endace ERF records (197): a record header, then Ethernet, native
+    /// InfiniBand or IP by the record's type (ibdump on InfiniBand ports).
+    Erf,
 }
 
 impl LinkType {
@@ -54,6 +59,8 @@ impl LinkType {
             101 | 12 | 14 => LinkType::RawIp,
             228 => LinkType::Ipv4,
             229 => LinkType::Ipv6,
+            247 => LinkType::InfiniBand,
+            197 => LinkType::Erf,
             _ => return None,
         })
     }
@@ -66,6 +73,8 @@ impl LinkType {
             LinkType::RawIp => 101,
             LinkType::Ipv4 => 228,
             LinkType::Ipv6 => 229,
+            LinkType::InfiniBand => 247,
+            LinkType::Erf => 197,
         }
     }
 }
@@ -121,7 +130,7 @@ pub enum CaptureError {
     #[error("not a pcap or pcapng file (magic {0:#010x})")]
     BadMagic(u32),
     #[error(
-        "unsupported link type {number} ({name}): roce-dissect reads Ethernet (1), Linux cooked SLL (113) and SLL2 (276), raw IP (101, 228, 229)"
+        "unsupported link type {number} ({name}): roce-dissect reads Ethernet (1), Linux cooked SLL (113) and SLL2 (276), raw IP (101, 228, 229), InfiniBand (247) and ERF (197)"
     )]
     UnsupportedLinkType { number: u32, name: &'static str },
     #[error(

@@ -224,7 +224,7 @@ impl Records {
                 let layout = PcapLayout::parse(head)?.ok_or(CaptureError::TooShort(head.len()))?;
                 let kind = Kind::Pcap(layout);
                 Ok((
-                    records(kind, if layout.nanos { 1 } else { 1000 }),
+                    records(kind, layout.ts_resolution_ns()),
                     head.len() - rest.len(),
                 ))
             }
@@ -378,7 +378,10 @@ impl Records {
                 if let Some(idb) = parser.interfaces().last() {
                     let number = u32::from(idb.linktype);
                     let res = idb.ts_resolution();
-                    let ts_resolution_ns = if res.is_bin() {
+                    let ts_resolution_ns = if number == LinkType::Erf.number() {
+                        // ERF records carry their own (finer) timestamps.
+                        1
+                    } else if res.is_bin() {
                         (1_000_000_000u64 >> res.resolution().min(63)).max(1)
                     } else {
                         10u64.pow(9u32.saturating_sub(u32::from(res.resolution())))
@@ -442,9 +445,10 @@ impl Records {
                 };
                 let caplen = u32::try_from(data.len()).unwrap_or(u32::MAX);
                 let start = data.as_ptr() as usize - input.as_ptr() as usize;
+                let ts_ns = u64::try_from(ts.as_nanos()).unwrap_or(u64::MAX);
                 return Item::Frame {
                     next: consumed,
-                    ts_ns: u64::try_from(ts.as_nanos()).unwrap_or(u64::MAX),
+                    ts_ns: erf_ts(link, data).unwrap_or(ts_ns),
                     len: orig.max(caplen),
                     link,
                     if_speed: info.speed,
@@ -733,14 +737,23 @@ fn epb_direct(input: &[u8], order: Endianness, interfaces: &[Interface]) -> Opti
     let iface = interfaces.get(word(8)? as usize)?;
     let link = iface.link.ok()?;
     let ts = u64::from(word(12)?) << 32 | u64::from(word(16)?);
+    let ts_ns = ts.saturating_mul(iface.ns_per_unit?);
+    let data = 28..28 + caplen as usize;
     Some(Item::Frame {
         next: total,
-        ts_ns: ts.saturating_mul(iface.ns_per_unit?),
+        ts_ns: erf_ts(link, input.get(data.clone())?).unwrap_or(ts_ns),
         len: orig,
         link,
         if_speed: iface.speed,
-        data: 28..28 + caplen as usize,
+        data,
     })
+}
+
+/// An ERF record's own timestamp, for frames of an ERF interface.
+fn erf_ts(link: LinkType, data: &[u8]) -> Option<u64> {
+    (link == LinkType::Erf)
+        .then(|| crate::wire::erf::timestamp_ns(data))
+        .flatten()
 }
 
 /// The 32-bit word at `input[at..]` in a pcapng section's byte order.

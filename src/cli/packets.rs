@@ -5,7 +5,6 @@ use std::io::{self, BufWriter, Write};
 
 use super::{PacketsArgs, Progress, RunError, print_warnings, source_error};
 use crate::analysis::Analyzer;
-use crate::capture::Format;
 use crate::dissect::dissect;
 use crate::output::{packets, tree};
 
@@ -20,9 +19,12 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
     let mut analyzer = Analyzer::new(args.analysis.options(&args.decode)?);
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
-    let ts_digits = match reader.format() {
-        Format::Pcap { nanos: false, .. } => 6,
-        _ => 9,
+    // Microseconds when that is all the capture has (a classic pcap);
+    // nanoseconds otherwise (ns pcaps, pcapng, ERF records).
+    let ts_digits = if reader.ts_resolution_ns() >= 1000 {
+        6
+    } else {
+        9
     };
     let mut first_ts: Option<u64> = None;
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
@@ -60,11 +62,7 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
             } else {
                 let mut line =
                     packets::summary_line(&pkt, first, ts_digits, link_speed.bps(pkt.if_speed));
-                for m in found.marks.iter() {
-                    line.push_str(" [");
-                    line.push_str(m.label());
-                    line.push(']');
-                }
+                packets::push_marks(&mut line, found.marks);
                 writeln!(out, "{line}")?;
                 if args.verbose {
                     let nodes = tree::header_tree(&pkt, link_speed.bps(pkt.if_speed));

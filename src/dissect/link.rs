@@ -4,6 +4,7 @@ use etherparse::{
     EtherType, LaxLinkExtSlice, LaxNetSlice, LaxSlicedPacket, LinkSlice, TransportSlice,
 };
 
+use super::ib;
 use super::roce::{self, Net};
 use super::{
     Arp, DecodeError, DissectOptions, ETHERTYPE_ROCE_V1, Eth, Ip, Ip6Ext, OtherL4, Packet, Sll,
@@ -16,14 +17,30 @@ const SLL_LEN: usize = 16;
 const SLL2_LEN: usize = 20;
 
 pub(super) fn dissect_link(pkt: &mut Packet<'_>, opts: &DissectOptions) {
+    match pkt.link {
+        LinkType::Erf => ib::dissect_erf(pkt, opts),
+        LinkType::InfiniBand => ib::dissect_ib(pkt, opts, 0),
+        link => dissect_link_at(pkt, opts, link, 0),
+    }
+}
+
+/// The frame from `start` on (after an ERF header, or 0), as `link`.
+pub(super) fn dissect_link_at(
+    pkt: &mut Packet<'_>,
+    opts: &DissectOptions,
+    link: LinkType,
+    start: usize,
+) {
     let data = pkt.data;
-    let sliced = match pkt.link {
-        LinkType::Ethernet => match LaxSlicedPacket::from_ethernet(data) {
+    let wire = data.get(start..).unwrap_or_default();
+    let sliced = match link {
+        LinkType::Erf | LinkType::InfiniBand => return,
+        LinkType::Ethernet => match LaxSlicedPacket::from_ethernet(wire) {
             Ok(s) => s,
             Err(e) => {
                 pkt.error = Some(DecodeError::Truncated {
                     layer: "Ethernet",
-                    offset: 0,
+                    offset: start,
                     needed: e.required_len,
                     got: e.len,
                 });
@@ -31,11 +48,11 @@ pub(super) fn dissect_link(pkt: &mut Packet<'_>, opts: &DissectOptions) {
             }
         },
         LinkType::LinuxSll | LinkType::LinuxSll2 => {
-            let Some((sll, hdr_len)) = cooked(data, pkt.link) else {
+            let Some((sll, hdr_len)) = cooked(wire, link) else {
                 pkt.error = Some(DecodeError::Truncated {
                     layer: "Linux cooked header",
                     offset: 0,
-                    needed: if pkt.link == LinkType::LinuxSll {
+                    needed: if link == LinkType::LinuxSll {
                         SLL_LEN
                     } else {
                         SLL2_LEN
@@ -45,17 +62,17 @@ pub(super) fn dissect_link(pkt: &mut Packet<'_>, opts: &DissectOptions) {
                 return;
             };
             pkt.sll = Some(sll);
-            let rest = data.get(hdr_len..).unwrap_or_default();
+            let rest = wire.get(hdr_len..).unwrap_or_default();
             LaxSlicedPacket::from_ether_type(EtherType(sll.protocol), rest)
         }
-        LinkType::RawIp | LinkType::Ipv4 | LinkType::Ipv6 => match LaxSlicedPacket::from_ip(data) {
+        LinkType::RawIp | LinkType::Ipv4 | LinkType::Ipv6 => match LaxSlicedPacket::from_ip(wire) {
             Ok(s) => s,
             Err(_) => {
                 pkt.error = Some(DecodeError::Truncated {
                     layer: "IP",
-                    offset: 0,
+                    offset: start,
                     needed: 20,
-                    got: data.len(),
+                    got: wire.len(),
                 });
                 return;
             }
@@ -83,7 +100,7 @@ pub(super) fn dissect_link(pkt: &mut Packet<'_>, opts: &DissectOptions) {
             tags = tags.saturating_add(1);
         }
     }
-    fill_tpids(pkt);
+    fill_tpids(pkt, start);
 
     let ether_payload = sliced.ether_payload();
     if let Some(ep) = &ether_payload {
@@ -110,7 +127,7 @@ pub(super) fn dissect_link(pkt: &mut Packet<'_>, opts: &DissectOptions) {
     if let Some(ep) = &ether_payload {
         pkt.ethertype = Some(ep.ether_type.0);
     }
-    if pkt.link == LinkType::RawIp || pkt.link == LinkType::Ipv4 || pkt.link == LinkType::Ipv6 {
+    if link == LinkType::RawIp || link == LinkType::Ipv4 || link == LinkType::Ipv6 {
         pkt.ethertype = None;
     }
 
@@ -305,12 +322,12 @@ fn ip6_chain(pkt: &mut Packet<'_>, data: &[u8], mut at: usize, mut next: u8) {
 }
 
 /// The TPID of each tag: the EtherType field that announced it.
-fn fill_tpids(pkt: &mut Packet<'_>) {
+fn fill_tpids(pkt: &mut Packet<'_>, start: usize) {
     let Some(eth) = pkt.eth else {
         return;
     };
     let mut tpid = eth.ethertype;
-    let mut at = 12usize;
+    let mut at = start.saturating_add(12);
     for slot in pkt.vlans.iter_mut().flatten() {
         slot.tpid = tpid;
         at = at.saturating_add(4);

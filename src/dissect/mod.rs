@@ -12,6 +12,7 @@
 )]
 
 mod fast;
+mod ib;
 mod link;
 mod roce;
 
@@ -20,8 +21,8 @@ use std::net::IpAddr;
 
 use crate::capture::{Frame, LinkType};
 use crate::wire::{
-    AethRepr, AtomicAckEthRepr, AtomicEthRepr, BthRepr, DethRepr, GrhRepr, IethRepr, ImmDtRepr,
-    PauseRepr, RdethRepr, RethRepr, XrcethRepr, mad,
+    AethRepr, AtomicAckEthRepr, AtomicEthRepr, BthRepr, DethRepr, ErfRepr, GrhRepr, IethRepr,
+    ImmDtRepr, LrhRepr, PauseRepr, RdethRepr, RethRepr, XrcethRepr, mad,
 };
 
 /// The UDP destination port that marks RoCE v2.
@@ -242,10 +243,14 @@ pub struct Arp {
     pub target_ip: std::net::Ipv4Addr,
 }
 
+/// How the transport headers travel: RoCE v1 (Ethernet + GRH), v2
+/// (Ethernet + IP + UDP) or native InfiniBand (LRH [+ GRH]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RoceVersion {
     V1,
     V2,
+    /// Native InfiniBand (`"ib"` in JSON).
+    Ib,
 }
 
 impl RoceVersion {
@@ -253,7 +258,72 @@ impl RoceVersion {
         match self {
             RoceVersion::V1 => "v1",
             RoceVersion::V2 => "v2",
+            RoceVersion::Ib => "ib",
         }
+    }
+}
+
+/// An end of a flow: an IP address (RoCE v2), a GID shown as IPv6 (RoCE v1,
+/// and native InfiniBand with a GRH), or a LID (native InfiniBand without
+/// a GRH, routed inside one subnet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Addr {
+    Ip(IpAddr),
+    Lid(u16),
+}
+
+impl From<IpAddr> for Addr {
+    fn from(ip: IpAddr) -> Addr {
+        Addr::Ip(ip)
+    }
+}
+
+impl From<std::net::Ipv4Addr> for Addr {
+    fn from(ip: std::net::Ipv4Addr) -> Addr {
+        Addr::Ip(ip.into())
+    }
+}
+
+impl From<std::net::Ipv6Addr> for Addr {
+    fn from(ip: std::net::Ipv6Addr) -> Addr {
+        Addr::Ip(ip.into())
+    }
+}
+
+impl fmt::Display for Addr {
+    /// An IP or GID as usual; a LID as `lid:4` (decimal, as Wireshark
+    /// shows LIDs).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Addr::Ip(ip) => ip.fmt(f),
+            Addr::Lid(l) => write!(f, "lid:{l}"),
+        }
+    }
+}
+
+impl std::str::FromStr for Addr {
+    type Err = String;
+
+    /// An IP address, a GID, or a LID as `lid:4` (`LID:4`, `lid:0x4`).
+    fn from_str(s: &str) -> Result<Addr, String> {
+        let s = s.trim();
+        let lid = s
+            .strip_prefix("lid:")
+            .or_else(|| s.strip_prefix("LID:"))
+            .or_else(|| s.strip_prefix("Lid:"));
+        if let Some(n) = lid {
+            let n = n.trim();
+            let v = match n.strip_prefix("0x").or_else(|| n.strip_prefix("0X")) {
+                Some(h) => u16::from_str_radix(h, 16),
+                None => n.parse(),
+            };
+            return v
+                .map(Addr::Lid)
+                .map_err(|_| format!("'{s}': a LID is 0 to 65535 (lid:4, lid:0x4)"));
+        }
+        s.parse::<IpAddr>()
+            .map(Addr::Ip)
+            .map_err(|_| format!("'{s}' is not an IP address, a GID or a LID (lid:4)"))
     }
 }
 
@@ -269,10 +339,21 @@ pub struct Icrc {
     pub valid: Option<bool>,
 }
 
+/// The VCRC trailer of a native InfiniBand packet and its verdict (like
+/// [`Icrc`], read big-endian as Wireshark shows it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Vcrc {
+    pub value: Option<u16>,
+    pub expected: Option<u16>,
+    pub valid: Option<bool>,
+}
+
 /// Where each RoCE header starts in the frame (for the header tree and the
 /// TUI's byte highlighting).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RoceOffsets {
+    /// Native InfiniBand: the LRH (after the ERF header, if any).
+    pub lrh: Option<u16>,
     pub grh: Option<u16>,
     pub bth: u16,
     pub rdeth: Option<u16>,
@@ -288,6 +369,7 @@ pub struct RoceOffsets {
     pub payload: Option<u16>,
     pub pad: Option<u16>,
     pub icrc: Option<u16>,
+    pub vcrc: Option<u16>,
 }
 
 /// Everything decoded from one frame. Plain values, no allocation.
@@ -301,6 +383,9 @@ pub struct Packet<'a> {
     /// The link speed the frame's interface states (pcapng `if_speed`).
     pub if_speed: Option<std::num::NonZeroU64>,
     pub data: &'a [u8],
+    /// Where the frame itself starts in `data`: after an ERF record's
+    /// header (0 for every other link type).
+    pub frame_start: u16,
 
     pub eth: Option<Eth>,
     pub sll: Option<Sll>,
@@ -314,6 +399,10 @@ pub struct Packet<'a> {
     pub udp: Option<Udp>,
     pub other_l4: Option<OtherL4>,
 
+    /// The ERF record header of a `DLT_ERF` frame.
+    pub erf: Option<ErfRepr>,
+    /// Native InfiniBand: the Local Route Header.
+    pub lrh: Option<LrhRepr>,
     pub roce: Option<RoceVersion>,
     pub grh: Option<GrhRepr>,
     pub bth: Option<BthRepr>,
@@ -332,6 +421,8 @@ pub struct Packet<'a> {
     /// for every RoCE frame whose headers were decoded.
     pub payload_len: Option<u32>,
     pub icrc: Option<Icrc>,
+    /// Native InfiniBand: the VCRC trailer and its verdict.
+    pub vcrc: Option<Vcrc>,
     pub offsets: RoceOffsets,
 
     pub pause: Option<PauseRepr>,
@@ -348,6 +439,7 @@ impl<'a> Packet<'a> {
             link: frame.link,
             if_speed: frame.if_speed,
             data: frame.data,
+            frame_start: 0,
             eth: None,
             sll: None,
             vlans: [None; 3],
@@ -357,6 +449,8 @@ impl<'a> Packet<'a> {
             arp: None,
             udp: None,
             other_l4: None,
+            erf: None,
+            lrh: None,
             roce: None,
             grh: None,
             bth: None,
@@ -373,6 +467,7 @@ impl<'a> Packet<'a> {
             cm: None,
             payload_len: None,
             icrc: None,
+            vcrc: None,
             offsets: RoceOffsets::default(),
             pause: None,
             error: None,
@@ -389,9 +484,20 @@ impl<'a> Packet<'a> {
         self.vlans.iter().flatten()
     }
 
-    /// Priority of the frame from its outermost 802.1Q tag.
+    /// Priority of the frame from its outermost 802.1Q tag; for native
+    /// InfiniBand, the LRH's service level.
     pub fn pcp(&self) -> Option<u8> {
-        self.vlan_tags().next().map(|t| t.pcp)
+        self.vlan_tags()
+            .next()
+            .map(|t| t.pcp)
+            .or_else(|| self.lrh.map(|l| l.sl))
+    }
+
+    /// The bytes of the frame itself (after an ERF record header).
+    pub fn frame_bytes(&self) -> &'a [u8] {
+        self.data
+            .get(usize::from(self.frame_start)..)
+            .unwrap_or_default()
     }
 
     /// Source MAC from Ethernet or a cooked header.
@@ -401,24 +507,40 @@ impl<'a> Packet<'a> {
             .or_else(|| self.sll.and_then(|s| s.src_mac()))
     }
 
-    /// Network source and destination: IPs for v2, GIDs for v1.
-    pub fn endpoints(&self) -> Option<(IpAddr, IpAddr)> {
+    /// Network source and destination: IPs for v2, GIDs for v1 and for
+    /// InfiniBand with a GRH, LIDs for InfiniBand without one.
+    pub fn endpoints(&self) -> Option<(Addr, Addr)> {
         if let Some(g) = &self.grh {
-            return Some((IpAddr::V6(g.sgid_addr()), IpAddr::V6(g.dgid_addr())));
+            return Some((
+                Addr::Ip(IpAddr::V6(g.sgid_addr())),
+                Addr::Ip(IpAddr::V6(g.dgid_addr())),
+            ));
         }
-        self.ip.map(|ip| (ip.src, ip.dst))
+        if let Some(l) = &self.lrh {
+            return Some((Addr::Lid(l.slid), Addr::Lid(l.dlid)));
+        }
+        self.ip.map(|ip| (Addr::Ip(ip.src), Addr::Ip(ip.dst)))
     }
 
-    /// The ECN field, from IP or (v1) the low two bits of the GRH class.
+    /// The ECN field, from IP or (v1) the low two bits of the GRH class;
+    /// for native InfiniBand the BTH's FECN, the congestion mark of IB
+    /// congestion control, as CE (3).
     pub fn ecn(&self) -> Option<u8> {
+        if self.roce == Some(RoceVersion::Ib) {
+            return self.bth.map(|b| if b.fecn { 3 } else { 0 });
+        }
         if let Some(ip) = &self.ip {
             return Some(ip.ecn);
         }
         self.grh.map(|g| g.tclass & 0x3)
     }
 
-    /// The DSCP, from IP or (v1) the GRH traffic class.
+    /// The DSCP, from IP or (v1) the GRH traffic class (none for native
+    /// InfiniBand, whose service level is [`Packet::pcp`]'s stand-in).
     pub fn dscp(&self) -> Option<u8> {
+        if self.roce == Some(RoceVersion::Ib) {
+            return None;
+        }
         if let Some(ip) = &self.ip {
             return Some(ip.dscp);
         }

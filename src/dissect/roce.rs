@@ -14,7 +14,8 @@ pub(super) enum Net<'a> {
     Ipv6 { ip: &'a [u8], udp: &'a [u8] },
 }
 
-/// QP1 carries GSI MADs (RDMA CM among them).
+/// QP1 carries GSI MADs (RDMA CM and subnet administration among them),
+/// QP0 subnet management packets (SMPs).
 const GSI_QP: u32 = 1;
 
 pub(super) fn dissect_v1(
@@ -79,6 +80,30 @@ pub(super) fn dissect_v2(
         complete,
         net,
         "UDP length",
+        opts,
+    );
+}
+
+/// The transport headers of a native InfiniBand packet (see
+/// `ib::dissect_ib`): `claimed` from the LRH's PktLen, less the LRH (and
+/// GRH).
+pub(super) fn dissect_ib_transport(
+    pkt: &mut Packet<'_>,
+    transport: &[u8],
+    claimed: usize,
+    off: usize,
+    net: NetHeader<'_>,
+    opts: &DissectOptions,
+) {
+    let complete = transport.len() >= claimed;
+    dissect_transport(
+        pkt,
+        transport,
+        claimed,
+        off,
+        complete,
+        net,
+        "LRH PktLen",
         opts,
     );
 }
@@ -186,7 +211,7 @@ fn dissect_transport(
             }
             pkt.offsets.icrc = at_off(claimed.saturating_sub(icrc::LEN));
             if b.opcode.transport() == Transport::Ud
-                && b.dest_qp == GSI_QP
+                && b.dest_qp <= GSI_QP
                 && err.is_none()
                 && let Some(body) = region.get(hdr_end..hdr_end.saturating_add(payload_len))
                 && let Ok((hdr, cm)) = mad::parse(body)

@@ -18,7 +18,16 @@ pub fn protocol(p: &Packet<'_>) -> &'static str {
         return match v {
             RoceVersion::V1 => "RoCEv1",
             RoceVersion::V2 => "RoCEv2",
+            RoceVersion::Ib => "InfiniBand",
         };
+    }
+    if p.lrh.is_some() {
+        return "InfiniBand";
+    }
+    if let Some(e) = &p.erf
+        && e.payload() == crate::wire::erf::ErfPayload::Other
+    {
+        return "ERF";
     }
     if let Some(pause) = &p.pause {
         return match pause {
@@ -151,6 +160,9 @@ pub fn info(p: &Packet<'_>, link_bps: u64) -> String {
         if let Some(i) = &p.ieth {
             let _ = write!(s, " Inv R_Key=0x{:08x}", i.r_key);
         }
+        if let (Some(m), None) = (&p.mad, &p.cm) {
+            let _ = write!(s, " {}", crate::wire::mad::describe(m));
+        }
         if let Some(cm) = &p.cm {
             let _ = write!(s, " CM {}", cm.name());
             match cm {
@@ -185,6 +197,32 @@ pub fn info(p: &Packet<'_>, link_bps: u64) -> String {
         {
             s.push_str(" [bad ICRC]");
         }
+        if let Some(v) = &p.vcrc
+            && v.valid == Some(false)
+        {
+            s.push_str(" [bad VCRC]");
+        }
+    } else if let Some(l) = &p.lrh {
+        let _ = write!(s, "LRH {}", l.lnh.name());
+        if let Some(t) = p.ethertype {
+            let _ = write!(
+                s,
+                ", EtherType 0x{t:04x}{}",
+                super::names::ethertype(t)
+                    .map(|n| format!(" ({n})"))
+                    .unwrap_or_default()
+            );
+        }
+        if let Some(v) = &p.vcrc
+            && v.valid == Some(false)
+        {
+            s.push_str(" [bad VCRC]");
+        }
+    } else if let Some(e) = p
+        .erf
+        .filter(|e| e.payload() == crate::wire::erf::ErfPayload::Other)
+    {
+        let _ = write!(s, "ERF record type {} ({})", e.kind, e.type_name());
     } else if let Some(pause) = &p.pause {
         match pause {
             PauseRepr::Pfc(pfc) => {
@@ -271,6 +309,18 @@ pub fn info(p: &Packet<'_>, link_bps: u64) -> String {
     s
 }
 
+/// Appends the tags of what the analysis found in a frame (`[retransmit]
+/// [gap]`) to its summary line; a tag the line already carries (the
+/// header's own `[CE]` or `[bad ICRC]`) is not repeated.
+pub fn push_marks(line: &mut String, marks: crate::analysis::Marks) {
+    for m in marks.iter() {
+        let tag = format!(" [{}]", m.label());
+        if !line.contains(&tag) {
+            line.push_str(&tag);
+        }
+    }
+}
+
 /// One summary line, tshark style: number, relative time, source →
 /// destination, protocol, length, info.
 pub fn summary_line(p: &Packet<'_>, first_ts_ns: u64, ts_digits: usize, link_bps: u64) -> String {
@@ -348,6 +398,28 @@ pub fn write_json_line(out: &mut Vec<u8>, p: &Packet<'_>) {
         w.u64(q!("sport"), u64::from(u.sport));
         w.u64(q!("dport"), u64::from(u.dport));
         w.u64(q!("length"), u64::from(u.length));
+        w.end();
+    }
+    if let Some(e) = &p.erf {
+        w.object(q!("erf"));
+        w.u64(q!("type"), u64::from(e.kind));
+        w.str(q!("type_name"), e.type_name());
+        w.u64(q!("flags"), u64::from(e.flags));
+        w.u64(q!("port"), u64::from(e.port()));
+        w.u64(q!("rlen"), u64::from(e.rlen));
+        w.u64(q!("lctr"), u64::from(e.lctr));
+        w.u64(q!("wlen"), u64::from(e.wlen));
+        w.end();
+    }
+    if let Some(l) = &p.lrh {
+        w.object(q!("lrh"));
+        w.u64(q!("vl"), u64::from(l.vl));
+        w.u64(q!("lver"), u64::from(l.lver));
+        w.u64(q!("sl"), u64::from(l.sl));
+        w.u64(q!("lnh"), u64::from(l.lnh.bits()));
+        w.u64(q!("dlid"), u64::from(l.dlid));
+        w.u64(q!("slid"), u64::from(l.slid));
+        w.u64(q!("pktlen"), u64::from(l.pkt_len));
         w.end();
     }
     if let Some(v) = p.roce {
@@ -515,6 +587,15 @@ pub fn write_json_line(out: &mut Vec<u8>, p: &Packet<'_>) {
         w.opt_u64(q!("value"), i.value.map(u64::from));
         w.opt_bool(q!("valid"), i.valid);
         if let Some(e) = i.expected {
+            w.u64(q!("expected"), u64::from(e));
+        }
+        w.end();
+    }
+    if let Some(v) = &p.vcrc {
+        w.object(q!("vcrc"));
+        w.opt_u64(q!("value"), v.value.map(u64::from));
+        w.opt_bool(q!("valid"), v.valid);
+        if let Some(e) = v.expected {
             w.u64(q!("expected"), u64::from(e));
         }
         w.end();

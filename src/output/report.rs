@@ -338,6 +338,13 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
         grouped(c.one_way_flows),
         grouped(c.cm_messages),
     );
+    if c.device_lost > 0 {
+        let _ = writeln!(
+            s,
+            "  {} records lost by the capture device (ERF loss counters)",
+            grouped(c.device_lost)
+        );
+    }
 
     if o.events {
         let shown = if o.all { r.flows.len() } else { MAX_FLOW_ROWS };

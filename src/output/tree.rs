@@ -120,6 +120,112 @@ fn ecn_name(ecn: u8) -> &'static str {
 }
 
 /// Builds the header tree of a packet.
+/// The ERF record header, as Wireshark shows it.
+fn erf_node(t: &mut Tree, e: &crate::wire::ErfRepr, frame_at: usize) {
+    t.add(0, 0, frame_at, "Extensible Record Format".into());
+    t.add(1, 0, 8, format!("Timestamp: 0x{:016x}", e.ts));
+    t.add(
+        1,
+        8,
+        1,
+        format!(
+            "Record type: 0x{:02x} (Type {}: {})",
+            e.kind | if e.has_ext { 0x80 } else { 0 },
+            e.kind,
+            e.type_name()
+        ),
+    );
+    t.add(
+        2,
+        8,
+        1,
+        format!("Extension header present: {}", u8::from(e.has_ext)),
+    );
+    t.add(
+        1,
+        9,
+        1,
+        format!("Flags: 0x{:02x} (Capture Interface: {})", e.flags, e.port()),
+    );
+    t.add(
+        2,
+        9,
+        1,
+        format!("Varying record length: {}", (e.flags >> 2) & 1),
+    );
+    t.add(2, 9, 1, format!("Truncated: {}", u8::from(e.truncated())));
+    t.add(2, 9, 1, format!("RX error: {}", u8::from(e.rx_error())));
+    t.add(2, 9, 1, format!("DS error: {}", u8::from(e.ds_error())));
+    t.add(1, 10, 2, format!("Record length: {}", e.rlen));
+    t.add(
+        1,
+        12,
+        2,
+        if e.counts_losses() {
+            format!("Loss counter: {}", e.lctr)
+        } else {
+            format!("Color: {}", e.lctr)
+        },
+    );
+    t.add(1, 14, 2, format!("Wire length: {}", e.wlen));
+}
+
+/// The Local Route Header of a native InfiniBand packet.
+fn lrh_node(t: &mut Tree, l: &crate::wire::LrhRepr, at: usize) {
+    t.add(
+        0,
+        at,
+        crate::wire::lrh::LEN,
+        format!(
+            "InfiniBand Local Route Header, SLID: {}, DLID: {}",
+            l.slid, l.dlid
+        ),
+    );
+    t.add(1, at, 1, format!("Virtual Lane: {}", l.vl));
+    t.add(1, at, 1, format!("Link Version: {}", l.lver));
+    t.add(1, at + 1, 1, format!("Service Level: {}", l.sl));
+    t.add(1, at + 1, 1, format!("Reserved (2 bits): {}", l.resv2));
+    t.add(
+        1,
+        at + 1,
+        1,
+        format!("Link Next Header: {} ({})", l.lnh.bits(), l.lnh.name()),
+    );
+    t.add(1, at + 2, 2, format!("Destination Local ID: {}", l.dlid));
+    t.add(1, at + 4, 1, format!("Reserved (5 bits): {}", l.resv5));
+    t.add(
+        1,
+        at + 4,
+        2,
+        format!(
+            "Packet Length: {} ({} bytes, LRH through ICRC)",
+            l.pkt_len,
+            l.packet_bytes()
+        ),
+    );
+    t.add(1, at + 6, 2, format!("Source Local ID: {}", l.slid));
+}
+
+/// The VCRC trailer and its verdict, at `level`.
+fn vcrc_line(t: &mut Tree, p: &Packet<'_>, level: u8) {
+    let Some(v) = &p.vcrc else { return };
+    let verdict = match (v.valid, v.expected) {
+        (Some(true), _) => "[correct]".to_string(),
+        (Some(false), Some(e)) => format!("[incorrect, should be 0x{e:04x}]"),
+        (None, Some(_)) | (None, None) if v.value.is_some() => "[not checked]".to_string(),
+        _ => "[not checked: frame truncated]".to_string(),
+    };
+    match (v.value, p.offsets.vcrc) {
+        (Some(x), Some(at)) => t.add(
+            level,
+            usize::from(at),
+            2,
+            format!("Variant CRC: 0x{x:04x} {verdict}"),
+        ),
+        _ => t.text(level, format!("Variant CRC: not captured {verdict}")),
+    }
+}
+
 pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
     let mut t = Tree { nodes: Vec::new() };
     t.add(
@@ -139,11 +245,15 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
             p.ts_ns % 1_000_000_000
         ),
     );
-    let mut l2_end = 0usize;
+    let base = usize::from(p.frame_start);
+    if let Some(e) = &p.erf {
+        erf_node(&mut t, e, base);
+    }
+    let mut l2_end = base;
     if let Some(e) = &p.eth {
         t.add(
             0,
-            0,
+            base,
             14,
             format!(
                 "Ethernet II, Src: {}, Dst: {}",
@@ -151,10 +261,10 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                 mac_string(&e.dst)
             ),
         );
-        t.add(1, 0, 6, format!("Destination: {}", mac_string(&e.dst)));
-        t.add(1, 6, 6, format!("Source: {}", mac_string(&e.src)));
-        t.add(1, 12, 2, format!("Type: 0x{:04x}", e.ethertype));
-        l2_end = 14;
+        t.add(1, base, 6, format!("Destination: {}", mac_string(&e.dst)));
+        t.add(1, base + 6, 6, format!("Source: {}", mac_string(&e.src)));
+        t.add(1, base + 12, 2, format!("Type: 0x{:04x}", e.ethertype));
+        l2_end = base + 14;
     }
     if let Some(s) = &p.sll {
         let n = if p.link == crate::capture::LinkType::LinuxSll {
@@ -395,13 +505,20 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
         t.add(1, at + 4, 2, format!("Length: {}", u.length));
         t.add(1, at + 6, 2, format!("Checksum: 0x{:04x}", u.checksum));
     }
+    if let (Some(l), Some(at)) = (&p.lrh, p.offsets.lrh) {
+        lrh_node(&mut t, l, usize::from(at));
+    }
     if let Some(g) = &p.grh {
         let at = usize::from(p.offsets.grh.unwrap_or(0));
         t.add(
             0,
             at,
             grh::LEN,
-            "InfiniBand Global Route Header (RoCE v1)".into(),
+            if p.roce == Some(RoceVersion::Ib) {
+                "InfiniBand Global Route Header".into()
+            } else {
+                "InfiniBand Global Route Header (RoCE v1)".into()
+            },
         );
         t.add(1, at, 1, format!("IP Version: {}", g.ip_ver));
         t.add(1, at, 2, format!("Traffic Class: 0x{:02x}", g.tclass));
@@ -421,6 +538,7 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
         let at = usize::from(p.offsets.bth);
         let title = match p.roce {
             Some(RoceVersion::V1) => "InfiniBand (RoCE v1)",
+            Some(RoceVersion::Ib) => "InfiniBand",
             _ => "InfiniBand (RoCE v2)",
         };
         t.text(0, title.into());
@@ -604,6 +722,50 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                     }
                     _ => {}
                 }
+            } else if let Some(m) = &p.mad {
+                t.add(
+                    1,
+                    x,
+                    n as usize,
+                    format!("MAD: {}", crate::wire::mad::describe(m)),
+                );
+                t.add(2, x, 1, format!("Base Version: {}", m.base_version));
+                t.add(
+                    2,
+                    x + 1,
+                    1,
+                    format!("Management Class: 0x{:02x}", m.mgmt_class),
+                );
+                t.add(2, x + 2, 1, format!("Class Version: {}", m.class_version));
+                t.add(
+                    2,
+                    x + 3,
+                    1,
+                    format!(
+                        "Method: {} (0x{:02x})",
+                        crate::wire::mad::method_name(m.method),
+                        m.method
+                    ),
+                );
+                t.add(2, x + 4, 2, format!("Status: 0x{:04x}", m.status));
+                t.add(
+                    2,
+                    x + 8,
+                    8,
+                    format!("Transaction ID: 0x{:016x}", m.transaction_id),
+                );
+                t.add(
+                    2,
+                    x + 16,
+                    2,
+                    format!("Attribute ID: 0x{:04x}", m.attribute_id),
+                );
+                t.add(
+                    2,
+                    x + 20,
+                    4,
+                    format!("Attribute Modifier: 0x{:08x}", m.attribute_modifier),
+                );
             } else {
                 t.add(1, x, n as usize, format!("Payload: {n} bytes"));
             }
@@ -632,6 +794,9 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                 None => t.text(1, format!("Invariant CRC: not captured {verdict}")),
             }
         }
+        vcrc_line(&mut t, p, 1);
+    } else if p.lrh.is_some() {
+        vcrc_line(&mut t, p, 0);
     }
     if let Some(pause) = &p.pause {
         let at = l2_end;

@@ -623,7 +623,7 @@ pub fn analyze_file(
                 nanos: layout.nanos,
                 big_endian: layout.big_endian,
             },
-            if layout.nanos { 1 } else { 1000 },
+            layout.ts_resolution_ns(),
         ),
         (_, Walker::PcapNg(c)) => (Format::PcapNg, c.ts_resolution_ns()),
         (_, Walker::Pcap(_)) => (Format::PcapNg, 0),

@@ -326,15 +326,11 @@ pub fn parse_flow(s: &str) -> Result<FlowKey, String> {
     let parts: Vec<&str> = s.split(',').map(str::trim).collect();
     let [src, dst, qp] = parts[..] else {
         return Err(format!(
-            "'{s}': expected SRC,DST,QP (e.g. 10.0.0.1,10.0.0.2,0x11)"
+            "'{s}': expected SRC,DST,QP (e.g. 10.0.0.1,10.0.0.2,0x11 or lid:4,lid:1,0x11)"
         ));
     };
-    let src = src
-        .parse()
-        .map_err(|_| format!("'{src}' is not an IP address or GID"))?;
-    let dst = dst
-        .parse()
-        .map_err(|_| format!("'{dst}' is not an IP address or GID"))?;
+    let src: crate::dissect::Addr = src.parse()?;
+    let dst: crate::dissect::Addr = dst.parse()?;
     let dest_qp = match qp.strip_prefix("0x").or_else(|| qp.strip_prefix("0X")) {
         Some(h) => u32::from_str_radix(h, 16),
         None => qp.parse(),

@@ -3,6 +3,7 @@
 
 pub mod conn;
 pub mod frame;
+pub mod ib;
 pub mod pcap;
 pub mod samples;
 pub mod scenario;

@@ -1,4 +1,5 @@
-//! Writing captures: pcap (µs or ns) and pcapng, little-endian, Ethernet.
+//! Writing captures: pcap (µs or ns) and pcapng, little-endian, Ethernet
+//! (or another link type: native InfiniBand, ERF).
 
 use std::io::{self, Write};
 
@@ -39,7 +40,14 @@ pub struct CaptureWriter<W: Write> {
 }
 
 impl<W: Write> CaptureWriter<W> {
-    pub fn new(mut w: W, format: OutFormat) -> io::Result<Self> {
+    /// An Ethernet capture.
+    pub fn new(w: W, format: OutFormat) -> io::Result<Self> {
+        Self::with_link(w, format, 1)
+    }
+
+    /// A capture of link type `link` (1 Ethernet, 247 InfiniBand, 197
+    /// ERF, ...).
+    pub fn with_link(mut w: W, format: OutFormat, link: u16) -> io::Result<Self> {
         match format {
             OutFormat::PcapMicros | OutFormat::PcapNanos => {
                 let magic: u32 = if format == OutFormat::PcapNanos {
@@ -53,7 +61,7 @@ impl<W: Write> CaptureWriter<W> {
                 w.write_all(&0i32.to_le_bytes())?;
                 w.write_all(&0u32.to_le_bytes())?;
                 w.write_all(&262_144u32.to_le_bytes())?;
-                w.write_all(&1u32.to_le_bytes())?;
+                w.write_all(&u32::from(link).to_le_bytes())?;
             }
             OutFormat::PcapNg => {
                 // SHB
@@ -68,7 +76,7 @@ impl<W: Write> CaptureWriter<W> {
                 let len = 20u32 + 8 + 4;
                 w.write_all(&1u32.to_le_bytes())?;
                 w.write_all(&len.to_le_bytes())?;
-                w.write_all(&1u16.to_le_bytes())?;
+                w.write_all(&link.to_le_bytes())?;
                 w.write_all(&0u16.to_le_bytes())?;
                 w.write_all(&262_144u32.to_le_bytes())?;
                 w.write_all(&9u16.to_le_bytes())?; // if_tsresol

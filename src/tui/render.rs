@@ -32,14 +32,10 @@ pub fn row_style(marks: Marks, pause: bool) -> Style {
     }
 }
 
-/// The tags of a frame's marks: `[retransmit] [CE]`.
-pub fn mark_tags(marks: Marks) -> String {
-    let mut s = String::new();
-    for m in marks.iter() {
-        s.push_str(" [");
-        s.push_str(m.label());
-        s.push(']');
-    }
+/// A packet row's text with the tags of its marks: `... [retransmit] [CE]`.
+pub fn with_marks(text: &str, marks: Marks) -> String {
+    let mut s = text.to_string();
+    crate::output::packets::push_marks(&mut s, marks);
     s
 }
 
@@ -397,10 +393,7 @@ fn packets(app: &App, f: &mut Frame, area: Rect, scope: Scope) {
             if app.packet_top + k == app.packet_sel {
                 style = style.patch(SELECTED);
             }
-            Line::from(vec![Span::styled(
-                format!("{}{}", r.text, mark_tags(r.marks)),
-                style,
-            )])
+            Line::from(vec![Span::styled(with_marks(&r.text, r.marks), style)])
         })
         .collect();
     f.render_widget(

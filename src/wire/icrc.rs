@@ -19,8 +19,13 @@ pub enum NetHeader<'a> {
     Ipv4 { ip: &'a [u8], udp: &'a [u8] },
     /// RoCE v2 over IPv6: the fixed IPv6 header and the UDP header.
     Ipv6 { ip: &'a [u8], udp: &'a [u8] },
-    /// RoCE v1: the GRH.
+    /// RoCE v1: the GRH. Native InfiniBand with a GRH too: there the
+    /// whole LRH is variant (a router rewrites it), and the eight 0xFF
+    /// bytes stand in for it just as for RoCE.
     Grh(&'a [u8]),
+    /// Native InfiniBand without a GRH: the LRH itself is covered, its
+    /// virtual lane set to ones.
+    Lrh(&'a [u8]),
 }
 
 /// CRC-32 of the eight 0xFF bytes that stand in for the LRH; the Linux rxe
@@ -149,9 +154,24 @@ fn compute_any(net: NetHeader<'_>, transport: &[u8]) -> u32 {
             push(udp, 8, &[6, 7], false);
         }
         NetHeader::Grh(grh) => push(grh, 40, &[1, 2, 3, 7], true),
+        NetHeader::Lrh(_) => {}
     }
     push(transport, bth::LEN, &[bth::VARIANT_BYTE], false);
-    let mut h = crc32fast::Hasher::new_with_initial(LRH_CRC);
+    let mut h = match net {
+        NetHeader::Lrh(lrh) => {
+            let mut l = [0u8; LRH_LEN];
+            let n = lrh.len().min(LRH_LEN);
+            if let (Some(d), Some(s)) = (l.get_mut(..n), lrh.get(..n)) {
+                d.copy_from_slice(s);
+            }
+            // The virtual lane: the high half of the first byte.
+            l[0] |= 0xf0;
+            let mut h = crc32fast::Hasher::new();
+            h.update(l.get(..n).unwrap_or_default());
+            h
+        }
+        _ => crc32fast::Hasher::new_with_initial(LRH_CRC),
+    };
     h.update(b.get(..n).unwrap_or_default());
     h.update(transport.get(bth::LEN..).unwrap_or_default());
     h.finalize()
@@ -199,6 +219,7 @@ fn compute_common(net: NetHeader<'_>, transport: &[u8]) -> Option<u32> {
             *b.get_mut(LRH_LEN)? |= 0x0f;
             68
         }
+        NetHeader::Lrh(_) => return None,
         NetHeader::Grh(grh) => {
             put(&mut b, LRH_LEN, grh.first_chunk::<40>()?)?;
             put(&mut b, LRH_LEN + 40, bth)?;
@@ -246,6 +267,57 @@ mod tests {
             .step_by(2)
             .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
             .collect()
+    }
+
+    /// Native InfiniBand packets of Wireshark's `infiniband.pcap` sample
+    /// (an Endace ERF capture, 2008), from the LRH to the VCRC.
+    /// Frame 10: RC SEND Only (IPoIB ping), LRH only.
+    const IB_LOCAL: &str = concat!(
+        "00020001001c00040440ffff00fc040780d40a5508000000",
+        "45000054000040004001254e0a0001220a00003a08008576",
+        "17020001f7412b48000000007229080000000000",
+        "101112131415161718191a1b1c1d1e1f202122232425262728292a2b",
+        "2c2d2e2f3031323334353637",
+        "0acca5df24a8"
+    );
+    /// Frame 5: UD SEND Only to a multicast GID (IPoIB ARP), LRH + GRH.
+    const IB_GLOBAL: &str = concat!(
+        "0003c000002100046000000000541b00fe800000000000000002c9020024f636",
+        "ff12401bffff000000000000ffffffff6440ffff00ffffff000020af00000b1b",
+        "0000040508060000002008001404000180000405fe800000000000000002c902",
+        "0024f6360a00012200000000000000000000000000000000000000000a00003a",
+        "bd6bd6a88883"
+    );
+
+    #[test]
+    fn native_infiniband_icrcs_of_real_packets() {
+        // LRH only: the LRH is covered with its VL set to ones.
+        let f = hex(IB_LOCAL);
+        let (lrh, rest) = f.split_at(8);
+        let transport = &rest[..rest.len() - 6];
+        let crc = compute(NetHeader::Lrh(lrh), transport);
+        assert_eq!(to_trailer(crc), [0x0a, 0xcc, 0xa5, 0xdf]);
+        // The VL is variant (a switch may move the packet to another lane)...
+        let mut moved = f.clone();
+        moved[0] = 0x30;
+        assert_eq!(compute(NetHeader::Lrh(&moved[..8]), transport), crc);
+        // ... the rest of the LRH is not.
+        let mut other = f.clone();
+        other[3] ^= 1; // DLID
+        assert_ne!(compute(NetHeader::Lrh(&other[..8]), transport), crc);
+        // With a GRH, the whole LRH is replaced by ones, as for RoCE v1.
+        let g = hex(IB_GLOBAL);
+        let grh = &g[8..48];
+        let transport = &g[48..g.len() - 6];
+        let crc = compute(NetHeader::Grh(grh), transport);
+        assert_eq!(to_trailer(crc), [0xbd, 0x6b, 0xd6, 0xa8]);
+        // The LRH's bits are not covered at all (DLID changed: same CRC).
+        let mut routed = g.clone();
+        routed[2] = 0x12;
+        assert_eq!(
+            compute(NetHeader::Grh(&routed[8..48]), &routed[48..g.len() - 6]),
+            crc
+        );
     }
 
     // Golden frames from ../shared/spec/roce-facts.md (captured on real NICs).

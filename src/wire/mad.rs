@@ -129,6 +129,145 @@ pub fn attribute_name(id: u16) -> &'static str {
     }
 }
 
+/// Management classes named in summaries.
+pub mod class {
+    /// Subnet management, LID routed (on QP0).
+    pub const SUBN_LID: u8 = 0x01;
+    /// Subnet management, directed route (on QP0).
+    pub const SUBN_DIRECTED: u8 = 0x81;
+    /// Subnet administration (on QP1).
+    pub const SUBN_ADM: u8 = 0x03;
+    pub const PERF: u8 = 0x04;
+    pub const BM: u8 = 0x05;
+    pub const DEV_MGT: u8 = 0x06;
+    pub const CM: u8 = 0x07;
+    pub const SNMP: u8 = 0x08;
+}
+
+/// The method as the IBA names it (Get, Set, GetResp, ...).
+pub fn method_name(method: u8) -> &'static str {
+    match method {
+        0x01 => "Get",
+        0x02 => "Set",
+        0x81 => "GetResp",
+        0x03 => "Send",
+        0x05 => "Trap",
+        0x06 => "Report",
+        0x86 => "ReportResp",
+        0x07 => "TrapRepress",
+        0x12 => "GetTable",
+        0x92 => "GetTableResp",
+        0x13 => "GetTraceTable",
+        0x93 => "GetTraceTableResp",
+        0x14 => "GetMulti",
+        0x94 => "GetMultiResp",
+        0x15 => "Delete",
+        0x95 => "DeleteResp",
+        _ => "Method",
+    }
+}
+
+/// Subnet management attributes (IBA 14.2.5).
+fn smp_attribute(id: u16) -> Option<&'static str> {
+    Some(match id {
+        0x0001 => "ClassPortInfo",
+        0x0002 => "Notice",
+        0x0003 => "InformInfo",
+        0x0010 => "NodeDescription",
+        0x0011 => "NodeInfo",
+        0x0012 => "SwitchInfo",
+        0x0014 => "GUIDInfo",
+        0x0015 => "PortInfo",
+        0x0016 => "P_KeyTable",
+        0x0017 => "SLtoVLMappingTable",
+        0x0018 => "VLArbitrationTable",
+        0x0019 => "LinearForwardingTable",
+        0x001a => "RandomForwardingTable",
+        0x001b => "MulticastForwardingTable",
+        0x0020 => "SMInfo",
+        0x0030 => "VendorDiag",
+        0x0031 => "LedInfo",
+        _ => return None,
+    })
+}
+
+/// Subnet administration attributes (IBA 15.2.5).
+fn sa_attribute(id: u16) -> Option<&'static str> {
+    Some(match id {
+        0x0001 => "ClassPortInfo",
+        0x0002 => "Notice",
+        0x0003 => "InformInfo",
+        0x0011 => "NodeRecord",
+        0x0012 => "PortInfoRecord",
+        0x0013 => "SLtoVLMappingTableRecord",
+        0x0014 => "SwitchInfoRecord",
+        0x0015 => "LinearForwardingTableRecord",
+        0x0016 => "RandomForwardingTableRecord",
+        0x0017 => "MulticastForwardingTableRecord",
+        0x0018 => "SMInfoRecord",
+        0x0020 => "LinkRecord",
+        0x0030 => "GuidInfoRecord",
+        0x0031 => "ServiceRecord",
+        0x0033 => "P_KeyTableRecord",
+        0x0035 => "PathRecord",
+        0x0036 => "VLArbitrationTableRecord",
+        0x0038 => "MCMemberRecord",
+        0x0039 => "TraceRecord",
+        0x003a => "MultiPathRecord",
+        0x003b => "ServiceAssociationRecord",
+        0x00f3 => "InformInfoRecord",
+        _ => return None,
+    })
+}
+
+/// Performance management attributes (IBA 16.1.3).
+fn perf_attribute(id: u16) -> Option<&'static str> {
+    Some(match id {
+        0x0001 => "ClassPortInfo",
+        0x0010 => "PortSamplesControl",
+        0x0011 => "PortSamplesResult",
+        0x0012 => "PortCounters",
+        0x0013 => "PortRcvErrorDetails",
+        0x0014 => "PortXmitDiscardDetails",
+        0x0015 => "PortOpRcvCounters",
+        0x0016 => "PortFlowCtlCounters",
+        0x0017 => "PortVLOpPackets",
+        0x0018 => "PortVLOpData",
+        0x0019 => "PortVLXmitFlowCtlUpdateErrors",
+        0x001a => "PortVLXmitWaitCounters",
+        0x001d => "PortCountersExtended",
+        0x001e => "PortSamplesResultExtended",
+        0x001f => "PortXmitDataSL",
+        0x0020 => "PortRcvDataSL",
+        _ => return None,
+    })
+}
+
+/// A MAD as a summary names it: `SubnGet(SMInfo)`, `SubnAdmGetResp(PathRecord)`,
+/// `PerfGet(PortCounters)`, `CM: ConnectRequest`, else the class and
+/// method in numbers.
+pub fn describe(hdr: &MadHeader) -> String {
+    let method = method_name(hdr.method);
+    let attr = hdr.attribute_id;
+    let named = |prefix: &str, name: Option<&str>| match name {
+        Some(n) => format!("{prefix}{method}({n})"),
+        None => format!("{prefix}{method}(attribute 0x{attr:04x})"),
+    };
+    match hdr.mgmt_class {
+        class::SUBN_LID | class::SUBN_DIRECTED => named("Subn", smp_attribute(attr)),
+        class::SUBN_ADM => named("SubnAdm", sa_attribute(attr)),
+        class::PERF => named("Perf", perf_attribute(attr)),
+        class::CM => format!("CM: {}", attribute_name(attr)),
+        class::BM => named("BM", None),
+        class::DEV_MGT => named("DevMgt", None),
+        class::SNMP => named("SNMP", None),
+        c @ (0x09..=0x0f | 0x30..=0x4f) => {
+            format!("Vendor class 0x{c:02x} {method} (attribute 0x{attr:04x})")
+        }
+        c => format!("MAD class 0x{c:02x} {method} (attribute 0x{attr:04x})"),
+    }
+}
+
 fn header(i: &[u8]) -> IResult<&[u8], MadHeader> {
     let (i, (base_version, mgmt_class, class_version, method)) =
         (be_u8, be_u8, be_u8, be_u8).parse(i)?;
@@ -350,6 +489,35 @@ impl Writer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn management_datagrams_are_named_as_wireshark_names_them() {
+        let h = |mgmt_class, method, attribute_id| MadHeader {
+            mgmt_class,
+            method,
+            attribute_id,
+            ..Default::default()
+        };
+        // From Wireshark's infiniband.pcap sample: an SM polling SMInfo on
+        // QP0 (directed route), a PathRecord query to the SA on QP1.
+        assert_eq!(describe(&h(0x81, 0x01, 0x0020)), "SubnGet(SMInfo)");
+        assert_eq!(describe(&h(0x81, 0x81, 0x0020)), "SubnGetResp(SMInfo)");
+        assert_eq!(describe(&h(0x03, 0x01, 0x0035)), "SubnAdmGet(PathRecord)");
+        assert_eq!(
+            describe(&h(0x03, 0x92, 0x0038)),
+            "SubnAdmGetTableResp(MCMemberRecord)"
+        );
+        assert_eq!(describe(&h(0x04, 0x01, 0x0012)), "PerfGet(PortCounters)");
+        assert_eq!(describe(&h(0x07, 0x03, 0x0010)), "CM: ConnectRequest");
+        assert_eq!(
+            describe(&h(0x01, 0x02, 0x7777)),
+            "SubnSet(attribute 0x7777)"
+        );
+        assert_eq!(
+            describe(&h(0x22, 0x01, 1)),
+            "MAD class 0x22 Get (attribute 0x0001)"
+        );
+    }
 
     #[test]
     fn req_rep_round_trip() {
