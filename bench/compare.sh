@@ -6,6 +6,7 @@
 #   RUNS=5 bench/compare.sh          # 5 runs per command (default 3)
 #   TSHARK_RUNS=1 bench/compare.sh   # tshark runs (default 1 on 5 M frames, else RUNS)
 #   NO_TSHARK=1 bench/compare.sh     # skip tshark (it needs minutes on 5 M frames)
+#   NO_OTHER=1 bench/compare.sh      # skip the other-inputs table (below)
 #
 # Captures: `roce-dissect gen --scenario mixed` with 256 QPs (RoCE v1 and v2,
 # IPv4 and IPv6, CM, drops, reordering, CE/CNP, PFC), 4 KiB messages over a
@@ -28,6 +29,13 @@
 # cache warm, and in the same state for every command: see `warm`); each
 # command's times are the best and the median of its runs (frames/s and
 # the ratios from the best), its peak RSS the largest (/usr/bin/time -v).
+# A second table times the other inputs users bring, each against what a
+# user would otherwise run on the same frames: the capture gzip-, zstd- and
+# xz-compressed (tshark reads gzip itself; zstd and xz through a pipe, as
+# tshark 4.0 cannot), split in two halves read with --merge (against
+# mergecap | tshark), split in four read as four files (one report each,
+# against tshark on each in turn), and the same traffic on native
+# InfiniBand in ERF records as ibdump writes them (`gen --link erf`).
 # Wall time is read from bash's EPOCHREALTIME (microseconds; GNU time's
 # %e has 10 ms steps) around the command itself,
 # so it includes bash's fork and exec of it, as a user's shell would. Peak
@@ -98,6 +106,64 @@ warm() {
 
 frames_of() {
     $bin "$1" --json --max-events 0 | python3 -c 'import json,sys; print(json.load(sys.stdin)["capture"]["frames"])'
+}
+
+# other_inputs N FILE PER_QP: the second table (see the top).
+other_inputs() {
+    local n=$1 f=$2 per_qp=$3
+    local fields=(-T fields -e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn)
+    [ -f "$f.gz" ] || gzip -1 -c "$f" > "$f.gz"
+    [ -f "$f.zst" ] || zstd -q -1 -c "$f" > "$f.zst"
+    [ -f "$f.xz" ] || xz -1 -T0 -c "$f" > "$f.xz"
+    local half=$(( n / 2 )) q=$(( (n + 3) / 4 ))
+    local parts=()
+    if [ ! -f "$f.half2" ]; then
+        editcap -r "$f" "$f.half1" "1-$half" && editcap -r "$f" "$f.half2" "$((half + 1))-$n"
+        for i in 0 1 2 3; do
+            editcap -F pcap -r "$f" "$f.q$i" "$((i * q + 1))-$(( (i + 1) * q ))"
+        done
+    fi
+    for i in 0 1 2 3; do parts+=("$f.q$i"); done
+    local erf=$out/bench-$n.erf.pcap
+    [ -f "$erf" ] || quiet $bin gen --scenario mixed --seed 1 --qps 256 --messages "$per_qp" \
+        --size 4096 --pmtu 1024 --link erf -o "$erf"
+    local t_cmd_quarters="for p in ${parts[*]}; do tshark -n -r \$p ${fields[*]} > /dev/null; done"
+    local rows=(
+        "gzip|$f.gz|$bin $f.gz --json|tshark -n -r $f.gz ${fields[*]}"
+        "zstd|$f.zst|$bin $f.zst --json|zstd -dc $f.zst | tshark -n -r - ${fields[*]}"
+        "xz|$f.xz|$bin $f.xz --json|xz -dc $f.xz | tshark -n -r - ${fields[*]}"
+        "two halves, --merge|$f.half1|$bin --merge $f.half1 $f.half2 --json|mergecap -w - $f.half1 $f.half2 | tshark -n -r - ${fields[*]}"
+        "four quarters, a report each|${parts[0]}|$bin ${parts[*]} --json|$t_cmd_quarters"
+        "native InfiniBand in ERF (gen --link erf)|$erf|$bin $erf --json|tshark -n -r $erf ${fields[*]}")
+    echo
+    echo "## other inputs, the same frames: roce-dissect against the tool a user would otherwise run"
+    printf '%-44s %9s %8s %11s %8s %9s\n' "input" "ours s" "RSS MiB" "theirs s" "RSS MiB" "speed-up"
+    local row label file ours theirs
+    for row in "${rows[@]}"; do
+        IFS='|' read -r label file ours theirs <<< "$row"
+        local o_best=999999 t_best=999999 o_kib=0 t_kib=0 secs kib r
+        for r in $(seq "$runs"); do
+            read -r secs kib <<< "$(measure "$file" $(( r == 1 )) bash -c "$ours")"
+            o_best=$(python3 -c "print(min($o_best, $secs))"); [ "$kib" -gt "$o_kib" ] && o_kib=$kib
+        done
+        local t_n=0
+        if [ $have_tshark = 1 ]; then
+            t_n=${TSHARK_RUNS:-$([ "$n" -ge 2000000 ] && echo 1 || echo "$runs")}
+            for r in $(seq "$t_n"); do
+                read -r secs kib <<< "$(measure "$file" $(( r == 1 )) bash -c "$theirs")"
+                t_best=$(python3 -c "print(min($t_best, $secs))"); [ "$kib" -gt "$t_kib" ] && t_kib=$kib
+            done
+        fi
+        python3 - "$label" "$o_best" "$o_kib" "$t_best" "$t_kib" "$t_n" <<'PY'
+import sys
+label, o, ok, t, tk, tn = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+if tn:
+    print(f"{label:<44} {o:9.3f} {ok//1024:8} {t:11.3f} {tk//1024:8} {t/max(o,0.005):8.0f}x")
+else:
+    print(f"{label:<44} {o:9.3f} {ok//1024:8} {'-':>11} {'-':>8} {'-':>9}")
+PY
+    done
+    echo "(RSS of a pipeline: its largest process, as /usr/bin/time sees bash -c's children)"
 }
 
 # The ICRC fold's speed depends on these (crates/crc32fold picks the best).
@@ -203,4 +269,5 @@ print(f"analysis is {t/a:.0f}x faster than tshark field extraction, best against
       f"alone takes {m/a:.0%} of the analysis's time")
 PY
     fi
+    if [ -z "${NO_OTHER:-}" ]; then other_inputs "$n" "$f" "$per_qp"; fi
 done

@@ -10,6 +10,8 @@ pub mod analysis;
 pub mod capture;
 pub mod cli;
 pub mod dissect;
+pub mod fields;
+pub mod filter;
 pub mod fuzzing;
 pub mod output;
 pub mod pipeline;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use roce_dissect::capture::{Frame, FrameSource, LinkType, open_stream};
 use roce_dissect::dissect::{Addr, DissectOptions, dissect};
-use roce_dissect::synth::ib::{IbPath, erf_record, native};
+use roce_dissect::synth::ib::{IbPath, erf_record, lid_for, native};
 use roce_dissect::synth::{CaptureWriter, OutFormat};
 use serde_json::Value;
 
@@ -20,27 +20,6 @@ fn sample(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("captures")
         .join(name)
-}
-
-/// A LID for an address: an IPv4 address (or one mapped into a GID) its
-/// last two bytes, an IPv6 address 0x8000 | its 8th and 16th bytes (the
-/// sample captures' addresses differ there).
-fn lid(ip: IpAddr) -> u16 {
-    let v4 = match ip {
-        IpAddr::V4(v4) => Some(v4),
-        IpAddr::V6(v6) => v6.to_ipv4_mapped(),
-    };
-    match (v4, ip) {
-        (Some(v4), _) => {
-            let o = v4.octets();
-            u16::from_be_bytes([o[2], o[3]])
-        }
-        (None, IpAddr::V6(v6)) => {
-            let o = v6.octets();
-            0x8000 | u16::from_be_bytes([o[7], o[15]])
-        }
-        (None, IpAddr::V4(_)) => unreachable!(),
-    }
 }
 
 /// The RoCE frames of `from`, carried natively: in ERF records (`erf`) or
@@ -64,8 +43,8 @@ fn convert(from: &Path, to: &Path, grh: bool, erf: bool) -> usize {
         let path = IbPath {
             vl: p.pcp().unwrap_or(0),
             sl: p.pcp().unwrap_or(0),
-            slid: lid(s),
-            dlid: lid(d),
+            slid: lid_for(s),
+            dlid: lid_for(d),
             grh,
             ecn_to_fecn: true,
         };
@@ -145,7 +124,7 @@ fn roce_scenarios_carried_natively_give_the_same_analysis() {
         let roce = report(&sample(name));
         let want = flows(&roce, |a| {
             let ip: IpAddr = a.parse().unwrap();
-            format!("lid:{}", lid(ip))
+            format!("lid:{}", lid_for(ip))
         });
         for (grh, erf) in [(false, true), (true, true), (false, false)] {
             let to = d.path().join(format!("{name}.{grh}.{erf}.pcap"));
@@ -160,7 +139,7 @@ fn roce_scenarios_carried_natively_give_the_same_analysis() {
                 if grh {
                     // GIDs: the frames' GIDs, or their IPs as GIDs.
                     let ip: IpAddr = a.parse().unwrap();
-                    format!("lid:{}", lid(ip))
+                    format!("lid:{}", lid_for(ip))
                 } else {
                     a.to_string()
                 }
@@ -457,4 +436,89 @@ fn the_capture_devices_own_losses_are_reported() {
         text.contains("2 records lost by the capture device"),
         "{text}"
     );
+}
+
+/// `gen --link infiniband|erf` writes the scenarios natively, and its
+/// truth (flows by LID or GID, no PFC) is what the report finds.
+#[test]
+fn gen_writes_native_captures_whose_reports_match_the_truth() {
+    let dir = tempfile::tempdir().unwrap();
+    for scenario in ["mixed", "incast", "loss"] {
+        for (link, grh, want_erf) in [
+            ("infiniband", false, false),
+            ("erf", false, true),
+            ("erf", true, true),
+        ] {
+            let what = format!("{scenario} --link {link} grh {grh}");
+            let out = dir.path().join(format!("{scenario}-{link}-{grh}.pcap"));
+            let truth = dir.path().join("t.json");
+            let mut cmd = common::bin();
+            cmd.args([
+                "gen",
+                "--scenario",
+                scenario,
+                "--qps",
+                "12",
+                "--messages",
+                "8",
+            ])
+            .args(["--link", link, "-o"])
+            .arg(&out)
+            .arg("--truth")
+            .arg(&truth);
+            if grh {
+                cmd.arg("--grh");
+            }
+            cmd.assert().success();
+            let t: Value = serde_json::from_slice(&std::fs::read(&truth).unwrap()).unwrap();
+            let r = report(&out);
+            let first = common::bin()
+                .args(["packets", "--json", "-c", "1"])
+                .arg(&out)
+                .output()
+                .unwrap();
+            let first: Value = serde_json::from_slice(&first.stdout).unwrap();
+            assert_eq!(first["roce"], "ib", "{what}");
+            assert_eq!(first["erf"].is_object(), want_erf, "{what}");
+            assert_eq!(first["grh"].is_object(), grh, "{what}");
+            assert_eq!(r["capture"]["frames"], t["frames"], "{what}");
+            assert_eq!(r["pfc"]["intervals"], serde_json::json!([]), "{what}");
+            let flows = r["flows"].as_array().unwrap();
+            let tf = t["flows"].as_array().unwrap();
+            assert_eq!(flows.len(), tf.len(), "{what}");
+            for f in tf {
+                let got = flows
+                    .iter()
+                    .find(|g| {
+                        g["src"] == f["src"] && g["dst"] == f["dst"] && g["destqp"] == f["destqp"]
+                    })
+                    .unwrap_or_else(|| panic!("{what}: no flow {}", f));
+                if !grh {
+                    assert!(f["src"].as_str().unwrap().starts_with("lid:"), "{what}");
+                }
+                for k in [
+                    "packets",
+                    "retransmits",
+                    "out_of_order",
+                    "missing",
+                    "ecn_ce",
+                    "cnps",
+                    "naks",
+                ] {
+                    assert_eq!(got[k], f[k], "{what}: {k} of {}", f);
+                }
+            }
+        }
+    }
+    // No PFC storm on a credit-based fabric; --grh only with a native link.
+    common::bin()
+        .args(["gen", "--scenario", "pfc-storm", "--link", "erf", "-o"])
+        .arg(dir.path().join("x.pcap"))
+        .assert()
+        .code(2);
+    common::bin()
+        .args(["gen", "--scenario", "clean", "--grh", "-o"])
+        .arg(dir.path().join("x.pcap"))
+        .assert()
+        .code(2);
 }

@@ -212,10 +212,25 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the manual page (roff) of roce-dissect or of one of its commands
     Man(ManArgs),
+    /// List the fields -Y and -T fields know (like tshark -G fields)
+    Fields(FieldsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct FieldsArgs {
+    /// Only the fields whose name, alias or title contains this
+    #[arg(value_name = "PATTERN")]
+    pub pattern: Option<String>,
+
+    /// Tab-separated, as `tshark -G fields` prints them: F, title, name,
+    /// type, protocol, base, then roce-dissect's alias and whether tshark
+    /// 4.0 has the field
+    #[arg(long)]
+    pub tsv: bool,
 }
 
 /// The command names, for suggestions when one is mistyped.
-pub const COMMANDS: [&str; 5] = ["packets", "tui", "gen", "completions", "man"];
+pub const COMMANDS: [&str; 6] = ["packets", "tui", "gen", "completions", "man", "fields"];
 
 #[derive(Debug, Args)]
 #[command(
@@ -262,6 +277,27 @@ pub struct PacketsArgs {
     #[arg(long, conflicts_with_all = ["verbose", "hex"])]
     pub json: bool,
 
+    /// Display filter in Wireshark's language (`bth.opcode == 0x81`,
+    /// `roce.analysis.retransmission && ip.dst == 10.0.0.0/8`): show only
+    /// the frames it matches; the analysis still sees every frame
+    #[arg(short = 'Y', long = "display-filter", value_name = "FILTER")]
+    pub filter: Option<String>,
+
+    /// Output format: text (the default), fields (the -e fields, as tshark
+    /// -T fields prints them) or json (JSON Lines, as --json)
+    #[arg(short = 'T', value_enum, value_name = "FORMAT")]
+    pub format: Option<PacketsFormat>,
+
+    /// A field for -T fields, by Wireshark's name or its short alias
+    /// (repeat it; `roce-dissect fields` lists them)
+    #[arg(short = 'e', value_name = "FIELD")]
+    pub fields: Vec<String>,
+
+    /// -T fields options, as tshark's: header=y|n, separator=/t|/s|C,
+    /// occurrence=f|l|a, aggregator=,|/s|C, quote=d|s|n
+    #[arg(short = 'E', value_name = "OPTION=VALUE")]
+    pub field_options: Vec<String>,
+
     /// Stop after this many frames
     #[arg(short = 'c', long, value_name = "N")]
     pub count: Option<u64>,
@@ -279,6 +315,17 @@ pub struct PacketsArgs {
 
     #[command(flatten)]
     pub analysis: AnalysisArgs,
+}
+
+/// What `packets -T` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PacketsFormat {
+    /// One summary line per frame (with -V and -x as asked)
+    Text,
+    /// The -e fields, one line per frame
+    Fields,
+    /// JSON Lines, as --json
+    Json,
 }
 
 /// The container `gen` writes.
@@ -361,6 +408,28 @@ pub struct GenArgs {
     /// Refuse (or stop) past this many frames
     #[arg(long, value_name = "N", default_value_t = super::gen_cmd::DEFAULT_MAX_FRAMES)]
     pub max_frames: u64,
+
+    /// The link the capture is taken on: RoCE over Ethernet, or the same
+    /// traffic on native InfiniBand (LIDs from the addresses, FECN for CE,
+    /// no PFC frames)
+    #[arg(long, value_enum, default_value = "ethernet")]
+    pub link: GenLink,
+
+    /// With --link infiniband or erf: a GRH in every packet (flows keyed
+    /// by GIDs instead of LIDs)
+    #[arg(long)]
+    pub grh: bool,
+}
+
+/// The link a generated capture is taken on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GenLink {
+    /// RoCE v1/v2 over Ethernet (link type 1)
+    Ethernet,
+    /// Native InfiniBand packets, LRH first (link type 247, DLT_INFINIBAND)
+    Infiniband,
+    /// Native InfiniBand in ERF records, as ibdump writes them (link type 197)
+    Erf,
 }
 
 #[derive(Debug, Args)]

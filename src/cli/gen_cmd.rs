@@ -2,9 +2,11 @@
 
 use std::io::{self, BufWriter, Write};
 
+use super::args::GenLink;
 use super::{GenArgs, RunError};
 use crate::output::text::{count, terminal_safe};
-use crate::synth::scenario::{GenOptions, generate};
+use crate::synth::ib;
+use crate::synth::scenario::{GenOptions, Scenario, generate};
 use crate::synth::{CaptureWriter, OutFormat};
 
 /// Frames a `gen` run may write unless `--max-frames` says otherwise: about
@@ -22,6 +24,18 @@ pub fn run(args: &GenArgs) -> Result<(), RunError> {
                 "{name} {p}: a probability is between 0 and 1"
             )));
         }
+    }
+    if args.grh && args.link == GenLink::Ethernet {
+        return Err(RunError::Usage(
+            "--grh goes with --link infiniband or erf (RoCE v1 frames carry a GRH by themselves)"
+                .into(),
+        ));
+    }
+    if args.link != GenLink::Ethernet && args.scenario == Scenario::PfcStorm {
+        return Err(RunError::Usage(
+            "--scenario pfc-storm with --link infiniband: InfiniBand has no PFC (credit-based flow control), so there is no storm to generate"
+                .into(),
+        ));
     }
     let to_stdout = args.output.as_os_str() == "-";
     let format = match args.format {
@@ -73,19 +87,46 @@ pub fn run(args: &GenArgs) -> Result<(), RunError> {
             ))
         })?)
     };
-    let mut w = CaptureWriter::new(crate::synth::BackgroundWriter::new(out), format)?;
+    let link = args.link;
+    let link_type = match link {
+        GenLink::Ethernet => 1,
+        GenLink::Infiniband => 247,
+        GenLink::Erf => 197,
+    };
+    let mut w =
+        CaptureWriter::with_link(crate::synth::BackgroundWriter::new(out), format, link_type)?;
     let budget = args.max_frames;
     let mut written = 0u64;
-    let truth = generate(opts, &mut |ts, f| {
+    let mut dropped = 0u64;
+    let mut truth = generate(opts, &mut |ts, f| {
         written += 1;
         if written > budget {
             return Err(io::Error::other(format!(
                 "stopped at --max-frames {budget}: the capture is cut short"
             )));
         }
-        w.write(ts, f)
+        match link {
+            GenLink::Ethernet => w.write(ts, f),
+            native => match ib::carry(f, args.grh) {
+                Some(p) if native == GenLink::Erf => w.write(ts, &ib::erf_record(&p, ts, 1)),
+                Some(p) => w.write(ts, &p),
+                None => {
+                    dropped += 1;
+                    Ok(())
+                }
+            },
+        }
     })?;
     w.into_inner().finish()?;
+    if link != GenLink::Ethernet {
+        // What the native capture holds: no PFC, flows by LID or GID.
+        truth.frames -= dropped;
+        truth.pfc.intervals.clear();
+        for f in &mut truth.flows {
+            f.src = ib::native_addr(&f.src, args.grh);
+            f.dst = ib::native_addr(&f.dst, args.grh);
+        }
+    }
     if let Some(t) = &args.truth {
         let f = std::fs::File::create(t).map_err(|e| {
             RunError::Usage(format!("{}: {e}", terminal_safe(&t.display().to_string())))

@@ -2,6 +2,7 @@
 //! `args` says what each command takes, the files beside it run them.
 
 pub mod args;
+mod fields_cmd;
 mod gen_cmd;
 pub mod inputs;
 mod packets;
@@ -57,6 +58,7 @@ pub fn main() -> ExitCode {
             }),
         Some(Command::Completions(args)) => completions(args.shell),
         Some(Command::Man(args)) => man(args.command.as_deref()),
+        Some(Command::Fields(args)) => fields_cmd::run(args),
         None if cli.captures.is_empty() => {
             Err(RunError::Usage("no capture given (see --help)".into()))
         }

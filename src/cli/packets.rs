@@ -3,12 +3,93 @@
 
 use std::io::{self, BufWriter, Write};
 
+use super::args::PacketsFormat;
 use super::{PacketsArgs, Progress, RunError, print_warnings, source_error};
 use crate::analysis::Analyzer;
 use crate::dissect::dissect;
+use crate::fields::{self, Ctx};
+use crate::filter::Filter;
+use crate::output::fields::FieldsFormat;
+use crate::output::text::terminal_safe;
 use crate::output::{packets, tree};
 
+/// What `packets` writes for each frame shown.
+enum Mode {
+    Text,
+    Json,
+    Fields {
+        fields: Vec<&'static fields::Field>,
+        format: FieldsFormat,
+    },
+}
+
+fn mode(args: &PacketsArgs) -> Result<Mode, RunError> {
+    let format = match (args.format, args.json) {
+        (Some(PacketsFormat::Fields), true) | (Some(PacketsFormat::Text), true) => {
+            return Err(RunError::Usage(
+                "--json is -T json: give one of them".into(),
+            ));
+        }
+        (Some(f), _) => f,
+        (None, true) => PacketsFormat::Json,
+        (None, false) if !args.fields.is_empty() => {
+            return Err(RunError::Usage(
+                "-e needs -T fields (e.g. packets CAPTURE -T fields -e frame.number -e bth.psn)"
+                    .into(),
+            ));
+        }
+        (None, false) => PacketsFormat::Text,
+    };
+    if format != PacketsFormat::Text && (args.verbose || args.hex) {
+        return Err(RunError::Usage(
+            "-V and -x go with the text output, not -T fields or JSON".into(),
+        ));
+    }
+    if format != PacketsFormat::Fields && !args.field_options.is_empty() {
+        return Err(RunError::Usage("-E goes with -T fields".into()));
+    }
+    Ok(match format {
+        PacketsFormat::Text => Mode::Text,
+        PacketsFormat::Json => Mode::Json,
+        PacketsFormat::Fields => {
+            if args.fields.is_empty() {
+                return Err(RunError::Usage(
+                    "-T fields was given, but no fields with -e (e.g. -e frame.number -e bth.psn; `roce-dissect fields` lists them)".into(),
+                ));
+            }
+            let fields = args
+                .fields
+                .iter()
+                .flat_map(|e| e.split(','))
+                .map(|name| {
+                    fields::lookup(name.trim()).ok_or_else(|| {
+                        let hint = fields::suggest(name.trim());
+                        RunError::Usage(format!(
+                            "-e {}: no such field{}",
+                            terminal_safe(name),
+                            if hint.is_empty() {
+                                " (`roce-dissect fields` lists them)".to_string()
+                            } else {
+                                format!("; did you mean {}?", hint.join(", "))
+                            }
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let format = FieldsFormat::parse(&args.field_options).map_err(RunError::Usage)?;
+            Mode::Fields { fields, format }
+        }
+    })
+}
+
 pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
+    let mode = mode(args)?;
+    let filter = args
+        .filter
+        .as_deref()
+        .map(Filter::parse)
+        .transpose()
+        .map_err(|e| RunError::Usage(format!("-Y: {e}")))?;
     let inputs = super::inputs::expand(&args.captures)?;
     let (mut reader, name) = super::open_inputs(&inputs.paths, args.merge, "packets")?;
     let path = std::path::Path::new(&name);
@@ -27,10 +108,17 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
         9
     };
     let mut first_ts: Option<u64> = None;
+    let mut prev_ts = 0u64;
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
+    let mut line = String::new();
     let mut shown = 0u64;
     let mut read = 0u64;
     let mut progress = Progress::new(&path.display().to_string());
+    if let Mode::Fields { format, .. } = &mode
+        && format.header
+    {
+        writeln!(out, "{}", format.header_line(&args.fields))?;
+    }
     let result: Result<(), RunError> = (|| {
         loop {
             if read.is_multiple_of(1 << 16) {
@@ -45,6 +133,14 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
             let found = analyzer.packet(&pkt);
             read += 1;
             let first = *first_ts.get_or_insert(pkt.ts_ns);
+            let ctx = Ctx {
+                pkt: &pkt,
+                analysis: Some(&found),
+                flow_number: found.flow().map(|f| u64::from(f) + 1),
+                first_ts_ns: first,
+                prev_ts_ns: if read == 1 { pkt.ts_ns } else { prev_ts },
+            };
+            prev_ts = pkt.ts_ns;
             if args.roce_only && pkt.roce.is_none() && pkt.pause.is_none() {
                 continue;
             }
@@ -53,26 +149,40 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
             {
                 continue;
             }
-            if args.json {
-                packets::write_json_line(&mut buf, &pkt);
-                if buf.len() >= 1 << 15 {
-                    out.write_all(&buf)?;
-                    buf.clear();
+            if let Some(f) = &filter
+                && !f.matches(&ctx)
+            {
+                continue;
+            }
+            match &mode {
+                Mode::Json => {
+                    packets::write_json_line_analysed(&mut buf, &pkt, &found, ctx.flow_number);
+                    if buf.len() >= 1 << 15 {
+                        out.write_all(&buf)?;
+                        buf.clear();
+                    }
                 }
-            } else {
-                let mut line =
-                    packets::summary_line(&pkt, first, ts_digits, link_speed.bps(pkt.if_speed));
-                packets::push_marks(&mut line, found.marks);
-                writeln!(out, "{line}")?;
-                if args.verbose {
-                    let nodes = tree::header_tree(&pkt, link_speed.bps(pkt.if_speed));
-                    write!(out, "{}", tree::render_tree(&nodes))?;
+                Mode::Fields { fields, format } => {
+                    line.clear();
+                    format.write_row(&mut line, fields, &ctx, &mut Vec::new());
+                    line.push('\n');
+                    out.write_all(line.as_bytes())?;
                 }
-                if args.hex {
-                    write!(out, "{}", tree::hex_dump(pkt.data))?;
-                }
-                if args.verbose || args.hex {
-                    writeln!(out)?;
+                Mode::Text => {
+                    let mut line =
+                        packets::summary_line(&pkt, first, ts_digits, link_speed.bps(pkt.if_speed));
+                    packets::push_marks(&mut line, found.marks);
+                    writeln!(out, "{line}")?;
+                    if args.verbose {
+                        let nodes = tree::header_tree(&pkt, link_speed.bps(pkt.if_speed));
+                        write!(out, "{}", tree::render_tree(&nodes))?;
+                    }
+                    if args.hex {
+                        write!(out, "{}", tree::hex_dump(pkt.data))?;
+                    }
+                    if args.verbose || args.hex {
+                        writeln!(out)?;
+                    }
                 }
             }
             shown += 1;

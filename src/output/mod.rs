@@ -1,5 +1,6 @@
 //! Packets and reports to text, JSON and JSON Lines. No analysis logic here.
 
+pub mod fields;
 pub mod json;
 pub mod names;
 pub mod packets;

@@ -347,6 +347,27 @@ pub fn summary_line(p: &Packet<'_>, first_ts_ns: u64, ts_digits: usize, link_bps
 
 /// Appends one JSON Lines object (with the trailing newline) to `out`.
 pub fn write_json_line(out: &mut Vec<u8>, p: &Packet<'_>) {
+    json_line(out, p, None);
+}
+
+/// [`write_json_line`] with what the analysis concluded about the frame:
+/// an `analysis` object holding its flow's number (in order of first
+/// appearance) and the `roce.analysis.*` flags that are set (`missing`
+/// with a gap), left out when there is none of them.
+pub fn write_json_line_analysed(
+    out: &mut Vec<u8>,
+    p: &Packet<'_>,
+    a: &crate::analysis::FrameAnalysis,
+    flow_number: Option<u64>,
+) {
+    json_line(out, p, Some((a, flow_number)));
+}
+
+fn json_line(
+    out: &mut Vec<u8>,
+    p: &Packet<'_>,
+    analysis: Option<(&crate::analysis::FrameAnalysis, Option<u64>)>,
+) {
     out.reserve(768);
     let mut w = JsonWriter::new(out);
     w.begin();
@@ -623,6 +644,21 @@ pub fn write_json_line(out: &mut Vec<u8>, p: &Packet<'_>) {
     }
     if let Some(e) = &p.error {
         w.escaped(q!("error"), &e.to_string());
+    }
+    if let Some((a, flow)) = analysis
+        && (flow.is_some() || !a.marks.is_empty())
+    {
+        w.object(q!("analysis"));
+        if let Some(n) = flow {
+            w.u64(q!("flow"), n);
+        }
+        for m in a.marks.iter() {
+            w.bool(&format!("\"{}\":", m.as_str()), true);
+        }
+        if a.marks.has(crate::analysis::Mark::Gap) {
+            w.u64(q!("missing"), u64::from(a.missing));
+        }
+        w.end();
     }
     w.end();
     out.push(b'\n');

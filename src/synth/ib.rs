@@ -108,6 +108,66 @@ pub fn native(roce: &[u8], path: IbPath) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// A LID standing in for an IP address when RoCE traffic is carried
+/// natively: an IPv4 address (or one mapped into a GID) its last two
+/// bytes, any other IPv6 address 0x8000 | its 8th and 16th bytes.
+pub fn lid_for(ip: IpAddr) -> u16 {
+    let v4 = match ip {
+        IpAddr::V4(v4) => Some(v4),
+        IpAddr::V6(v6) => v6.to_ipv4_mapped(),
+    };
+    if let Some(v4) = v4 {
+        let o = v4.octets();
+        return u16::from_be_bytes([o[2], o[3]]);
+    }
+    let o = gid(ip);
+    0x8000 | u16::from_be_bytes([o[7], o[15]])
+}
+
+/// How a RoCE address reads once carried natively: its GID when a GRH
+/// rides along, else `lid:N` of [`lid_for`]; addresses that are not IPs
+/// are kept.
+pub fn native_addr(addr: &str, grh: bool) -> String {
+    match addr.parse::<IpAddr>() {
+        Ok(ip) if grh => Ipv6Addr::from(gid(ip)).to_string(),
+        Ok(ip) => crate::dissect::Addr::Lid(lid_for(ip)).to_string(),
+        Err(_) => addr.to_string(),
+    }
+}
+
+/// The RoCE frame `roce` carried natively, its path taken from the frame:
+/// the LIDs of [`lid_for`] its addresses, VL and SL its priority, FECN
+/// its CE mark. `None` for frames that are not RoCE (PFC, other traffic).
+pub fn carry(roce: &[u8], grh: bool) -> Option<Vec<u8>> {
+    let frame = Frame {
+        number: 1,
+        ts_ns: 0,
+        len: roce.len() as u32,
+        caplen: roce.len() as u32,
+        link: LinkType::Ethernet,
+        if_speed: None,
+        data: roce,
+        offset: 0,
+    };
+    let p = dissect(&frame, &DissectOptions::default());
+    p.bth?;
+    let (crate::dissect::Addr::Ip(s), crate::dissect::Addr::Ip(d)) = p.endpoints()? else {
+        return None;
+    };
+    let prio = p.pcp().unwrap_or(0);
+    native(
+        roce,
+        IbPath {
+            vl: prio.min(14),
+            sl: prio,
+            slid: lid_for(s),
+            dlid: lid_for(d),
+            grh,
+            ecn_to_fecn: true,
+        },
+    )
+}
+
 /// An ERF record of type InfiniBand holding `packet`, as ibdump writes it:
 /// varying length, captured on `port`, no extension header, the record
 /// length rounded up to 8 bytes (the padding itself is not written).

@@ -1,0 +1,1207 @@
+//! The fields themselves. Names, types and bases of the fields tshark 4.0
+//! also has are Wireshark's (`tshark -G fields`; the differential test
+//! checks them); the others are named in the same style.
+
+use std::borrow::Cow;
+use std::net::IpAddr;
+
+use super::{Base, Field, FieldType, Value};
+use crate::analysis::Mark;
+use crate::dissect::{Packet, RoceVersion};
+use crate::wire::PauseRepr;
+use crate::wire::aeth::AckKind;
+use crate::wire::mad::CmMessage;
+
+use Base::{Dec, DecHex, Hex, HexDec};
+use FieldType::{Bool, Bytes, Ether, Ipv4, Ipv6, Presence, RelTime, Str, Uint};
+
+/// An integer field read from the packet; `$e` gives an `Option` of any
+/// unsigned integer type.
+macro_rules! uint {
+    ($name:literal, $title:literal, $bits:literal, $base:expr, |$p:ident| $e:expr) => {
+        Field {
+            name: $name,
+            title: $title,
+            ty: Uint($bits),
+            base: $base,
+            in_tshark: true,
+            get: |c, o| {
+                let $p = c.pkt;
+                if let Some(v) = $e {
+                    o.push(Value::Uint(u64::from(v)));
+                }
+            },
+        }
+    };
+}
+
+/// A boolean field read from the packet.
+macro_rules! boolean {
+    ($name:literal, $title:literal, |$p:ident| $e:expr) => {
+        Field {
+            name: $name,
+            title: $title,
+            ty: Bool,
+            base: Base::None,
+            in_tshark: true,
+            get: |c, o| {
+                let $p = c.pkt;
+                if let Some(v) = $e {
+                    o.push(Value::Bool(v));
+                }
+            },
+        }
+    };
+}
+
+/// A header that is there or not.
+macro_rules! presence {
+    ($name:literal, $title:literal, |$p:ident| $e:expr) => {
+        Field {
+            name: $name,
+            title: $title,
+            ty: Presence,
+            base: Base::None,
+            in_tshark: true,
+            get: |c, o| {
+                let $p = c.pkt;
+                if $e {
+                    o.push(Value::Present);
+                }
+            },
+        }
+    };
+}
+
+/// A field tshark 4.0 does not have.
+const fn ours(f: Field) -> Field {
+    Field {
+        in_tshark: false,
+        ..f
+    }
+}
+
+/// An analysis flag: there when the analysis marked the frame so.
+macro_rules! flag {
+    ($name:literal, $title:literal, $mark:expr) => {
+        Field {
+            name: $name,
+            title: $title,
+            ty: Presence,
+            base: Base::None,
+            in_tshark: false,
+            get: |c, o| {
+                if c.marked($mark) {
+                    o.push(Value::Present);
+                }
+            },
+        }
+    };
+}
+
+fn ipv4_header<'a>(p: &Packet<'a>) -> Option<&'a [u8]> {
+    let ip = p.ip.filter(|ip| ip.version == 4)?;
+    let at = usize::from(ip.offset);
+    p.data.get(at..at.checked_add(20)?)
+}
+
+fn ipv6_header<'a>(p: &Packet<'a>) -> Option<&'a [u8]> {
+    let ip = p.ip.filter(|ip| ip.version == 6)?;
+    let at = usize::from(ip.offset);
+    p.data.get(at..at.checked_add(40)?)
+}
+
+fn be16(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_be_bytes(*b.get(at..)?.first_chunk()?))
+}
+
+fn be32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(*b.get(at..)?.first_chunk()?))
+}
+
+fn v4(ip: IpAddr) -> Option<Value<'static>> {
+    match ip {
+        IpAddr::V4(a) => Some(Value::Ipv4(a)),
+        IpAddr::V6(_) => None,
+    }
+}
+
+fn v6(ip: IpAddr) -> Option<Value<'static>> {
+    match ip {
+        IpAddr::V6(a) => Some(Value::Ipv6(a)),
+        IpAddr::V4(_) => None,
+    }
+}
+
+/// The EtherType after VLAN tag `i`: the next tag's TPID, or what the
+/// tags carry.
+fn vlan_etype(p: &Packet<'_>, i: usize) -> Option<u16> {
+    p.vlans
+        .get(i + 1)
+        .copied()
+        .flatten()
+        .map(|t| t.tpid)
+        .or(p.ethertype)
+}
+
+/// The AETH syndrome's parts, for the field of `kind` (tshark shows the
+/// credit count, the timer or the error code according to the opcode).
+fn syndrome_part(p: &Packet<'_>, kind: AckKind) -> Option<u8> {
+    p.aeth.filter(|a| a.kind() == kind).map(|a| a.value())
+}
+
+fn cm_ids(cm: &CmMessage) -> Option<(u32, u32)> {
+    match *cm {
+        CmMessage::Rep {
+            local_comm_id,
+            remote_comm_id,
+            ..
+        }
+        | CmMessage::Rtu {
+            local_comm_id,
+            remote_comm_id,
+        }
+        | CmMessage::Rej {
+            local_comm_id,
+            remote_comm_id,
+            ..
+        }
+        | CmMessage::Dreq {
+            local_comm_id,
+            remote_comm_id,
+            ..
+        }
+        | CmMessage::Drep {
+            local_comm_id,
+            remote_comm_id,
+        } => Some((local_comm_id, remote_comm_id)),
+        CmMessage::Req { .. } | CmMessage::Other { .. } => None,
+    }
+}
+
+/// `frame.protocols`: the layers tshark would list for what roce-dissect
+/// decodes (RoCE, PFC and the layers below them).
+fn protocols(p: &Packet<'_>) -> String {
+    let mut s = String::new();
+    if p.erf.is_some() {
+        s.push_str("erf:");
+    }
+    if p.eth.is_some() {
+        s.push_str("eth:ethertype");
+        for _ in p.vlan_tags() {
+            s.push_str(":vlan:ethertype");
+        }
+    } else if p.sll.is_some() {
+        s.push_str("sll:ethertype");
+    }
+    if p.pause.is_some() {
+        s.push_str(":macc");
+        return s;
+    }
+    if p.arp.is_some() {
+        s.push_str(":arp");
+        return s;
+    }
+    match p.ip.map(|i| i.version) {
+        Some(4) => s.push_str(":ip"),
+        Some(6) => s.push_str(":ipv6"),
+        _ => {}
+    }
+    if p.udp.is_some() {
+        s.push_str(":udp");
+    }
+    if p.roce.is_some() {
+        if !s.is_empty() {
+            s.push(':');
+        }
+        s.push_str("infiniband");
+        if p.mad.is_none() && p.payload_len.is_some_and(|n| n > 0) {
+            s.push_str(":data");
+        }
+    }
+    s
+}
+
+pub static FIELDS: &[Field] = &[
+    // frame
+    uint!("frame.number", "Frame Number", 32, Dec, |p| Some(p.number)),
+    uint!("frame.len", "Frame length on the wire", 32, Dec, |p| Some(
+        p.len
+    )),
+    uint!(
+        "frame.cap_len",
+        "Frame length stored into the capture file",
+        32,
+        Dec,
+        |p| Some(p.caplen)
+    ),
+    Field {
+        name: "frame.time_epoch",
+        title: "Epoch Time",
+        ty: RelTime,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| o.push(Value::Time(c.pkt.ts_ns)),
+    },
+    Field {
+        name: "frame.time_relative",
+        title: "Time since reference or first frame",
+        ty: RelTime,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| o.push(Value::Time(c.pkt.ts_ns.saturating_sub(c.first_ts_ns))),
+    },
+    Field {
+        name: "frame.time_delta",
+        title: "Time delta from previous captured frame",
+        ty: RelTime,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| o.push(Value::Time(c.pkt.ts_ns.saturating_sub(c.prev_ts_ns))),
+    },
+    Field {
+        name: "frame.protocols",
+        title: "Protocols in frame",
+        ty: Str,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| o.push(Value::Str(Cow::Owned(protocols(c.pkt)))),
+    },
+    // erf
+    presence!("erf", "Extensible Record Format", |p| p.erf.is_some()),
+    uint!("erf.types.type", "Type", 8, Dec, |p| p.erf.map(|e| e.kind)),
+    uint!("erf.flags", "Flags", 8, Hex, |p| p.erf.map(|e| e.flags)),
+    uint!("erf.flags.cap", "Capture interface", 8, Dec, |p| p
+        .erf
+        .map(|e| e.port())),
+    uint!("erf.rlen", "Record length", 16, Dec, |p| p
+        .erf
+        .map(|e| e.rlen)),
+    uint!("erf.lctr", "Loss counter", 16, Dec, |p| p
+        .erf
+        .map(|e| e.lctr)),
+    uint!("erf.wlen", "Wire length", 16, Dec, |p| p
+        .erf
+        .map(|e| e.wlen)),
+    // eth
+    presence!("eth", "Ethernet", |p| p.eth.is_some()),
+    Field {
+        name: "eth.dst",
+        title: "Destination",
+        ty: Ether,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| o.extend(c.pkt.eth.map(|e| Value::Ether(e.dst))),
+    },
+    Field {
+        name: "eth.src",
+        title: "Source",
+        ty: Ether,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| o.extend(c.pkt.eth.map(|e| Value::Ether(e.src))),
+    },
+    Field {
+        name: "eth.addr",
+        title: "Address",
+        ty: Ether,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| {
+            if let Some(e) = c.pkt.eth {
+                o.push(Value::Ether(e.dst));
+                o.push(Value::Ether(e.src));
+            }
+        },
+    },
+    uint!("eth.type", "Type", 16, Hex, |p| p.eth.map(|e| e.ethertype)),
+    // vlan
+    presence!("vlan", "802.1Q Virtual LAN", |p| p.vlans[0].is_some()),
+    Field {
+        name: "vlan.priority",
+        title: "Priority",
+        ty: Uint(16),
+        base: Dec,
+        in_tshark: true,
+        get: |c, o| o.extend(c.pkt.vlan_tags().map(|t| Value::Uint(u64::from(t.pcp)))),
+    },
+    Field {
+        name: "vlan.dei",
+        title: "DEI",
+        ty: Bool,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| o.extend(c.pkt.vlan_tags().map(|t| Value::Bool(t.dei))),
+    },
+    Field {
+        name: "vlan.id",
+        title: "ID",
+        ty: Uint(16),
+        base: Dec,
+        in_tshark: true,
+        get: |c, o| o.extend(c.pkt.vlan_tags().map(|t| Value::Uint(u64::from(t.id)))),
+    },
+    Field {
+        name: "vlan.etype",
+        title: "Type",
+        ty: Uint(16),
+        base: Hex,
+        in_tshark: true,
+        get: |c, o| {
+            let n = c.pkt.vlan_tags().count();
+            o.extend(
+                (0..n).filter_map(|i| vlan_etype(c.pkt, i).map(|t| Value::Uint(u64::from(t)))),
+            );
+        },
+    },
+    // ip
+    presence!("ip", "Internet Protocol Version 4", |p| p
+        .ip
+        .is_some_and(|i| i.version == 4)),
+    uint!("ip.version", "Version", 8, Dec, |p| ipv4_header(p)
+        .map(|h| h[0] >> 4)),
+    uint!("ip.hdr_len", "Header Length", 8, Dec, |p| ipv4_header(p)
+        .map(|h| (h[0] & 0x0f) * 4)),
+    uint!("ip.dsfield", "Differentiated Services Field", 8, Hex, |p| {
+        ipv4_header(p).map(|h| h[1])
+    }),
+    uint!(
+        "ip.dsfield.dscp",
+        "Differentiated Services Codepoint",
+        8,
+        Dec,
+        |p| ipv4_header(p).map(|h| h[1] >> 2)
+    ),
+    uint!(
+        "ip.dsfield.ecn",
+        "Explicit Congestion Notification",
+        8,
+        Dec,
+        |p| ipv4_header(p).map(|h| h[1] & 3)
+    ),
+    uint!("ip.len", "Total Length", 16, Dec, |p| ipv4_header(p)
+        .and_then(|h| be16(h, 2))),
+    uint!("ip.id", "Identification", 16, HexDec, |p| ipv4_header(p)
+        .and_then(|h| be16(h, 4))),
+    uint!("ip.flags", "Flags", 8, Hex, |p| ipv4_header(p)
+        .map(|h| h[6] >> 5)),
+    boolean!("ip.flags.rb", "Reserved bit", |p| ipv4_header(p)
+        .map(|h| h[6] & 0x80 != 0)),
+    boolean!("ip.flags.df", "Don't fragment", |p| ipv4_header(p)
+        .map(|h| h[6] & 0x40 != 0)),
+    boolean!("ip.flags.mf", "More fragments", |p| ipv4_header(p)
+        .map(|h| h[6] & 0x20 != 0)),
+    uint!("ip.frag_offset", "Fragment Offset", 16, Dec, |p| {
+        ipv4_header(p)
+            .and_then(|h| be16(h, 6))
+            .map(|v| (v & 0x1fff) * 8)
+    }),
+    uint!("ip.ttl", "Time to Live", 8, Dec, |p| ipv4_header(p)
+        .map(|h| h[8])),
+    uint!("ip.proto", "Protocol", 8, Dec, |p| ipv4_header(p)
+        .map(|h| h[9])),
+    uint!("ip.checksum", "Header Checksum", 16, Hex, |p| ipv4_header(
+        p
+    )
+    .and_then(|h| be16(h, 10))),
+    Field {
+        name: "ip.src",
+        title: "Source Address",
+        ty: Ipv4,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| o.extend(c.pkt.ip.and_then(|i| v4(i.src))),
+    },
+    Field {
+        name: "ip.dst",
+        title: "Destination Address",
+        ty: Ipv4,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| o.extend(c.pkt.ip.and_then(|i| v4(i.dst))),
+    },
+    Field {
+        name: "ip.addr",
+        title: "Source or Destination Address",
+        ty: Ipv4,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| {
+            if let Some(i) = c.pkt.ip {
+                o.extend(v4(i.src));
+                o.extend(v4(i.dst));
+            }
+        },
+    },
+    // ipv6
+    presence!("ipv6", "Internet Protocol Version 6", |p| p
+        .ip
+        .is_some_and(|i| i.version == 6)),
+    uint!("ipv6.version", "Version", 8, Dec, |p| ipv6_header(p)
+        .map(|h| h[0] >> 4)),
+    uint!("ipv6.tclass", "Traffic Class", 32, Hex, |p| ipv6_header(p)
+        .and_then(|h| be16(h, 0))
+        .map(|v| (v >> 4) & 0xff)),
+    uint!(
+        "ipv6.tclass.dscp",
+        "Differentiated Services Codepoint",
+        32,
+        Dec,
+        |p| ipv6_header(p)
+            .and_then(|h| be16(h, 0))
+            .map(|v| (v >> 6) & 0x3f)
+    ),
+    uint!(
+        "ipv6.tclass.ecn",
+        "Explicit Congestion Notification",
+        32,
+        Dec,
+        |p| ipv6_header(p)
+            .and_then(|h| be16(h, 0))
+            .map(|v| (v >> 4) & 0x3)
+    ),
+    uint!("ipv6.flow", "Flow Label", 24, Hex, |p| ipv6_header(p)
+        .and_then(|h| be32(h, 0))
+        .map(|v| v & 0xfffff)),
+    uint!("ipv6.plen", "Payload Length", 16, Dec, |p| ipv6_header(p)
+        .and_then(|h| be16(h, 4))),
+    uint!("ipv6.nxt", "Next Header", 8, Dec, |p| ipv6_header(p)
+        .map(|h| h[6])),
+    uint!("ipv6.hlim", "Hop Limit", 8, Dec, |p| ipv6_header(p)
+        .map(|h| h[7])),
+    Field {
+        name: "ipv6.src",
+        title: "Source Address",
+        ty: Ipv6,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| o.extend(c.pkt.ip.and_then(|i| v6(i.src))),
+    },
+    Field {
+        name: "ipv6.dst",
+        title: "Destination Address",
+        ty: Ipv6,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| o.extend(c.pkt.ip.and_then(|i| v6(i.dst))),
+    },
+    Field {
+        name: "ipv6.addr",
+        title: "Source or Destination Address",
+        ty: Ipv6,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| {
+            if let Some(i) = c.pkt.ip {
+                o.extend(v6(i.src));
+                o.extend(v6(i.dst));
+            }
+        },
+    },
+    // udp
+    presence!("udp", "User Datagram Protocol", |p| p.udp.is_some()),
+    uint!("udp.srcport", "Source Port", 16, Dec, |p| p
+        .udp
+        .map(|u| u.sport)),
+    uint!("udp.dstport", "Destination Port", 16, Dec, |p| p
+        .udp
+        .map(|u| u.dport)),
+    Field {
+        name: "udp.port",
+        title: "Source or Destination Port",
+        ty: Uint(16),
+        base: Dec,
+        in_tshark: true,
+        get: |c, o| {
+            if let Some(u) = c.pkt.udp {
+                o.push(Value::Uint(u64::from(u.sport)));
+                o.push(Value::Uint(u64::from(u.dport)));
+            }
+        },
+    },
+    uint!("udp.length", "Length", 16, Dec, |p| p.udp.map(|u| u.length)),
+    uint!("udp.checksum", "Checksum", 16, Hex, |p| p
+        .udp
+        .map(|u| u.checksum)),
+    // MAC control: 802.3x PAUSE and PFC
+    presence!("macc", "MAC Control", |p| p.pause.is_some()),
+    uint!("macc.opcode", "Opcode", 16, Hex, |p| p
+        .pause
+        .map(|x| x.opcode())),
+    uint!(
+        "macc.pause_time",
+        "pause_time",
+        16,
+        Dec,
+        |p| match p.pause {
+            Some(PauseRepr::Pause { time }) => Some(time),
+            _ => None,
+        }
+    ),
+    uint!(
+        "macc.cbfc.enbv",
+        "CBFC Class Enable Vector",
+        16,
+        Hex,
+        |p| match p.pause {
+            Some(PauseRepr::Pfc(f)) => Some(f.class_enable),
+            _ => None,
+        }
+    ),
+    boolean!("macc.cbfc.enbv.c0", "C0", |p| pfc_enabled(p, 0)),
+    boolean!("macc.cbfc.enbv.c1", "C1", |p| pfc_enabled(p, 1)),
+    boolean!("macc.cbfc.enbv.c2", "C2", |p| pfc_enabled(p, 2)),
+    boolean!("macc.cbfc.enbv.c3", "C3", |p| pfc_enabled(p, 3)),
+    boolean!("macc.cbfc.enbv.c4", "C4", |p| pfc_enabled(p, 4)),
+    boolean!("macc.cbfc.enbv.c5", "C5", |p| pfc_enabled(p, 5)),
+    boolean!("macc.cbfc.enbv.c6", "C6", |p| pfc_enabled(p, 6)),
+    boolean!("macc.cbfc.enbv.c7", "C7", |p| pfc_enabled(p, 7)),
+    uint!("macc.cbfc.pause_time.c0", "C0", 16, Dec, |p| pfc_time(p, 0)),
+    uint!("macc.cbfc.pause_time.c1", "C1", 16, Dec, |p| pfc_time(p, 1)),
+    uint!("macc.cbfc.pause_time.c2", "C2", 16, Dec, |p| pfc_time(p, 2)),
+    uint!("macc.cbfc.pause_time.c3", "C3", 16, Dec, |p| pfc_time(p, 3)),
+    uint!("macc.cbfc.pause_time.c4", "C4", 16, Dec, |p| pfc_time(p, 4)),
+    uint!("macc.cbfc.pause_time.c5", "C5", 16, Dec, |p| pfc_time(p, 5)),
+    uint!("macc.cbfc.pause_time.c6", "C6", 16, Dec, |p| pfc_time(p, 6)),
+    uint!("macc.cbfc.pause_time.c7", "C7", 16, Dec, |p| pfc_time(p, 7)),
+    // InfiniBand: LRH
+    presence!("infiniband", "InfiniBand", |p| p.roce.is_some()),
+    presence!("infiniband.lrh", "Local Route Header", |p| p.lrh.is_some()),
+    uint!("infiniband.lrh.vl", "Virtual Lane", 8, Hex, |p| p
+        .lrh
+        .map(|l| l.vl)),
+    uint!("infiniband.lrh.lver", "Link Version", 8, Dec, |p| p
+        .lrh
+        .map(|l| l.lver)),
+    uint!("infiniband.lrh.sl", "Service Level", 8, Dec, |p| p
+        .lrh
+        .map(|l| l.sl)),
+    uint!(
+        "infiniband.lrh.reserved2",
+        "Reserved (2 bits)",
+        8,
+        Dec,
+        |p| p.lrh.map(|l| l.resv2)
+    ),
+    uint!("infiniband.lrh.lnh", "Link Next Header", 8, Hex, |p| p
+        .lrh
+        .map(|l| l.lnh.bits())),
+    uint!(
+        "infiniband.lrh.dlid",
+        "Destination Local ID",
+        16,
+        Dec,
+        |p| p.lrh.map(|l| l.dlid)
+    ),
+    uint!(
+        "infiniband.lrh.reserved5",
+        "Reserved (5 bits)",
+        16,
+        Dec,
+        |p| p.lrh.map(|l| l.resv5)
+    ),
+    uint!("infiniband.lrh.pktlen", "Packet Length", 16, Dec, |p| p
+        .lrh
+        .map(|l| l.pkt_len)),
+    uint!("infiniband.lrh.slid", "Source Local ID", 16, Dec, |p| p
+        .lrh
+        .map(|l| l.slid)),
+    // GRH
+    presence!("infiniband.grh", "Global Route Header", |p| p.grh.is_some()),
+    uint!("infiniband.grh.ipver", "IP Version", 8, Dec, |p| p
+        .grh
+        .map(|g| g.ip_ver)),
+    uint!("infiniband.grh.tclass", "Traffic Class", 16, Dec, |p| p
+        .grh
+        .map(|g| g.tclass)),
+    uint!("infiniband.grh.flowlabel", "Flow Label", 32, Dec, |p| p
+        .grh
+        .map(|g| g.flow_label)),
+    uint!("infiniband.grh.paylen", "Payload Length", 16, Dec, |p| p
+        .grh
+        .map(|g| g.pay_len)),
+    uint!("infiniband.grh.nxthdr", "Next Header", 8, Dec, |p| p
+        .grh
+        .map(|g| g.nxt_hdr)),
+    uint!("infiniband.grh.hoplmt", "Hop Limit", 8, Dec, |p| p
+        .grh
+        .map(|g| g.hop_lmt)),
+    Field {
+        name: "infiniband.grh.sgid",
+        title: "Source GID",
+        ty: Ipv6,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| o.extend(c.pkt.grh.map(|g| Value::Ipv6(g.sgid_addr()))),
+    },
+    Field {
+        name: "infiniband.grh.dgid",
+        title: "Destination GID",
+        ty: Ipv6,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| o.extend(c.pkt.grh.map(|g| Value::Ipv6(g.dgid_addr()))),
+    },
+    // BTH
+    presence!("infiniband.bth", "Base Transport Header", |p| p
+        .bth
+        .is_some()),
+    uint!("infiniband.bth.opcode", "Opcode", 8, Dec, |p| p
+        .bth
+        .map(|b| b.opcode.0)),
+    ours(Field {
+        name: "infiniband.bth.opcode_name",
+        title: "Opcode name (RC SEND First, CNP, ...)",
+        ty: Str,
+        base: Base::None,
+        in_tshark: false,
+        get: |c, o| {
+            o.extend(
+                c.pkt
+                    .bth
+                    .map(|b| Value::Str(Cow::Borrowed(b.opcode.name()))),
+            )
+        },
+    }),
+    boolean!("infiniband.bth.se", "Solicited Event", |p| p
+        .bth
+        .map(|b| b.se)),
+    boolean!("infiniband.bth.m", "MigReq", |p| p.bth.map(|b| b.m)),
+    uint!("infiniband.bth.padcnt", "Pad Count", 8, Dec, |p| p
+        .bth
+        .map(|b| b.padcnt)),
+    uint!("infiniband.bth.tver", "Header Version", 8, Dec, |p| p
+        .bth
+        .map(|b| b.tver)),
+    uint!("infiniband.bth.p_key", "Partition Key", 16, Dec, |p| p
+        .bth
+        .map(|b| b.p_key)),
+    ours(boolean!(
+        "infiniband.bth.fecn",
+        "Forward Explicit Congestion Notification",
+        |p| p.bth.map(|b| b.fecn)
+    )),
+    ours(boolean!(
+        "infiniband.bth.becn",
+        "Backward Explicit Congestion Notification",
+        |p| p.bth.map(|b| b.becn)
+    )),
+    uint!(
+        "infiniband.bth.destqp",
+        "Destination Queue Pair",
+        24,
+        Hex,
+        |p| p.bth.map(|b| b.dest_qp)
+    ),
+    boolean!("infiniband.bth.a", "Acknowledge Request", |p| p
+        .bth
+        .map(|b| b.ack_req)),
+    uint!(
+        "infiniband.bth.reserved7",
+        "Reserved (7 bits)",
+        8,
+        Dec,
+        |p| bth_byte(p, 8).map(|b| b & 0x7f)
+    ),
+    uint!(
+        "infiniband.bth.psn",
+        "Packet Sequence Number",
+        24,
+        Dec,
+        |p| p.bth.map(|b| b.psn)
+    ),
+    ours(presence!(
+        "infiniband.cnp",
+        "Congestion Notification Packet (RoCE v2 annex A17)",
+        |p| p.bth.is_some_and(|b| b.opcode == crate::wire::Opcode::CNP)
+    )),
+    // Extended transport headers
+    presence!(
+        "infiniband.rdeth",
+        "Reliable Datagram Extended Transport Header",
+        |p| p.rdeth.is_some()
+    ),
+    uint!("infiniband.rdeth.eecnxt", "E2E Context", 24, Dec, |p| p
+        .rdeth
+        .map(|r| r.ee_context)),
+    presence!(
+        "infiniband.deth",
+        "Datagram Extended Transport Header",
+        |p| p.deth.is_some()
+    ),
+    uint!("infiniband.deth.q_key", "Queue Key", 64, Hex, |p| p
+        .deth
+        .map(|d| d.q_key)),
+    uint!("infiniband.deth.srcqp", "Source Queue Pair", 32, Hex, |p| p
+        .deth
+        .map(|d| d.src_qp)),
+    ours(presence!(
+        "infiniband.xrceth",
+        "XRC Extended Transport Header",
+        |p| p.xrceth.is_some()
+    )),
+    ours(uint!("infiniband.xrceth.xrcsrq", "XRC SRQ", 24, Hex, |p| p
+        .xrceth
+        .map(|x| x.xrc_srq))),
+    presence!("infiniband.reth", "RDMA Extended Transport Header", |p| p
+        .reth
+        .is_some()),
+    Field {
+        name: "infiniband.reth.va",
+        title: "Virtual Address",
+        ty: Uint(64),
+        base: Hex,
+        in_tshark: true,
+        // tshark shows the AtomicETH's address under the same name.
+        get: |c, o| {
+            o.extend(c.pkt.reth.map(|r| Value::Uint(r.va)));
+            o.extend(c.pkt.atomiceth.map(|a| Value::Uint(a.va)));
+        },
+    },
+    Field {
+        name: "infiniband.reth.r_key",
+        title: "Remote Key",
+        ty: Uint(32),
+        base: Hex,
+        in_tshark: true,
+        get: |c, o| {
+            o.extend(c.pkt.reth.map(|r| Value::Uint(u64::from(r.r_key))));
+            o.extend(c.pkt.atomiceth.map(|a| Value::Uint(u64::from(a.r_key))));
+        },
+    },
+    uint!("infiniband.reth.dmalen", "DMA Length", 32, DecHex, |p| p
+        .reth
+        .map(|r| r.dma_len)),
+    presence!(
+        "infiniband.atomiceth",
+        "Atomic Extended Transport Header",
+        |p| p.atomiceth.is_some()
+    ),
+    uint!(
+        "infiniband.atomiceth.swapdt",
+        "Swap (Or Add) Data",
+        64,
+        Dec,
+        |p| p.atomiceth.map(|a| a.swap_add)
+    ),
+    uint!("infiniband.atomiceth.cmpdt", "Compare Data", 64, Dec, |p| p
+        .atomiceth
+        .map(|a| a.compare)),
+    presence!("infiniband.aeth", "ACK Extended Transport Header", |p| p
+        .aeth
+        .is_some()),
+    uint!("infiniband.aeth.syndrome", "Syndrome", 8, Dec, |p| p
+        .aeth
+        .map(|a| a.syndrome)),
+    uint!(
+        "infiniband.aeth.syndrome.reserved",
+        "Reserved",
+        8,
+        Dec,
+        |p| p.aeth.map(|a| a.syndrome >> 7)
+    ),
+    uint!("infiniband.aeth.syndrome.opcode", "OpCode", 8, Dec, |p| p
+        .aeth
+        .map(|a| (a.syndrome >> 5) & 3)),
+    uint!(
+        "infiniband.aeth.syndrome.credit_count",
+        "Credit Count",
+        8,
+        Dec,
+        |p| syndrome_part(p, AckKind::Ack)
+    ),
+    uint!("infiniband.aeth.syndrome.timer", "Timer", 8, Dec, |p| {
+        syndrome_part(p, AckKind::RnrNak)
+    }),
+    uint!(
+        "infiniband.aeth.syndrome.reserved_value",
+        "Reserved",
+        8,
+        Dec,
+        |p| syndrome_part(p, AckKind::Reserved)
+    ),
+    uint!(
+        "infiniband.aeth.syndrome.error_code",
+        "Error Code",
+        8,
+        Dec,
+        |p| syndrome_part(p, AckKind::Nak)
+    ),
+    uint!(
+        "infiniband.aeth.msn",
+        "Message Sequence Number",
+        24,
+        Dec,
+        |p| p.aeth.map(|a| a.msn)
+    ),
+    presence!(
+        "infiniband.atomicacketh",
+        "Atomic ACK Extended Transport Header",
+        |p| p.atomicacketh.is_some()
+    ),
+    uint!(
+        "infiniband.atomicacketh.origremdt",
+        "Original Remote Data",
+        64,
+        Dec,
+        |p| p.atomicacketh.map(|a| a.orig_rem_dt)
+    ),
+    Field {
+        name: "infiniband.immdt",
+        title: "Immediate Data",
+        ty: Bytes,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| {
+            o.extend(
+                c.pkt
+                    .immdt
+                    .map(|i| Value::Bytes(Cow::Owned(i.value.to_be_bytes().to_vec()))),
+            )
+        },
+    },
+    Field {
+        name: "infiniband.ieth",
+        title: "RKey",
+        ty: Bytes,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| {
+            o.extend(
+                c.pkt
+                    .ieth
+                    .map(|i| Value::Bytes(Cow::Owned(i.r_key.to_be_bytes().to_vec()))),
+            )
+        },
+    },
+    ours(uint!(
+        "infiniband.payload_len",
+        "RDMA payload bytes (pad excluded)",
+        32,
+        Dec,
+        |p| p.payload_len
+    )),
+    uint!("infiniband.invariant.crc", "Invariant CRC", 32, Hex, |p| p
+        .icrc
+        .and_then(|i| i.value)),
+    ours(Field {
+        name: "infiniband.icrc.status",
+        title: "ICRC verdict: good, bad or unverified",
+        ty: Str,
+        base: Base::None,
+        in_tshark: false,
+        get: |c, o| {
+            o.extend(
+                c.pkt
+                    .icrc
+                    .map(|i| Value::Str(Cow::Borrowed(crc_status(i.valid)))),
+            )
+        },
+    }),
+    uint!("infiniband.variant.crc", "Variant CRC", 16, Hex, |p| p
+        .vcrc
+        .and_then(|v| v.value)),
+    ours(Field {
+        name: "infiniband.vcrc.status",
+        title: "VCRC verdict: good, bad or unverified",
+        ty: Str,
+        base: Base::None,
+        in_tshark: false,
+        get: |c, o| {
+            o.extend(
+                c.pkt
+                    .vcrc
+                    .map(|v| Value::Str(Cow::Borrowed(crc_status(v.valid)))),
+            )
+        },
+    }),
+    // MADs and CM
+    presence!(
+        "infiniband.mad",
+        "MAD (Management Datagram) Common Header",
+        |p| p.mad.is_some()
+    ),
+    uint!("infiniband.mad.baseversion", "Base Version", 8, Hex, |p| p
+        .mad
+        .map(|m| m.base_version)),
+    uint!(
+        "infiniband.mad.mgmtclass",
+        "Management Class",
+        8,
+        Hex,
+        |p| p.mad.map(|m| m.mgmt_class)
+    ),
+    uint!(
+        "infiniband.mad.classversion",
+        "Class Version",
+        8,
+        Hex,
+        |p| p.mad.map(|m| m.class_version)
+    ),
+    uint!("infiniband.mad.method", "Method", 8, Hex, |p| p
+        .mad
+        .map(|m| m.method)),
+    uint!("infiniband.mad.status", "Status", 16, Hex, |p| p
+        .mad
+        .map(|m| m.status)),
+    uint!(
+        "infiniband.mad.classspecific",
+        "Class Specific",
+        16,
+        Hex,
+        |p| p.mad.map(|m| m.class_specific)
+    ),
+    uint!(
+        "infiniband.mad.transactionid",
+        "Transaction ID",
+        64,
+        Hex,
+        |p| p.mad.map(|m| m.transaction_id)
+    ),
+    uint!("infiniband.mad.attributeid", "Attribute ID", 16, Hex, |p| p
+        .mad
+        .map(|m| m.attribute_id)),
+    uint!(
+        "infiniband.mad.attributemodifier",
+        "Attribute Modifier",
+        32,
+        Hex,
+        |p| p.mad.map(|m| m.attribute_modifier)
+    ),
+    uint!(
+        "infiniband.cm.req",
+        "Local Communication ID",
+        32,
+        Hex,
+        |p| match p.cm {
+            Some(CmMessage::Req { local_comm_id, .. }) => Some(local_comm_id),
+            _ => None,
+        }
+    ),
+    uint!(
+        "infiniband.cm.req.serviceid",
+        "ServiceID",
+        64,
+        Hex,
+        |p| match p.cm {
+            Some(CmMessage::Req { service_id, .. }) => Some(service_id),
+            _ => None,
+        }
+    ),
+    uint!(
+        "infiniband.cm.req.localqpn",
+        "Local QPN",
+        24,
+        Hex,
+        |p| match p.cm {
+            Some(CmMessage::Req { local_qpn, .. }) => Some(local_qpn),
+            _ => None,
+        }
+    ),
+    uint!(
+        "infiniband.cm.req.startpsn",
+        "Starting PSN",
+        24,
+        Hex,
+        |p| match p.cm {
+            Some(CmMessage::Req { starting_psn, .. }) => Some(starting_psn),
+            _ => None,
+        }
+    ),
+    uint!(
+        "infiniband.cm.req.pppmtu",
+        "Path Packet Payload MTU",
+        8,
+        Hex,
+        |p| {
+            match p.cm {
+                Some(CmMessage::Req { mtu, .. }) => Some(mtu),
+                _ => None,
+            }
+        }
+    ),
+    uint!(
+        "infiniband.cm.rep.localqpn",
+        "Local QPN",
+        24,
+        Hex,
+        |p| match p.cm {
+            Some(CmMessage::Rep { local_qpn, .. }) => Some(local_qpn),
+            _ => None,
+        }
+    ),
+    uint!(
+        "infiniband.cm.rep.startpsn",
+        "Starting PSN",
+        24,
+        Hex,
+        |p| match p.cm {
+            Some(CmMessage::Rep { starting_psn, .. }) => Some(starting_psn),
+            _ => None,
+        }
+    ),
+    uint!(
+        "infiniband.cm.rep.remotecommid",
+        "Remote Communication ID",
+        32,
+        Hex,
+        |p| match p.cm {
+            Some(CmMessage::Rep { remote_comm_id, .. }) => Some(remote_comm_id),
+            _ => None,
+        }
+    ),
+    uint!(
+        "infiniband.cm.rej.reason",
+        "Reason",
+        16,
+        Hex,
+        |p| match p.cm {
+            Some(CmMessage::Rej { reason, .. }) => Some(reason),
+            _ => None,
+        }
+    ),
+    ours(Field {
+        name: "infiniband.cm.message",
+        title: "CM message (ConnectRequest, ConnectReply, ...)",
+        ty: Str,
+        base: Base::None,
+        in_tshark: false,
+        get: |c, o| o.extend(c.pkt.cm.map(|m| Value::Str(Cow::Borrowed(m.name())))),
+    }),
+    ours(uint!(
+        "infiniband.cm.localcommid",
+        "Local Communication ID (any CM message)",
+        32,
+        Hex,
+        |p| p.cm.as_ref().and_then(|m| match *m {
+            CmMessage::Req { local_comm_id, .. } => Some(local_comm_id),
+            ref other => cm_ids(other).map(|(l, _)| l),
+        })
+    )),
+    ours(uint!(
+        "infiniband.cm.remotecommid",
+        "Remote Communication ID (any CM message)",
+        32,
+        Hex,
+        |p| p.cm.as_ref().and_then(cm_ids).map(|(_, r)| r)
+    )),
+    // roce-dissect's own
+    ours(Field {
+        name: "roce.version",
+        title: "RoCE version: v1, v2 or ib (native InfiniBand)",
+        ty: Str,
+        base: Base::None,
+        in_tshark: false,
+        get: |c, o| {
+            o.extend(c.pkt.roce.map(|v| {
+                Value::Str(Cow::Borrowed(match v {
+                    RoceVersion::V1 => "v1",
+                    RoceVersion::V2 => "v2",
+                    RoceVersion::Ib => "ib",
+                }))
+            }))
+        },
+    }),
+    ours(boolean!(
+        "roce.malformed",
+        "The frame could not be decoded in full",
+        |p| Some(p.error.is_some())
+    )),
+    // analysis
+    flag!(
+        "roce.analysis.retransmission",
+        "A request or READ response PSN seen before on its flow",
+        Mark::Retransmission
+    ),
+    flag!(
+        "roce.analysis.out_of_order",
+        "A PSN behind the one expected, not seen before",
+        Mark::OutOfOrder
+    ),
+    flag!(
+        "roce.analysis.gap",
+        "PSNs were skipped just before this one",
+        Mark::Gap
+    ),
+    Field {
+        name: "roce.analysis.missing",
+        title: "PSNs skipped just before this one",
+        ty: Uint(32),
+        base: Dec,
+        in_tshark: false,
+        get: |c, o| {
+            if let Some(a) = c.analysis.filter(|a| a.marks.has(Mark::Gap)) {
+                o.push(Value::Uint(u64::from(a.missing)));
+            }
+        },
+    },
+    flag!(
+        "roce.analysis.duplicate",
+        "A capture duplicate of the flow's previous frame",
+        Mark::Duplicate
+    ),
+    flag!(
+        "roce.analysis.psn_reuse",
+        "A PSN already consumed by a request of another kind",
+        Mark::PsnReuse
+    ),
+    flag!("roce.analysis.nak", "A NAK (any code but RNR)", Mark::Nak),
+    flag!("roce.analysis.rnr_nak", "An RNR NAK", Mark::RnrNak),
+    flag!(
+        "roce.analysis.bad_icrc",
+        "The ICRC does not match the frame",
+        Mark::BadIcrc
+    ),
+    flag!(
+        "roce.analysis.ce",
+        "Congestion Experienced (IP ECN, GRH class or FECN)",
+        Mark::Ce
+    ),
+    flag!(
+        "roce.analysis.cnp",
+        "A congestion notification (CNP or BECN)",
+        Mark::Cnp
+    ),
+    flag!(
+        "roce.analysis.paused",
+        "Sent on a priority the destination MAC had paused",
+        Mark::Paused
+    ),
+    Field {
+        name: "roce.analysis.flow",
+        title: "The number of the frame's flow (as the report and --flow count them)",
+        ty: Uint(32),
+        base: Dec,
+        in_tshark: false,
+        get: |c, o| o.extend(c.flow_number.map(Value::Uint)),
+    },
+];
+
+fn pfc_enabled(p: &Packet<'_>, c: u8) -> Option<bool> {
+    match p.pause {
+        Some(PauseRepr::Pfc(f)) => Some(f.class_enable & (1 << c) != 0),
+        _ => None,
+    }
+}
+
+fn pfc_time(p: &Packet<'_>, c: usize) -> Option<u16> {
+    match p.pause {
+        Some(PauseRepr::Pfc(f)) => f.times.get(c).copied(),
+        _ => None,
+    }
+}
+
+fn bth_byte(p: &Packet<'_>, i: usize) -> Option<u8> {
+    p.bth?;
+    p.data
+        .get(usize::from(p.offsets.bth).checked_add(i)?)
+        .copied()
+}
+
+fn crc_status(valid: Option<bool>) -> &'static str {
+    match valid {
+        Some(true) => "good",
+        Some(false) => "bad",
+        None => "unverified",
+    }
+}

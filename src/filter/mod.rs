@@ -1,0 +1,806 @@
+//! Display filters in Wireshark 4.0's language (`-Y`): comparisons
+//! (`== != === !== ~= < <= > >=` and `eq ne all_eq any_ne lt le gt ge`),
+//! set membership (`in {a, b, c..d}`), `contains`, bitwise `&`, slices
+//! (`eth.src[0:3]`), `len()` and `count()`, joined by `not`/`!`,
+//! `and`/`&&`, `xor`/`^^` and `or`/`||` (binding in that order) and
+//! parentheses; a bare field tests presence. Fields come from the
+//! registry ([`crate::fields`]), literals are read by the type of the
+//! field they are compared with.
+//!
+//! As in Wireshark, a comparison with a field the frame lacks is false
+//! (`!=` included), and with a field that occurs several times (QinQ's
+//! `vlan.id`, `ip.addr`) `==` and the orderings hold when any occurrence
+//! satisfies them, `!=` when none equals (`all_ne`), `===` when all do,
+//! `!==` and `~=` when any differs.
+
+mod lex;
+mod literal;
+
+use std::fmt;
+
+use crate::fields::{self, Ctx, Field, FieldType, Value};
+use lex::{Tok, Token};
+use literal::Literal;
+
+/// A compiled display filter.
+#[derive(Debug, Clone)]
+pub struct Filter {
+    root: Expr,
+    text: String,
+    /// Whether any field it reads comes from the analysis.
+    uses_analysis: bool,
+}
+
+/// A filter that does not parse: what and where (a byte offset and
+/// length in the filter's text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilterError {
+    pub message: String,
+    pub at: usize,
+    pub len: usize,
+    pub text: String,
+}
+
+impl fmt::Display for FilterError {
+    /// One line: the message, then the filter with the offending part
+    /// between `>>` and `<<`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = self.at.min(self.text.len());
+        let end = (at + self.len.max(1)).min(self.text.len());
+        let (a, rest) = self.text.split_at(at);
+        let (m, b) = rest.split_at(end - at);
+        let shown = if m.is_empty() {
+            format!("{a} >><<")
+        } else {
+            format!("{a}>>{m}<<{b}")
+        };
+        write!(
+            f,
+            "{} (column {}): {}",
+            self.message,
+            at + 1,
+            crate::output::text::terminal_safe(&shown)
+        )
+    }
+}
+
+impl std::error::Error for FilterError {}
+
+#[derive(Debug, Clone)]
+enum Expr {
+    Or(Box<Expr>, Box<Expr>),
+    Xor(Box<Expr>, Box<Expr>),
+    And(Box<Expr>, Box<Expr>),
+    Not(Box<Expr>),
+    Test(Test),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CmpOp {
+    AnyEq,
+    AllNe,
+    AllEq,
+    AnyNe,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// What a comparison's left side reads from the frame.
+#[derive(Debug, Clone)]
+enum Operand {
+    Field {
+        field: &'static Field,
+        slice: Option<Slice>,
+        mask: Option<u64>,
+    },
+    /// `len(field)`: each occurrence's length in bytes.
+    Len(&'static Field),
+    /// `count(field)`: how many occurrences.
+    Count(&'static Field),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Slice {
+    /// Start (negative: from the end) and length (None: to the end).
+    start: i64,
+    len: Option<i64>,
+}
+
+#[derive(Debug, Clone)]
+enum Rhs {
+    Lit(Literal),
+    Field(&'static Field),
+}
+
+#[derive(Debug, Clone)]
+enum Test {
+    Exists(&'static Field),
+    /// An operand standing alone: a bitwise and that is not zero.
+    Truthy(Operand),
+    Cmp(Operand, CmpOp, Rhs),
+    In(Operand, Vec<(Literal, Option<Literal>)>),
+    Contains(Operand, Literal),
+}
+
+impl Filter {
+    /// Compiles `text`.
+    pub fn parse(text: &str) -> Result<Filter, FilterError> {
+        let err = |message: String, at: usize, len: usize| FilterError {
+            message,
+            at,
+            len,
+            text: text.to_string(),
+        };
+        let toks = lex::tokens(text).map_err(|at| {
+            let c = text.get(at..).and_then(|s| s.chars().next()).unwrap_or(' ');
+            err(
+                format!("\"{c}\" was unexpected in this context"),
+                at,
+                c.len_utf8(),
+            )
+        })?;
+        if toks.is_empty() {
+            return Err(err("the filter is empty".into(), 0, 0));
+        }
+        let mut p = Parser {
+            toks: &toks,
+            pos: 0,
+            text,
+            uses_analysis: false,
+        };
+        let root = p.or().map_err(|(m, at, len)| err(m, at, len))?;
+        if let Some(t) = p.peek() {
+            return Err(err(
+                format!("\"{}\" was unexpected in this context", t.kind.text()),
+                t.at,
+                t.len,
+            ));
+        }
+        Ok(Filter {
+            root,
+            text: text.to_string(),
+            uses_analysis: p.uses_analysis,
+        })
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether the filter reads `roce.analysis.*` fields (then the frames
+    /// must go through the analysis before they are filtered).
+    pub fn uses_analysis(&self) -> bool {
+        self.uses_analysis
+    }
+
+    /// Whether the frame passes.
+    pub fn matches(&self, ctx: &Ctx<'_, '_>) -> bool {
+        let mut scratch = Vec::new();
+        eval(&self.root, ctx, &mut scratch)
+    }
+}
+
+type PResult<T> = Result<T, (String, usize, usize)>;
+
+struct Parser<'t> {
+    toks: &'t [Token],
+    pos: usize,
+    text: &'t str,
+    uses_analysis: bool,
+}
+
+fn is_kw(t: &Token, words: &[&str]) -> bool {
+    matches!(&t.kind, Tok::Word(w) if words.iter().any(|k| w.eq_ignore_ascii_case(k)))
+}
+
+impl<'t> Parser<'t> {
+    fn peek(&self) -> Option<&'t Token> {
+        self.toks.get(self.pos)
+    }
+
+    fn next(&mut self) -> Option<&'t Token> {
+        let t = self.toks.get(self.pos);
+        self.pos += 1;
+        t
+    }
+
+    fn unexpected(&self, t: Option<&Token>) -> (String, usize, usize) {
+        match t {
+            Some(t) => (
+                format!("\"{}\" was unexpected in this context", t.kind.text()),
+                t.at,
+                t.len,
+            ),
+            None => ("the filter ends too early".into(), self.text.len(), 0),
+        }
+    }
+
+    fn expect(&mut self, want: &Tok) -> PResult<&'t Token> {
+        match self.next() {
+            Some(t) if &t.kind == want => Ok(t),
+            other => {
+                let (m, at, len) = self.unexpected(other);
+                Err((format!("{m} (expected \"{}\")", want.text()), at, len))
+            }
+        }
+    }
+
+    fn or(&mut self) -> PResult<Expr> {
+        let mut l = self.xor()?;
+        while let Some(t) = self.peek() {
+            if t.kind == Tok::OrOr || is_kw(t, &["or"]) {
+                self.pos += 1;
+                let r = self.xor()?;
+                l = Expr::Or(Box::new(l), Box::new(r));
+            } else {
+                break;
+            }
+        }
+        Ok(l)
+    }
+
+    fn xor(&mut self) -> PResult<Expr> {
+        let mut l = self.and()?;
+        while let Some(t) = self.peek() {
+            if t.kind == Tok::XorXor || is_kw(t, &["xor"]) {
+                self.pos += 1;
+                let r = self.and()?;
+                l = Expr::Xor(Box::new(l), Box::new(r));
+            } else {
+                break;
+            }
+        }
+        Ok(l)
+    }
+
+    fn and(&mut self) -> PResult<Expr> {
+        let mut l = self.unary()?;
+        while let Some(t) = self.peek() {
+            if t.kind == Tok::AndAnd || is_kw(t, &["and"]) {
+                self.pos += 1;
+                let r = self.unary()?;
+                l = Expr::And(Box::new(l), Box::new(r));
+            } else {
+                break;
+            }
+        }
+        Ok(l)
+    }
+
+    fn unary(&mut self) -> PResult<Expr> {
+        let Some(t) = self.peek() else {
+            return Err(self.unexpected(None));
+        };
+        if t.kind == Tok::Bang || is_kw(t, &["not"]) {
+            self.pos += 1;
+            return Ok(Expr::Not(Box::new(self.unary()?)));
+        }
+        if t.kind == Tok::LParen {
+            self.pos += 1;
+            let e = self.or()?;
+            self.expect(&Tok::RParen)?;
+            return Ok(e);
+        }
+        self.test().map(Expr::Test)
+    }
+
+    fn field(&mut self, t: &Token) -> PResult<&'static Field> {
+        let Tok::Word(name) = &t.kind else {
+            return Err(self.unexpected(Some(t)));
+        };
+        match fields::lookup(name) {
+            Some(f) => {
+                if f.name.starts_with("roce.analysis.") {
+                    self.uses_analysis = true;
+                }
+                Ok(f)
+            }
+            None => {
+                let hint = fields::suggest(name);
+                let hint = if hint.is_empty() {
+                    " (roce-dissect fields lists them)".to_string()
+                } else {
+                    format!(" (did you mean {}?)", hint.join(", "))
+                };
+                Err((
+                    format!("\"{name}\" is neither a field nor a protocol name{hint}"),
+                    t.at,
+                    t.len,
+                ))
+            }
+        }
+    }
+
+    fn operand(&mut self) -> PResult<(Operand, usize)> {
+        let Some(t) = self.next() else {
+            return Err(self.unexpected(None));
+        };
+        let start = t.at;
+        if let Some(kind) = ["len", "count"]
+            .into_iter()
+            .find(|k| is_kw(t, &[k]))
+            .filter(|_| self.peek().is_some_and(|n| n.kind == Tok::LParen))
+        {
+            self.pos += 1;
+            let ft = self.next().ok_or_else(|| self.unexpected(None))?;
+            let f = self.field(ft)?;
+            self.expect(&Tok::RParen)?;
+            return Ok((
+                if kind == "len" {
+                    Operand::Len(f)
+                } else {
+                    Operand::Count(f)
+                },
+                start,
+            ));
+        }
+        let field = self.field(t)?;
+        let mut slice = None;
+        if self.peek().is_some_and(|n| n.kind == Tok::LBracket) {
+            self.pos += 1;
+            let s = self.next().ok_or_else(|| self.unexpected(None))?;
+            slice = Some(parse_slice(s)?);
+            self.expect(&Tok::RBracket)?;
+        }
+        let mut mask = None;
+        if self.peek().is_some_and(|n| n.kind == Tok::Amp) {
+            self.pos += 1;
+            let m = self.next().ok_or_else(|| self.unexpected(None))?;
+            if !matches!(field.ty, FieldType::Uint(_) | FieldType::Bool) || slice.is_some() {
+                return Err((
+                    format!("\"{}\" is not an integer: & needs one", field.name),
+                    t.at,
+                    t.len,
+                ));
+            }
+            let Tok::Word(w) = &m.kind else {
+                return Err(self.unexpected(Some(m)));
+            };
+            mask = Some(
+                literal::integer(w)
+                    .ok_or_else(|| (format!("\"{w}\" is not an integer"), m.at, m.len))?,
+            );
+        }
+        Ok((Operand::Field { field, slice, mask }, start))
+    }
+
+    fn test(&mut self) -> PResult<Test> {
+        let first = self.peek();
+        let (op, at) = self.operand()?;
+        let Some(t) = self.peek() else {
+            return Ok(bare(op));
+        };
+        let cmp = match &t.kind {
+            Tok::Op(o) => Some(*o),
+            Tok::Word(w) => match w.to_ascii_lowercase().as_str() {
+                "eq" | "any_eq" => Some("=="),
+                "ne" | "all_ne" => Some("!="),
+                "all_eq" => Some("==="),
+                "any_ne" => Some("!=="),
+                "lt" => Some("<"),
+                "le" => Some("<="),
+                "gt" => Some(">"),
+                "ge" => Some(">="),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(c) = cmp {
+            self.pos += 1;
+            let op_kind = match c {
+                "==" => CmpOp::AnyEq,
+                "!=" => CmpOp::AllNe,
+                "===" => CmpOp::AllEq,
+                "!==" | "~=" => CmpOp::AnyNe,
+                "<" => CmpOp::Lt,
+                "<=" => CmpOp::Le,
+                ">" => CmpOp::Gt,
+                _ => CmpOp::Ge,
+            };
+            let rhs = self.rhs(&op)?;
+            return Ok(Test::Cmp(op, op_kind, rhs));
+        }
+        if is_kw(t, &["in"]) {
+            self.pos += 1;
+            self.expect(&Tok::LBrace)?;
+            let mut items = Vec::new();
+            loop {
+                match self.peek() {
+                    Some(n) if n.kind == Tok::RBrace => {
+                        self.pos += 1;
+                        break;
+                    }
+                    Some(n) if n.kind == Tok::Comma && !items.is_empty() => {
+                        self.pos += 1;
+                    }
+                    _ => {}
+                }
+                let a = self.literal_for(&op)?;
+                let b = if self.peek().is_some_and(|n| n.kind == Tok::DotDot) {
+                    self.pos += 1;
+                    Some(self.literal_for(&op)?)
+                } else {
+                    None
+                };
+                items.push((a, b));
+            }
+            if items.is_empty() {
+                return Err(("a set needs at least one member".into(), t.at, t.len));
+            }
+            return Ok(Test::In(op, items));
+        }
+        if is_kw(t, &["contains"]) {
+            self.pos += 1;
+            let l = self.literal_for_contains(&op)?;
+            return Ok(Test::Contains(op, l));
+        }
+        if is_kw(t, &["matches", "~"]) {
+            return Err((
+                "\"matches\" (regular expressions) is not supported: use contains".into(),
+                t.at,
+                t.len,
+            ));
+        }
+        let _ = (first, at);
+        Ok(bare(op))
+    }
+
+    fn rhs(&mut self, op: &Operand) -> PResult<Rhs> {
+        if let Some(t) = self.peek()
+            && let Tok::Word(w) = &t.kind
+            && let Some(f) = fields::lookup(w)
+            && literal::parse(w, target(op)).is_none()
+        {
+            self.pos += 1;
+            if f.name.starts_with("roce.analysis.") {
+                self.uses_analysis = true;
+            }
+            if !comparable(target(op), f.ty) {
+                return Err((
+                    format!(
+                        "{} and {} cannot be compared ({} with {})",
+                        describe(op),
+                        f.name,
+                        type_name(target(op)),
+                        type_name(f.ty)
+                    ),
+                    t.at,
+                    t.len,
+                ));
+            }
+            return Ok(Rhs::Field(f));
+        }
+        self.literal_for(op).map(Rhs::Lit)
+    }
+
+    fn literal_for(&mut self, op: &Operand) -> PResult<Literal> {
+        let t = self.next().ok_or_else(|| self.unexpected(None))?;
+        let ty = target(op);
+        if ty == FieldType::Presence {
+            return Err((
+                format!(
+                    "{} is a protocol or a flag: test it alone, it has no value to compare",
+                    describe(op)
+                ),
+                t.at,
+                t.len,
+            ));
+        }
+        let text = match &t.kind {
+            Tok::Word(w) => w.as_str(),
+            Tok::Str(s) => s.as_str(),
+            _ => return Err(self.unexpected(Some(t))),
+        };
+        let lit = match (&t.kind, ty) {
+            (Tok::Str(s), FieldType::Str) => Some(Literal::Str(s.clone())),
+            (Tok::Str(s), FieldType::Bytes) => Some(Literal::Bytes(s.as_bytes().to_vec())),
+            (Tok::Str(_), _) => None,
+            _ => literal::parse(text, ty),
+        };
+        lit.ok_or_else(|| {
+            (
+                format!(
+                    "\"{text}\" is not a valid {} (for {})",
+                    type_name(ty),
+                    describe(op)
+                ),
+                t.at,
+                t.len,
+            )
+        })
+    }
+
+    fn literal_for_contains(&mut self, op: &Operand) -> PResult<Literal> {
+        let t = self.next().ok_or_else(|| self.unexpected(None))?;
+        let ty = target(op);
+        let lit = match (&t.kind, ty) {
+            (Tok::Str(s), FieldType::Str) => Some(Literal::Str(s.clone())),
+            (Tok::Str(s), _) => Some(Literal::Bytes(s.as_bytes().to_vec())),
+            (Tok::Word(w), FieldType::Str) => Some(Literal::Str(w.clone())),
+            (Tok::Word(w), _) => literal::bytes(w).map(Literal::Bytes),
+            _ => None,
+        };
+        if !matches!(
+            ty,
+            FieldType::Str | FieldType::Bytes | FieldType::Ether | FieldType::Ipv6
+        ) {
+            return Err((
+                format!(
+                    "contains needs a string or bytes, and {} is {}",
+                    describe(op),
+                    type_name(ty)
+                ),
+                t.at,
+                t.len,
+            ));
+        }
+        lit.ok_or_else(|| {
+            (
+                format!("\"{}\" is not a string or bytes", t.kind.text()),
+                t.at,
+                t.len,
+            )
+        })
+    }
+}
+
+fn bare(op: Operand) -> Test {
+    match op {
+        Operand::Field {
+            field,
+            slice: None,
+            mask: None,
+        } => Test::Exists(field),
+        other => Test::Truthy(other),
+    }
+}
+
+fn parse_slice(t: &Token) -> PResult<Slice> {
+    let bad = || {
+        (
+            format!(
+                "\"{}\" is not a slice ([i], [i:len], [i-j], [i:], [:len])",
+                t.kind.text()
+            ),
+            t.at,
+            t.len,
+        )
+    };
+    let Tok::Word(w) = &t.kind else {
+        return Err(bad());
+    };
+    let num = |s: &str| -> Option<i64> { s.parse().ok() };
+    if let Some((a, b)) = w.split_once(':') {
+        let start = if a.is_empty() {
+            0
+        } else {
+            num(a).ok_or_else(bad)?
+        };
+        let len = if b.is_empty() {
+            None
+        } else {
+            Some(num(b).filter(|l| *l >= 0).ok_or_else(bad)?)
+        };
+        return Ok(Slice { start, len });
+    }
+    // i-j (inclusive), but not a lone negative index.
+    if let Some(k) = w.get(1..).and_then(|r| r.find('-')).map(|k| k + 1) {
+        let (a, b) = (&w[..k], &w[k + 1..]);
+        let (a, b) = (num(a).ok_or_else(bad)?, num(b).ok_or_else(bad)?);
+        if b < a {
+            return Err(bad());
+        }
+        return Ok(Slice {
+            start: a,
+            len: Some(b - a + 1),
+        });
+    }
+    Ok(Slice {
+        start: num(w).ok_or_else(bad)?,
+        len: Some(1),
+    })
+}
+
+/// The type of what an operand yields.
+fn target(op: &Operand) -> FieldType {
+    match op {
+        Operand::Field { slice: Some(_), .. } => FieldType::Bytes,
+        Operand::Field {
+            mask: Some(_),
+            field,
+            ..
+        } => match field.ty {
+            FieldType::Uint(b) => FieldType::Uint(b),
+            _ => FieldType::Uint(64),
+        },
+        Operand::Field { field, .. } => field.ty,
+        Operand::Len(_) | Operand::Count(_) => FieldType::Uint(32),
+    }
+}
+
+fn describe(op: &Operand) -> String {
+    match op {
+        Operand::Field { field, .. } => field.name.to_string(),
+        Operand::Len(f) => format!("len({})", f.name),
+        Operand::Count(f) => format!("count({})", f.name),
+    }
+}
+
+fn type_name(t: FieldType) -> &'static str {
+    match t {
+        FieldType::Uint(_) => "integer",
+        FieldType::Bool => "boolean",
+        FieldType::Ether => "MAC address",
+        FieldType::Ipv4 => "IPv4 address",
+        FieldType::Ipv6 => "IPv6 address",
+        FieldType::Bytes => "byte string",
+        FieldType::Str => "string",
+        FieldType::AbsTime | FieldType::RelTime => "time",
+        FieldType::Presence => "protocol",
+    }
+}
+
+fn comparable(a: FieldType, b: FieldType) -> bool {
+    use FieldType::*;
+    matches!(
+        (a, b),
+        (Uint(_) | Bool, Uint(_) | Bool)
+            | (Ether, Ether)
+            | (Ipv4, Ipv4)
+            | (Ipv6, Ipv6)
+            | (Bytes, Bytes | Ether)
+            | (Ether, Bytes)
+            | (Str, Str)
+            | (AbsTime | RelTime, AbsTime | RelTime)
+    )
+}
+
+fn eval<'a>(e: &Expr, ctx: &Ctx<'_, 'a>, scratch: &mut Vec<Value<'a>>) -> bool {
+    match e {
+        Expr::Or(a, b) => eval(a, ctx, scratch) || eval(b, ctx, scratch),
+        Expr::Xor(a, b) => eval(a, ctx, scratch) != eval(b, ctx, scratch),
+        Expr::And(a, b) => eval(a, ctx, scratch) && eval(b, ctx, scratch),
+        Expr::Not(a) => !eval(a, ctx, scratch),
+        Expr::Test(t) => test(t, ctx, scratch),
+    }
+}
+
+/// The operand's values, as literals can be compared with.
+fn operand_values<'a>(op: &Operand, ctx: &Ctx<'_, 'a>, scratch: &mut Vec<Value<'a>>) {
+    scratch.clear();
+    match op {
+        Operand::Field { field, slice, mask } => {
+            (field.get)(ctx, scratch);
+            if let Some(m) = mask {
+                for v in scratch.iter_mut() {
+                    *v = Value::Uint(literal::as_u64(v).unwrap_or(0) & m);
+                }
+            }
+            if let Some(s) = slice {
+                let vals = std::mem::take(scratch);
+                scratch.extend(vals.iter().filter_map(|v| {
+                    let b = literal::to_bytes(v)?;
+                    apply_slice(&b, *s).map(|x| Value::Bytes(x.to_vec().into()))
+                }));
+            }
+        }
+        Operand::Len(f) => {
+            (f.get)(ctx, scratch);
+            let vals = std::mem::take(scratch);
+            scratch.extend(
+                vals.iter()
+                    .map(|v| Value::Uint(literal::to_bytes(v).map_or(0, |b| b.len() as u64))),
+            );
+        }
+        Operand::Count(f) => {
+            (f.get)(ctx, scratch);
+            let n = scratch.len() as u64;
+            scratch.clear();
+            scratch.push(Value::Uint(n));
+        }
+    }
+}
+
+fn apply_slice(b: &[u8], s: Slice) -> Option<&[u8]> {
+    let n = b.len() as i64;
+    let start = if s.start < 0 { n + s.start } else { s.start };
+    if start < 0 || start > n {
+        return None;
+    }
+    let end = match s.len {
+        Some(l) => start.checked_add(l)?,
+        None => n,
+    };
+    if end > n {
+        return None;
+    }
+    b.get(usize::try_from(start).ok()?..usize::try_from(end).ok()?)
+}
+
+fn test<'a>(t: &Test, ctx: &Ctx<'_, 'a>, scratch: &mut Vec<Value<'a>>) -> bool {
+    match t {
+        Test::Exists(f) => {
+            scratch.clear();
+            (f.get)(ctx, scratch);
+            !scratch.is_empty()
+        }
+        Test::Truthy(op) => {
+            operand_values(op, ctx, scratch);
+            scratch.iter().any(|v| match v {
+                Value::Uint(n) => *n != 0,
+                Value::Bool(b) => *b,
+                Value::Bytes(b) => !b.is_empty(),
+                _ => true,
+            })
+        }
+        Test::Cmp(op, c, rhs) => {
+            operand_values(op, ctx, scratch);
+            if scratch.is_empty() {
+                return false;
+            }
+            let mut rvals = Vec::new();
+            let rlits: Vec<Literal> = match rhs {
+                Rhs::Lit(l) => vec![l.clone()],
+                Rhs::Field(f) => {
+                    (f.get)(ctx, &mut rvals);
+                    rvals.iter().filter_map(literal::from_value).collect()
+                }
+            };
+            if rlits.is_empty() {
+                return false;
+            }
+            let holds = |v: &Value<'_>, l: &Literal| {
+                let o = literal::compare(v, l);
+                match c {
+                    CmpOp::AnyEq | CmpOp::AllEq => literal::equals(v, l),
+                    CmpOp::AllNe | CmpOp::AnyNe => !literal::equals(v, l),
+                    CmpOp::Lt => o == Some(std::cmp::Ordering::Less),
+                    CmpOp::Le => matches!(
+                        o,
+                        Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+                    ),
+                    CmpOp::Gt => o == Some(std::cmp::Ordering::Greater),
+                    CmpOp::Ge => matches!(
+                        o,
+                        Some(std::cmp::Ordering::Greater | std::cmp::Ordering::Equal)
+                    ),
+                }
+            };
+            let pairs = || {
+                scratch
+                    .iter()
+                    .flat_map(|v| rlits.iter().map(move |l| (v, l)))
+            };
+            match c {
+                CmpOp::AllNe | CmpOp::AllEq => pairs().all(|(v, l)| holds(v, l)),
+                _ => pairs().any(|(v, l)| holds(v, l)),
+            }
+        }
+        Test::In(op, items) => {
+            operand_values(op, ctx, scratch);
+            scratch.iter().any(|v| {
+                items.iter().any(|(a, b)| match b {
+                    None => literal::equals(v, a),
+                    Some(b) => {
+                        matches!(
+                            literal::compare(v, a),
+                            Some(std::cmp::Ordering::Greater | std::cmp::Ordering::Equal)
+                        ) && matches!(
+                            literal::compare(v, b),
+                            Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+                        )
+                    }
+                })
+            })
+        }
+        Test::Contains(op, l) => {
+            operand_values(op, ctx, scratch);
+            scratch.iter().any(|v| literal::contains(v, l))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
