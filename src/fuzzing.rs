@@ -17,6 +17,64 @@ const LINKS: [LinkType; 6] = [
     LinkType::Ipv6,
 ];
 
+/// A display filter: parsed (or refused with an error that prints), and
+/// when it parses, evaluated on one frame of each opcode and on PFC and
+/// PAUSE frames, with `not (F)` the negation of `F` and `(F) or (F)` the
+/// same as `F` on every one; every field's values print.
+pub fn display_filter(data: &[u8]) {
+    use crate::fields::{Ctx, FIELDS};
+    use crate::filter::Filter;
+    use std::sync::OnceLock;
+    static FRAMES: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+    let frames = FRAMES.get_or_init(|| crate::synth::samples::every_opcode(1));
+    let text = String::from_utf8_lossy(data);
+    let f = match Filter::parse(&text) {
+        Ok(f) => f,
+        Err(e) => {
+            let _ = e.to_string();
+            return;
+        }
+    };
+    let not = Filter::parse(&format!("not ({text})")).expect("the negation of a filter parses");
+    let twice = Filter::parse(&format!("({text}) or ({text})")).expect("F or F parses");
+    for (i, bytes) in frames.iter().enumerate().step_by(7) {
+        let fr = Frame {
+            number: i as u64 + 1,
+            ts_ns: i as u64 * 1000,
+            len: bytes.len() as u32,
+            caplen: bytes.len() as u32,
+            link: LinkType::Ethernet,
+            if_speed: None,
+            data: bytes,
+            offset: 0,
+        };
+        let p = dissect(&fr, &DissectOptions::default());
+        let ctx = Ctx::alone(&p);
+        let m = f.matches(&ctx);
+        assert_eq!(not.matches(&ctx), !m, "not ({text})");
+        assert_eq!(twice.matches(&ctx), m, "({text}) or ({text})");
+    }
+    if let Some(bytes) = frames.last() {
+        let fr = Frame {
+            number: 1,
+            ts_ns: 0,
+            len: bytes.len() as u32,
+            caplen: bytes.len() as u32,
+            link: LinkType::Ethernet,
+            if_speed: None,
+            data: bytes,
+            offset: 0,
+        };
+        let p = dissect(&fr, &DissectOptions::default());
+        let mut s = String::new();
+        for field in FIELDS {
+            for v in field.values(&Ctx::alone(&p)) {
+                field.format(&v, &mut s);
+            }
+        }
+    }
+}
+
 /// A native InfiniBand packet (even first byte) or an ERF record (odd),
 /// the rest of the input: decoded and shown every way, and the
 /// InfiniBand-specific promises checked: the VCRC judged only over a whole

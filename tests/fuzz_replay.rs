@@ -64,3 +64,8 @@ fn compressed_inputs() {
 fn native_frame_inputs() {
     assert!(replay("native_frame", roce_dissect::fuzzing::native_frame) >= 8);
 }
+
+#[test]
+fn display_filter_inputs() {
+    assert!(replay("display_filter", roce_dissect::fuzzing::display_filter) >= 20);
+}

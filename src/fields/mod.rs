@@ -96,8 +96,9 @@ pub enum Value<'a> {
     Ipv6(Ipv6Addr),
     Bytes(Cow<'a, [u8]>),
     Str(Cow<'a, str>),
-    /// Nanoseconds: since the epoch (AbsTime) or a span (RelTime).
-    Time(u64),
+    /// Nanoseconds: since the epoch or a span (negative when the
+    /// capture's timestamps go backwards).
+    Time(i128),
     /// The field is there (FieldType::Presence).
     Present,
 }
@@ -211,7 +212,9 @@ impl Field {
             }
             Value::Str(s) => out.push_str(s),
             Value::Time(ns) => {
-                let _ = write!(out, "{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000);
+                let sign = if *ns < 0 { "-" } else { "" };
+                let a = ns.unsigned_abs();
+                let _ = write!(out, "{sign}{}.{:09}", a / 1_000_000_000, a % 1_000_000_000);
             }
             Value::Present => out.push('1'),
         }
@@ -297,5 +300,10 @@ mod tests {
             .unwrap()
             .format(&Value::Time(1_767_225_600_000_000_108), &mut s);
         assert_eq!(s, "1767225600.000000108");
+        s.clear();
+        lookup("frame.time_delta")
+            .unwrap()
+            .format(&Value::Time(-1000), &mut s);
+        assert_eq!(s, "-0.000001000");
     }
 }

@@ -241,7 +241,7 @@ pub static FIELDS: &[Field] = &[
         ty: RelTime,
         base: Base::None,
         in_tshark: true,
-        get: |c, o| o.push(Value::Time(c.pkt.ts_ns)),
+        get: |c, o| o.push(Value::Time(i128::from(c.pkt.ts_ns))),
     },
     Field {
         name: "frame.time_relative",
@@ -249,7 +249,11 @@ pub static FIELDS: &[Field] = &[
         ty: RelTime,
         base: Base::None,
         in_tshark: true,
-        get: |c, o| o.push(Value::Time(c.pkt.ts_ns.saturating_sub(c.first_ts_ns))),
+        get: |c, o| {
+            o.push(Value::Time(
+                i128::from(c.pkt.ts_ns) - i128::from(c.first_ts_ns),
+            ))
+        },
     },
     Field {
         name: "frame.time_delta",
@@ -257,7 +261,11 @@ pub static FIELDS: &[Field] = &[
         ty: RelTime,
         base: Base::None,
         in_tshark: true,
-        get: |c, o| o.push(Value::Time(c.pkt.ts_ns.saturating_sub(c.prev_ts_ns))),
+        get: |c, o| {
+            o.push(Value::Time(
+                i128::from(c.pkt.ts_ns) - i128::from(c.prev_ts_ns),
+            ))
+        },
     },
     Field {
         name: "frame.protocols",
@@ -314,7 +322,15 @@ pub static FIELDS: &[Field] = &[
             }
         },
     },
-    uint!("eth.type", "Type", 16, Hex, |p| p.eth.map(|e| e.ethertype)),
+    // An 802.3 frame has a length where Ethernet II has its type.
+    uint!("eth.type", "Type", 16, Hex, |p| p
+        .eth
+        .map(|e| e.ethertype)
+        .filter(|t| *t >= 0x0600)),
+    uint!("eth.len", "Length", 16, Dec, |p| p
+        .eth
+        .map(|e| e.ethertype)
+        .filter(|t| *t < 0x0600)),
     // vlan
     presence!("vlan", "802.1Q Virtual LAN", |p| p.vlans[0].is_some()),
     Field {
@@ -358,8 +374,8 @@ pub static FIELDS: &[Field] = &[
     presence!("ip", "Internet Protocol Version 4", |p| p
         .ip
         .is_some_and(|i| i.version == 4)),
-    uint!("ip.version", "Version", 8, Dec, |p| ipv4_header(p)
-        .map(|h| h[0] >> 4)),
+    // tshark's IPv6 dissector fills ip.version too.
+    uint!("ip.version", "Version", 8, Dec, |p| p.ip.map(|i| i.version)),
     uint!("ip.hdr_len", "Header Length", 8, Dec, |p| ipv4_header(p)
         .map(|h| (h[0] & 0x0f) * 4)),
     uint!("ip.dsfield", "Differentiated Services Field", 8, Hex, |p| {

@@ -16,7 +16,7 @@ pub enum Literal {
     Bytes(Vec<u8>),
     Str(String),
     /// Nanoseconds.
-    Time(u64),
+    Time(i128),
 }
 
 /// An unsigned integer: decimal, `0x` hex, `0b` binary or `0`-led octal.
@@ -66,18 +66,21 @@ pub fn bytes(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// Seconds (`1.5`, `0.000001`) as nanoseconds.
-fn seconds(s: &str) -> Option<u64> {
+/// Seconds (`1.5`, `-0.000001`) as nanoseconds.
+fn seconds(s: &str) -> Option<i128> {
+    if let Some(p) = s.strip_prefix('-') {
+        return seconds(p).map(|n| -n);
+    }
     let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
     if frac.len() > 9 || !frac.chars().all(|c| c.is_ascii_digit()) {
         return None;
     }
-    let w: u64 = if whole.is_empty() {
+    let w: i128 = if whole.is_empty() {
         0
     } else {
         whole.parse().ok()?
     };
-    let f: u64 = if frac.is_empty() {
+    let f: i128 = if frac.is_empty() {
         0
     } else {
         format!("{frac:0<9}").parse().ok()?

@@ -1,0 +1,165 @@
+//! The `roce.analysis.*` fields agree with the report, flow by flow: as
+//! many frames flagged `retransmission` in a flow as the report counts
+//! retransmits for it, and so on, on every sample capture and on
+//! generated ones; and filtering on them selects the flagged frames.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+fn samples(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = [
+        "clean.pcapng",
+        "loss.pcap",
+        "loss-receiver.ns.pcap",
+        "incast.pcapng",
+        "mixed.pcapng",
+        "pfc-storm.pcapng",
+    ]
+    .iter()
+    .map(|n| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("captures")
+            .join(n)
+    })
+    .collect();
+    for (scenario, seed) in [("loss", 3), ("reorder", 4), ("mixed", 5), ("incast", 6)] {
+        let out = dir.join(format!("{scenario}-{seed}.pcapng"));
+        common::bin()
+            .args([
+                "gen",
+                "--scenario",
+                scenario,
+                "--seed",
+                &seed.to_string(),
+                "--qps",
+                "8",
+                "--messages",
+                "30",
+                "-o",
+            ])
+            .arg(&out)
+            .assert()
+            .success();
+        v.push(out);
+    }
+    v
+}
+
+#[test]
+fn analysis_fields_add_up_to_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    for path in samples(dir.path()) {
+        let what = path.file_name().unwrap().to_string_lossy().to_string();
+        let r: Value = serde_json::from_slice(
+            &common::bin()
+                .arg(&path)
+                .arg("--json")
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .unwrap();
+        let lines = common::bin()
+            .args(["packets", "--json"])
+            .arg(&path)
+            .output()
+            .unwrap()
+            .stdout;
+        // Per flow (by src, dst, destqp as the report names them): the
+        // counts of each flag.
+        let mut counts: HashMap<(String, String, u64), HashMap<String, u64>> = HashMap::new();
+        let mut numbers: HashMap<u64, (String, String, u64)> = HashMap::new();
+        for l in String::from_utf8_lossy(&lines).lines() {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let Some(a) = v.get("analysis") else { continue };
+            let Some(n) = a["flow"].as_u64() else {
+                continue;
+            };
+            let key = numbers.entry(n).or_insert_with(|| {
+                let (src, dst) = match (&v["ip"], &v["grh"]) {
+                    (ip, _) if ip.is_object() => (
+                        ip["src"].as_str().unwrap().to_string(),
+                        ip["dst"].as_str().unwrap().to_string(),
+                    ),
+                    (_, g) => (
+                        g["sgid"].as_str().unwrap().to_string(),
+                        g["dgid"].as_str().unwrap().to_string(),
+                    ),
+                };
+                (src, dst, v["bth"]["destqp"].as_u64().unwrap())
+            });
+            let c = counts.entry(key.clone()).or_default();
+            for (k, val) in a.as_object().unwrap() {
+                if val == &Value::Bool(true) {
+                    *c.entry(k.clone()).or_default() += 1;
+                }
+            }
+            *c.entry("packets".into()).or_default() += 1;
+        }
+        let flows = r["flows"].as_array().unwrap();
+        assert_eq!(flows.len(), numbers.len(), "{what}: flows");
+        for f in flows {
+            let key = (
+                f["src"].as_str().unwrap().to_string(),
+                f["dst"].as_str().unwrap().to_string(),
+                f["destqp"].as_u64().unwrap(),
+            );
+            let c = counts
+                .get(&key)
+                .unwrap_or_else(|| panic!("{what}: no frames of {key:?}"));
+            let get = |k: &str| c.get(k).copied().unwrap_or(0);
+            assert_eq!(
+                get("packets"),
+                f["packets"].as_u64().unwrap(),
+                "{what} {key:?}: packets"
+            );
+            for (flag, figure) in [
+                ("retransmission", "retransmits"),
+                ("out_of_order", "out_of_order"),
+                ("duplicate", "duplicates"),
+                ("psn_reuse", "psn_reuse"),
+                ("ce", "ecn_ce"),
+                ("cnp", "cnps"),
+                ("bad_icrc", "bad_icrc"),
+            ] {
+                assert_eq!(
+                    get(flag),
+                    f[figure].as_u64().unwrap(),
+                    "{what} {key:?}: {flag} vs {figure}"
+                );
+            }
+            let naks = f["naks"].as_object().unwrap();
+            let rnr = naks.get("rnr").and_then(Value::as_u64).unwrap_or(0);
+            let all: u64 = naks.values().filter_map(Value::as_u64).sum();
+            assert_eq!(get("rnr_nak"), rnr, "{what} {key:?}: RNR NAKs");
+            assert_eq!(get("nak"), all - rnr, "{what} {key:?}: NAKs");
+        }
+        // A filter on a flag selects exactly the flagged frames.
+        let flagged = String::from_utf8_lossy(&lines)
+            .lines()
+            .filter(|l| l.contains("\"retransmission\":true"))
+            .count();
+        let sel = common::bin()
+            .args([
+                "packets",
+                "-Y",
+                "roce.analysis.retransmission",
+                "-T",
+                "fields",
+                "-e",
+                "frame.number",
+            ])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&sel.stdout).lines().count(),
+            flagged,
+            "{what}"
+        );
+    }
+}
