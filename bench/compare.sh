@@ -35,7 +35,9 @@
 # tshark 4.0 cannot), split in two halves read with --merge (against
 # mergecap | tshark), split in four read as four files (one report each,
 # against tshark on each in turn), and the same traffic on native
-# InfiniBand in ERF records as ibdump writes them (`gen --link erf`).
+# InfiniBand in ERF records as ibdump writes them (`gen --link erf`);
+# then a display filter selecting few frames and -T fields with four
+# fields, against tshark -Y and tshark -T fields.
 # Wall time is read from bash's EPOCHREALTIME (microseconds; GNU time's
 # %e has 10 ms steps) around the command itself,
 # so it includes bash's fork and exec of it, as a user's shell would. Peak
@@ -134,7 +136,9 @@ other_inputs() {
         "xz|$f.xz|$bin $f.xz --json|xz -dc $f.xz | tshark -n -r - ${fields[*]}"
         "two halves, --merge|$f.half1|$bin --merge $f.half1 $f.half2 --json|mergecap -w - $f.half1 $f.half2 | tshark -n -r - ${fields[*]}"
         "four quarters, a report each|${parts[0]}|$bin ${parts[*]} --json|$t_cmd_quarters"
-        "native InfiniBand in ERF (gen --link erf)|$erf|$bin $erf --json|tshark -n -r $erf ${fields[*]}")
+        "native InfiniBand in ERF (gen --link erf)|$erf|$bin $erf --json|tshark -n -r $erf ${fields[*]}"
+        "packets -Y 'bth.opcode == 0x81' (CNPs: few frames)|$f|$bin packets $f -Y 'bth.opcode == 0x81'|tshark -n -r $f -Y 'infiniband.bth.opcode == 0x81'"
+        "packets -T fields, 4 fields|$f|$bin packets $f -T fields -e frame.number ${fields[*]:2}|tshark -n -r $f -T fields -e frame.number ${fields[*]:2}")
     echo
     echo "## other inputs, the same frames: roce-dissect against the tool a user would otherwise run"
     printf '%-44s %9s %8s %11s %8s %9s\n' "input" "ours s" "RSS MiB" "theirs s" "RSS MiB" "speed-up"

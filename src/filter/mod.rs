@@ -740,12 +740,14 @@ fn test<'a>(t: &Test, ctx: &Ctx<'_, 'a>, scratch: &mut Vec<Value<'a>>) -> bool {
             if scratch.is_empty() {
                 return false;
             }
-            let mut rvals = Vec::new();
-            let rlits: Vec<Literal> = match rhs {
-                Rhs::Lit(l) => vec![l.clone()],
+            let owned: Vec<Literal>;
+            let rlits: &[Literal] = match rhs {
+                Rhs::Lit(l) => std::slice::from_ref(l),
                 Rhs::Field(f) => {
+                    let mut rvals = Vec::new();
                     (f.get)(ctx, &mut rvals);
-                    rvals.iter().filter_map(literal::from_value).collect()
+                    owned = rvals.iter().filter_map(literal::from_value).collect();
+                    &owned
                 }
             };
             if rlits.is_empty() {
