@@ -154,3 +154,126 @@ fn fields_filters_and_options() {
         assert_eq!(v["analysis"]["cnp"], true);
     }
 }
+
+fn report(args: &[&str]) -> serde_json::Value {
+    let out = common::bin().args(args).arg("--json").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn the_report_lists_what_the_filter_matched() {
+    let cap = sample("mixed.pcapng");
+    let cap = cap.to_str().unwrap();
+    let whole = report(&[cap]);
+    for filter in [
+        "roce.analysis.nak",
+        "ip.addr == 10.0.0.7",
+        "bth.opcode in {16..19}",
+        "grh",
+        "roce.analysis.retransmission || infiniband.cnp",
+    ] {
+        let r = report(&[cap, "-Y", filter]);
+        assert_eq!(r["capture"]["display_filter"], filter);
+        // The capture's figures are the whole capture's.
+        assert_eq!(r["capture"]["frames"], whole["capture"]["frames"]);
+        assert_eq!(r["capture"]["flows"], whole["capture"]["flows"]);
+        // The flows listed are those of the matching frames.
+        let lines = common::bin()
+            .args(["packets", cap, "-Y", filter, "--json"])
+            .output()
+            .unwrap()
+            .stdout;
+        let text = String::from_utf8(lines).unwrap();
+        assert_eq!(
+            r["capture"]["matching_frames"],
+            text.lines().count() as u64,
+            "{filter}"
+        );
+        let mut want = std::collections::BTreeSet::new();
+        for l in text.lines() {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let Some(n) = v["analysis"]["flow"].as_u64() else {
+                continue;
+            };
+            want.insert(n);
+        }
+        let flows = r["flows"].as_array().unwrap();
+        assert_eq!(flows.len(), want.len(), "{filter}");
+        for f in flows {
+            let w = whole["flows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|g| {
+                    g["src"] == f["src"] && g["dst"] == f["dst"] && g["destqp"] == f["destqp"]
+                })
+                .unwrap();
+            assert_eq!(
+                f, w,
+                "{filter}: a listed flow is as the whole report has it"
+            );
+        }
+        for c in r["connections"].as_array().unwrap() {
+            for i in c["flows"].as_array().unwrap() {
+                assert!(i.as_u64().unwrap() < flows.len() as u64);
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.json");
+        std::fs::write(&p, serde_json::to_vec(&r).unwrap()).unwrap();
+        common::contract_check("report", &p);
+    }
+    // Pause intervals: kept by a filter on their frames, not by others.
+    let pfc = sample("pfc-storm.pcapng");
+    let pfc = pfc.to_str().unwrap();
+    let all = report(&[pfc]);
+    // (their `flows` name listed flows only: none when no RoCE frame matched)
+    let strip = |v: &serde_json::Value| {
+        let mut v = v.clone();
+        for i in v.as_array_mut().unwrap() {
+            i.as_object_mut().unwrap().remove("flows");
+        }
+        v
+    };
+    let kept = report(&[pfc, "-Y", "macc"]);
+    assert_eq!(strip(&kept["pfc"]["intervals"]), strip(&all["pfc"]["intervals"]));
+    let c3 = report(&[pfc, "-Y", "macc.cbfc.enbv.c3 == 1"]);
+    let c3 = c3["pfc"]["intervals"].as_array().unwrap();
+    assert!(!c3.is_empty() && c3.iter().all(|i| i["priority"] == 3));
+    let both = report(&[pfc, "-Y", "macc.cbfc.enbv.c3 == 1 || bth"]);
+    assert_eq!(both["pfc"]["intervals"][0]["flows"], all["pfc"]["intervals"][0]["flows"]);
+    let none = report(&[pfc, "-Y", "bth"]);
+    assert_eq!(none["pfc"]["intervals"], serde_json::json!([]));
+    assert_eq!(none["pfc"]["summary"], serde_json::json!([]));
+    // Several captures, and --merge.
+    let out = common::bin()
+        .args([cap, pfc, "-Y", "macc", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let docs: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(docs.len(), 2);
+    assert_eq!(docs[0]["flows"], serde_json::json!([]));
+    assert_eq!(
+        docs[1]["capture"]["matching_frames"],
+        kept["capture"]["matching_frames"]
+    );
+    let merged = report(&["--merge", cap, pfc, "-Y", "infiniband.cnp"]);
+    assert_eq!(merged["capture"]["display_filter"], "infiniband.cnp");
+    // A bad filter: one line, exit 2, before any reading.
+    let out = common::bin()
+        .args([cap, "-Y", "bth.psn =="])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+}

@@ -29,7 +29,7 @@ use flow::{Budget, FlowState, RecentNak};
 pub use flow::{Fingerprint, FlowKey};
 use index::{FlowIndex, hash_key};
 pub use marks::{FrameAnalysis, Mark, Marks, NO_FLOW};
-pub use report::Report;
+pub use report::{Report, Selection};
 pub use speed::{LinkSpeed, SpeedFrom, SpeedUse};
 
 use crate::dissect::{Packet, RoceVersion};

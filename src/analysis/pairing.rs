@@ -304,6 +304,8 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
         flows: flows.len() as u64,
         one_way_flows: flows.iter().filter(|f| f.one_way).count() as u64,
         warnings,
+        display_filter: None,
+        matching_frames: None,
     };
     let mut report = Report {
         schema: SCHEMA,

@@ -56,6 +56,13 @@ pub struct CaptureSummary {
     pub flows: u64,
     pub one_way_flows: u64,
     pub warnings: Vec<String>,
+    /// `-Y`: the display filter, when the report lists only the flows and
+    /// pause intervals with a frame it matches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub display_filter: Option<String>,
+    /// `-Y`: how many frames it matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matching_frames: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, Default)]
@@ -383,4 +390,91 @@ pub struct Hint {
     /// How many occurrences (NAKs, episodes, intervals...).
     pub count: u64,
     pub text: &'static str,
+}
+
+/// What a display filter matched, for [`Report::select`]: the flows with
+/// a matching frame, and matching pause frames (at most
+/// [`Selection::MAX_PAUSES`]; past that every interval is kept).
+#[derive(Debug, Default, Clone)]
+pub struct Selection {
+    pub filter: String,
+    /// Frames the filter matched.
+    pub frames: u64,
+    /// (src, dst, destqp) as the report names flows.
+    pub flows: std::collections::HashSet<(String, String, u32)>,
+    /// Matching pause frames: source MAC, time, and the priorities they
+    /// pause (`None`: 802.3x, the whole link).
+    pub pauses: Vec<(String, u64, Option<u8>)>,
+    /// More pause frames matched than are kept.
+    pub pauses_overflowed: bool,
+}
+
+impl Selection {
+    pub const MAX_PAUSES: usize = 1 << 20;
+
+    pub fn add_pause(&mut self, mac: String, ts_ns: u64, priorities: Option<u8>) {
+        if self.pauses.len() < Self::MAX_PAUSES {
+            self.pauses.push((mac, ts_ns, priorities));
+        } else {
+            self.pauses_overflowed = true;
+        }
+    }
+}
+
+impl Report {
+    /// Keeps the flows and pause intervals with at least one frame the
+    /// display filter matched (connections whose two directions both stay;
+    /// pause summaries of the sources that keep an interval); the capture
+    /// figures still count every frame. `capture.display_filter` and
+    /// `capture.matching_frames` say so.
+    pub fn select(&mut self, sel: &Selection) {
+        let old = std::mem::take(&mut self.flows);
+        let mut new_index = vec![None; old.len()];
+        for (i, f) in old.into_iter().enumerate() {
+            if sel
+                .flows
+                .contains(&(f.src.clone(), f.dst.clone(), f.destqp))
+            {
+                new_index[i] = Some(self.flows.len());
+                self.flows.push(f);
+            }
+        }
+        self.connections
+            .retain_mut(|c| match (new_index[c.flows[0]], new_index[c.flows[1]]) {
+                (Some(a), Some(b)) => {
+                    c.flows = [a, b];
+                    true
+                }
+                _ => false,
+            });
+        let pauses = &sel.pauses;
+        let keep_all = sel.pauses_overflowed;
+        self.pfc.intervals.retain_mut(|iv| {
+            let hit = keep_all
+                || pauses.iter().any(|(mac, ts, prio)| {
+                    *mac == iv.src_mac
+                        && (iv.start_ns..=iv.end_ns).contains(ts)
+                        && match (iv.priority, prio) {
+                            (Some(p), Some(mask)) => mask & (1 << p) != 0,
+                            (None, None) => true,
+                            _ => false,
+                        }
+                });
+            if hit {
+                iv.flows = iv.flows.iter().filter_map(|&i| new_index[i]).collect();
+            }
+            hit
+        });
+        let kept: std::collections::HashSet<(String, Option<u8>)> = self
+            .pfc
+            .intervals
+            .iter()
+            .map(|i| (i.src_mac.clone(), i.priority))
+            .collect();
+        self.pfc
+            .summary
+            .retain(|s| keep_all || kept.contains(&(s.src_mac.clone(), s.priority)));
+        self.capture.display_filter = Some(sel.filter.clone());
+        self.capture.matching_frames = Some(sel.frames);
+    }
 }

@@ -96,6 +96,12 @@ pub struct ReportArgs {
     /// trouble, connections together)
     #[arg(long)]
     pub all: bool,
+
+    /// Display filter (Wireshark's language): the analysis reads every
+    /// frame, the report lists the flows and pause intervals with a frame
+    /// it matches (e.g. -Y roce.analysis.nak, -Y 'ip.addr == 10.0.0.7')
+    #[arg(short = 'Y', long = "display-filter", value_name = "FILTER")]
+    pub filter: Option<String>,
 }
 
 /// Settings of the analysis: for the report, `packets` and the TUI.

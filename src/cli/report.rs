@@ -10,7 +10,18 @@ use super::{Cli, Progress, RunError, capture_error, print_warnings};
 use crate::analysis::Report;
 use crate::output::report::{Style, TextOptions};
 
+/// The report's `-Y`, compiled.
+fn display_filter(cli: &Cli) -> Result<Option<crate::filter::Filter>, RunError> {
+    cli.report
+        .filter
+        .as_deref()
+        .map(crate::filter::Filter::parse)
+        .transpose()
+        .map_err(|e| RunError::Usage(format!("-Y: {e}")))
+}
+
 pub fn run(cli: &Cli) -> Result<(), RunError> {
+    display_filter(cli)?;
     let inputs = expand(&cli.captures)?;
     let threads = match cli.threads {
         Some(n) => usize::from(n),
@@ -30,13 +41,26 @@ pub fn run(cli: &Cli) -> Result<(), RunError> {
 fn single(path: &Path, cli: &Cli, threads: usize) -> Result<(), RunError> {
     let opts = cli.analysis.options(&cli.decode)?;
     let mut progress = Progress::new(&path.display().to_string());
-    let result = crate::pipeline::analyze_path(
-        path,
-        &cli.decode.dissect_options(),
-        opts,
-        threads,
-        Some(&mut |done, total, frames| progress.update(done as u64, total as u64, frames)),
-    );
+    let mut tell = |done, total, frames| progress.update(done as u64, total as u64, frames);
+    let result = match display_filter(cli)? {
+        None => crate::pipeline::analyze_path(
+            path,
+            &cli.decode.dissect_options(),
+            opts,
+            threads,
+            Some(&mut tell),
+        ),
+        Some(f) => crate::capture::open_stream(path).and_then(|mut s| {
+            crate::pipeline::analyze_filtered(
+                &mut s,
+                &path.display().to_string(),
+                &cli.decode.dissect_options(),
+                opts,
+                &f,
+                Some(&mut tell),
+            )
+        }),
+    };
     progress.finish();
     let report = result.map_err(|e| capture_error(e, path))?;
     let written = write_report(&report, cli, Placement::Alone);
@@ -60,10 +84,12 @@ enum Placement {
 fn merged(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> {
     let opts = cli.analysis.options(&cli.decode)?;
     let mut progress = Progress::new(&format!("{} captures", paths.len()));
+    let filter = display_filter(cli)?;
     let result = crate::pipeline::analyze_merged(
         paths,
         &cli.decode.dissect_options(),
         opts,
+        filter.as_ref(),
         threads,
         Some(&mut |done, total, frames| progress.update(done as u64, total as u64, frames)),
     );
@@ -97,10 +123,12 @@ fn many(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> {
     let mut frames = 0u64;
     let mut failed = 0usize;
     let mut out_err: Option<RunError> = None;
+    let filter = display_filter(cli)?;
     crate::pipeline::analyze_many(
         paths,
         &cli.decode.dissect_options(),
         &opts,
+        filter.as_ref(),
         threads,
         &mut |i, result| {
             read_bytes += std::fs::metadata(&paths[i]).map_or(0, |m| m.len());

@@ -88,6 +88,16 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
         grouped(c.roce_frames),
         secs(c.duration_ns)
     );
+    if let (Some(f), Some(n)) = (&c.display_filter, c.matching_frames) {
+        let _ = writeln!(
+            s,
+            "display filter {}: {} of {} match; listed: the flows and pause intervals with one ({} in all)",
+            terminal_safe(f),
+            grouped(n),
+            count(c.frames, "frame", "frames"),
+            count(c.flows, "flow", "flows"),
+        );
+    }
     let summary = format!(
         "{} in {} · {} ({}) · {} out of order · {} missing · {} · {} · {} CE · {} · {} · {} bad ICRC",
         count(r.flows.len() as u64, "flow", "flows"),

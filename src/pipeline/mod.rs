@@ -89,13 +89,16 @@ pub fn analyze_merged(
     paths: &[PathBuf],
     dissect_opts: &DissectOptions,
     opts: AnalysisOptions,
+    filter: Option<&crate::filter::Filter>,
     threads: usize,
     progress: Option<Progress<'_>>,
 ) -> Result<Report, CaptureError> {
     let mut source = MergedSource::open(paths)?;
     let names = source.names();
     let name = names.join(" + ");
-    let mut report = if threads < 2 {
+    let mut report = if let Some(f) = filter {
+        analyze_filtered(&mut source, &name, dissect_opts, opts, f, progress)
+    } else if threads < 2 {
         analyze_sequential(&mut source, &name, dissect_opts, opts, progress)
     } else {
         analyze_pipelined(&mut source, &name, dissect_opts, opts, progress)
@@ -116,6 +119,7 @@ pub fn analyze_many(
     paths: &[PathBuf],
     dissect_opts: &DissectOptions,
     opts: &AnalysisOptions,
+    filter: Option<&crate::filter::Filter>,
     threads: usize,
     done: &mut dyn FnMut(usize, Result<Report, CaptureError>),
 ) {
@@ -142,7 +146,13 @@ pub fn analyze_many(
                         Err(_) => return,
                     };
                     let Ok(i) = next else { return };
-                    let r = analyze_path(&paths[i], dissect_opts, opts.clone(), per, None);
+                    let r = match filter {
+                        None => analyze_path(&paths[i], dissect_opts, opts.clone(), per, None),
+                        Some(f) => open_stream(&paths[i]).and_then(|mut s| {
+                            let name = paths[i].display().to_string();
+                            analyze_filtered(&mut s, &name, dissect_opts, opts.clone(), f, None)
+                        }),
+                    };
                     if results.send((i, r)).is_err() {
                         return;
                     }
@@ -241,6 +251,71 @@ pub fn analyze_sequential(
         }
     }
     Ok(an.finish(capture_info(source, name)))
+}
+
+/// The report of `source` with only the flows and pause intervals that
+/// have a frame `filter` matches (`roce-dissect CAPTURE -Y FILTER`): one
+/// thread reads, dissects in full (the filter may read any field),
+/// analyses every frame, then tests the filter with what the analysis
+/// concluded about the frame.
+pub fn analyze_filtered(
+    source: &mut dyn FrameSource,
+    name: &str,
+    dissect_opts: &DissectOptions,
+    opts: AnalysisOptions,
+    filter: &crate::filter::Filter,
+    mut progress: Option<Progress<'_>>,
+) -> Result<Report, CaptureError> {
+    use crate::analysis::Selection;
+    use crate::fields::Ctx;
+    let mut an = Analyzer::new(opts);
+    let mut sel = Selection {
+        filter: filter.text().to_string(),
+        ..Selection::default()
+    };
+    let (mut first, mut prev) = (None, 0u64);
+    let mut n = 0u64;
+    loop {
+        let frame = match source.next_frame() {
+            None => break,
+            Some(f) => f?,
+        };
+        let pkt = crate::dissect::dissect(&frame, dissect_opts);
+        let found = an.packet(&pkt);
+        n += 1;
+        let first_ts = *first.get_or_insert(pkt.ts_ns);
+        let ctx = Ctx {
+            pkt: &pkt,
+            analysis: Some(&found),
+            flow_number: found.flow().map(|f| u64::from(f) + 1),
+            first_ts_ns: first_ts,
+            prev_ts_ns: if n == 1 { pkt.ts_ns } else { prev },
+        };
+        prev = pkt.ts_ns;
+        if filter.matches(&ctx) {
+            sel.frames += 1;
+            if let Some(k) = Analyzer::flow_key(&pkt) {
+                sel.flows
+                    .insert((k.src.to_string(), k.dst.to_string(), k.dest_qp));
+            }
+            if let (Some(p), Some(eth)) = (&pkt.pause, &pkt.eth) {
+                let prios = match p {
+                    crate::wire::PauseRepr::Pfc(f) => Some(f.class_enable as u8),
+                    _ => None,
+                };
+                sel.add_pause(crate::output::json::mac_string(&eth.src), pkt.ts_ns, prios);
+            }
+        }
+        if n.is_multiple_of(1 << 16)
+            && let Some(p) = progress.as_mut()
+        {
+            let (done, total) = source.progress();
+            p(done as usize, total.unwrap_or(0) as usize, n);
+        }
+    }
+    let mut report = an.finish(capture_info(source, name));
+    report.select(&sel);
+    Ok(report)
 }
 
 /// Packets handed to the analysis thread at a time.
