@@ -92,6 +92,17 @@ fn analysis_fields_add_up_to_the_report() {
                 };
                 (src, dst, v["bth"]["destqp"].as_u64().unwrap())
             });
+            // The number is the report's: flows[n - 1] is this flow.
+            let f = &r["flows"][(n - 1) as usize];
+            assert_eq!(
+                (
+                    f["src"].as_str().unwrap(),
+                    f["dst"].as_str().unwrap(),
+                    f["destqp"].as_u64().unwrap()
+                ),
+                (key.0.as_str(), key.1.as_str(), key.2),
+                "{what}: flow {n}"
+            );
             let c = counts.entry(key.clone()).or_default();
             for (k, val) in a.as_object().unwrap() {
                 if val == &Value::Bool(true) {

@@ -24,10 +24,15 @@ fn the_readme_lists_every_field() {
     let block = &readme[a..b];
     let start = block.find("```\n").unwrap() + 4;
     let end = block[start..].find("```").unwrap() + start;
-    assert_eq!(
-        &block[start..end],
-        listed,
-        "README.md's field list is stale: paste `roce-dissect fields` between the markers"
+    let stale = block[start..end]
+        .lines()
+        .zip(listed.lines())
+        .find(|(a, b)| a != b)
+        .map(|(a, b)| format!("README has {a:?}, `roce-dissect fields` {b:?}"));
+    assert!(
+        stale.is_none() && block[start..end] == listed,
+        "README.md's field list is stale ({}): paste `roce-dissect fields` between the markers",
+        stale.unwrap_or_else(|| "lines added or removed".into())
     );
     assert_eq!(
         listed.lines().count(),
@@ -241,12 +246,18 @@ fn the_report_lists_what_the_filter_matched() {
         v
     };
     let kept = report(&[pfc, "-Y", "macc"]);
-    assert_eq!(strip(&kept["pfc"]["intervals"]), strip(&all["pfc"]["intervals"]));
+    assert_eq!(
+        strip(&kept["pfc"]["intervals"]),
+        strip(&all["pfc"]["intervals"])
+    );
     let c3 = report(&[pfc, "-Y", "macc.cbfc.enbv.c3 == 1"]);
     let c3 = c3["pfc"]["intervals"].as_array().unwrap();
     assert!(!c3.is_empty() && c3.iter().all(|i| i["priority"] == 3));
     let both = report(&[pfc, "-Y", "macc.cbfc.enbv.c3 == 1 || bth"]);
-    assert_eq!(both["pfc"]["intervals"][0]["flows"], all["pfc"]["intervals"][0]["flows"]);
+    assert_eq!(
+        both["pfc"]["intervals"][0]["flows"],
+        all["pfc"]["intervals"][0]["flows"]
+    );
     let none = report(&[pfc, "-Y", "bth"]);
     assert_eq!(none["pfc"]["intervals"], serde_json::json!([]));
     assert_eq!(none["pfc"]["summary"], serde_json::json!([]));

@@ -1,6 +1,7 @@
 //! `roce-dissect packets CAPTURE`: one line per frame (with what the
 //! analysis found in it), the header tree, hex, or JSON Lines.
 
+use std::collections::HashMap;
 use std::io::{self, BufWriter, Write};
 
 use super::args::PacketsFormat;
@@ -82,6 +83,40 @@ fn mode(args: &PacketsArgs) -> Result<Mode, RunError> {
     })
 }
 
+/// The report's number of each flow (1-based, as the report and the TUI
+/// list them), keyed as the report names flows; from a first, parallel
+/// analysis of the input. `None` for standard input and pipes, which
+/// cannot be read twice: flows are then numbered in order of first
+/// appearance.
+fn report_numbers(
+    paths: &[std::path::PathBuf],
+    args: &PacketsArgs,
+) -> Option<HashMap<(String, String, u32), u64>> {
+    let regular = |p: &std::path::PathBuf| {
+        p.as_os_str() != "-" && std::fs::metadata(p).is_ok_and(|m| m.is_file())
+    };
+    if !paths.iter().all(regular) {
+        return None;
+    }
+    let opts = args.analysis.options(&args.decode).ok()?;
+    let threads = crate::pipeline::threads().unwrap_or(1);
+    let dopts = args.decode.dissect_options();
+    let report = if paths.len() == 1 {
+        crate::pipeline::analyze_path(&paths[0], &dopts, opts, threads, None)
+    } else {
+        crate::pipeline::analyze_merged(paths, &dopts, opts, None, threads, None)
+    }
+    .ok()?;
+    Some(
+        report
+            .flows
+            .into_iter()
+            .enumerate()
+            .map(|(i, f)| ((f.src, f.dst, f.destqp), i as u64 + 1))
+            .collect(),
+    )
+}
+
 pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
     let mode = mode(args)?;
     let filter = args
@@ -92,6 +127,20 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
         .map_err(|e| RunError::Usage(format!("-Y: {e}")))?;
     let inputs = super::inputs::expand(&args.captures)?;
     let (mut reader, name) = super::open_inputs(&inputs.paths, args.merge, "packets")?;
+    // Flow numbers are the report's when something shows them.
+    let needs_numbers = matches!(mode, Mode::Json)
+        || args.fields.iter().any(|f| f.contains("roce.analysis.flow"))
+        || args
+            .filter
+            .as_deref()
+            .is_some_and(|f| f.contains("roce.analysis.flow"));
+    let numbers = if needs_numbers {
+        report_numbers(&inputs.paths, args)
+    } else {
+        None
+    };
+    // By the analysis's flow id: the report's number, once looked up.
+    let mut number_of: Vec<Option<u64>> = Vec::new();
     let path = std::path::Path::new(&name);
     let opts = args.decode.dissect_options();
     let link_speed = args.decode.link_speed();
@@ -133,10 +182,29 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
             let found = analyzer.packet(&pkt);
             read += 1;
             let first = *first_ts.get_or_insert(pkt.ts_ns);
+            let flow_number = found.flow().map(|id| {
+                let id = id as usize;
+                match &numbers {
+                    None => id as u64 + 1,
+                    Some(map) => {
+                        if number_of.len() <= id {
+                            number_of.resize(id + 1, None);
+                        }
+                        *number_of[id].get_or_insert_with(|| {
+                            Analyzer::flow_key(&pkt)
+                                .and_then(|k| {
+                                    map.get(&(k.src.to_string(), k.dst.to_string(), k.dest_qp))
+                                        .copied()
+                                })
+                                .unwrap_or(0)
+                        })
+                    }
+                }
+            });
             let ctx = Ctx {
                 pkt: &pkt,
                 analysis: Some(&found),
-                flow_number: found.flow().map(|f| u64::from(f) + 1),
+                flow_number: flow_number.filter(|n| *n > 0),
                 first_ts_ns: first,
                 prev_ts_ns: if read == 1 { pkt.ts_ns } else { prev_ts },
             };

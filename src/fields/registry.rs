@@ -1185,7 +1185,7 @@ pub static FIELDS: &[Field] = &[
     ),
     Field {
         name: "roce.analysis.flow",
-        title: "The number of the frame's flow (as the report and --flow count them)",
+        title: "The number of the frame's flow in the report (its # column)",
         ty: Uint(32),
         base: Dec,
         in_tshark: false,
