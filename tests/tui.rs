@@ -317,3 +317,46 @@ fn enter_on_a_pause_interval_lists_its_frames() {
     assert_eq!(u64::from(last) + 1, a.report.capture.frames);
     assert_eq!(a.packet_list.first(), Some(&(iv.start_frame as u32 - 1)));
 }
+
+#[test]
+fn the_filter_bar_takes_display_filters() {
+    let mut a = app("mixed.pcapng");
+    press(&mut a, "/roce.analysis.nak⏎");
+    let d = a.display.as_ref().expect("a display filter");
+    assert_eq!(d.matched, 6);
+    assert!(a.status.contains("6 of 438 frames match"), "{}", a.status);
+    // The flows with a NAK, their other directions beside them.
+    let naks: Vec<usize> = (0..a.report.flows.len())
+        .filter(|&i| a.report.flows[i].naks.total() > 0)
+        .collect();
+    assert_eq!(naks.len(), 3);
+    for i in &naks {
+        assert!(a.flow_rows.contains(i));
+    }
+    assert!(a.flow_rows.len() <= 6);
+    let s = screen(&mut a);
+    assert!(
+        s.contains("display filter roce.analysis.nak (6 frames)"),
+        "{s}"
+    );
+    insta::assert_snapshot!("tui_display_filter", s);
+    // All packets: only the matching ones.
+    press(&mut a, "a");
+    assert_eq!(a.packet_list.len(), 6);
+    let s = screen(&mut a);
+    assert_eq!(s.matches("NAK: ").count(), 6, "{s}");
+    press(&mut a, "⎋");
+    // A bad filter says why and keeps the one applied.
+    press(&mut a, "/bth.psn == ==⏎");
+    assert!(a.status.contains("was unexpected"), "{}", a.status);
+    assert!(a.display.is_some());
+    // Words are still a search; empty clears.
+    press(&mut a, "/10.0.0.7⏎");
+    assert!(a.display.is_none());
+    assert_eq!(a.filter, "10.0.0.7");
+    press(&mut a, "/⏎");
+    assert_eq!(a.flow_rows.len(), a.report.flows.len());
+    // Analysis fields and header fields together.
+    press(&mut a, "/bth.opcode == 0x81 || ip.dst == 10.0.1.4⏎");
+    assert!(a.display.as_ref().unwrap().matched > 0);
+}

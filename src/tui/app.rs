@@ -130,6 +130,25 @@ pub struct ChartData {
     pub sampled: bool,
 }
 
+/// A display filter applied in the TUI: the frames it matches (by
+/// position) and the flows with at least one of them.
+pub struct DisplayFilter {
+    pub filter: crate::filter::Filter,
+    pub frames: Vec<bool>,
+    pub flows: Vec<bool>,
+    pub matched: u64,
+}
+
+/// Whether `/`'s text is meant as a display filter rather than words to
+/// look for in addresses: it has an operator, or its first word is a field.
+fn looks_like_filter(text: &str) -> bool {
+    text.contains(['=', '<', '>', '!', '&', '|', '(', '[', '{', '~', '^'])
+        || text
+            .split_whitespace()
+            .next()
+            .is_some_and(|w| crate::fields::lookup(w).is_some())
+}
+
 pub struct App {
     pub title: String,
     pub report: Report,
@@ -142,7 +161,10 @@ pub struct App {
     pub help: bool,
     /// Typing a filter (`/`).
     pub editing: Option<String>,
+    /// The `/` text when it is a plain search (addresses, QPs).
     pub filter: String,
+    /// The `/` text when it is a display filter, and what it matched.
+    pub display: Option<DisplayFilter>,
     pub sort: SortBy,
     pub reverse: bool,
     /// Rows of the flows table: report flow indexes, peers after their flow.
@@ -198,6 +220,7 @@ impl App {
             help: false,
             editing: None,
             filter: String::new(),
+            display: None,
             sort: SortBy::Trouble,
             reverse: false,
             flow_rows: Vec::new(),
@@ -245,7 +268,10 @@ impl App {
 
     /// Whether a flow matches the filter: every word is part of its
     /// addresses, or is its QP (`0x4005`, `0x004005` and `16389` alike).
-    fn matches(&self, f: &FlowReport) -> bool {
+    fn matches(&self, i: usize, f: &FlowReport) -> bool {
+        if let Some(d) = &self.display {
+            return d.flows.get(i).copied().unwrap_or(false);
+        }
         if self.filter.is_empty() {
             return true;
         }
@@ -277,7 +303,7 @@ impl App {
                 seen[j] = true;
                 g.push(j);
             }
-            if g.iter().any(|&x| self.matches(&self.report.flows[x])) {
+            if g.iter().any(|&x| self.matches(x, &self.report.flows[x])) {
                 groups.push(g);
             }
         }
@@ -330,10 +356,97 @@ impl App {
                 None => Vec::new(),
             },
         };
+        if let Some(d) = &self.display {
+            self.packet_list
+                .retain(|&p| d.frames.get(p as usize).copied().unwrap_or(false));
+        }
         self.packet_sel = 0;
         self.packet_top = 0;
         self.packet_rows.clear();
         self.stack.push(View::Packets(scope));
+    }
+
+    /// Applies what was typed after `/`: a display filter (every frame read
+    /// again and tested, with what the analysis found in it), or words to
+    /// look for in the flows' addresses and QPs; empty clears both.
+    fn apply_filter(&mut self, text: String) {
+        self.flow_sel = 0;
+        if text.trim().is_empty() || !looks_like_filter(&text) {
+            self.display = None;
+            self.filter = text;
+            self.rebuild_flow_rows();
+            return;
+        }
+        let filter = match crate::filter::Filter::parse(&text) {
+            Ok(f) => f,
+            Err(e) => {
+                self.status = format!("display filter: {e}");
+                return;
+            }
+        };
+        let started = std::time::Instant::now();
+        let n = self.index.len();
+        let mut frames = vec![false; n];
+        let mut flows = vec![false; self.report.flows.len()];
+        let mut matched = 0u64;
+        let (mut first, mut prev) = (self.index.first_ts_ns, self.index.first_ts_ns);
+        for pos in 0..n as u32 {
+            let Some(frame) = self.read(pos) else {
+                break;
+            };
+            let f = frame.as_frame();
+            let p = dissect(&f, &self.dissect_opts);
+            if pos == 0 {
+                first = p.ts_ns;
+                prev = p.ts_ns;
+            }
+            let flow = self
+                .index
+                .flows
+                .get(pos as usize)
+                .copied()
+                .unwrap_or(NO_FLOW);
+            let found = crate::analysis::FrameAnalysis {
+                flow,
+                marks: self
+                    .index
+                    .marks
+                    .get(pos as usize)
+                    .copied()
+                    .unwrap_or_default(),
+                missing: 0,
+            };
+            let ctx = crate::fields::Ctx {
+                pkt: &p,
+                analysis: Some(&found),
+                flow_number: (flow != NO_FLOW).then_some(u64::from(flow) + 1),
+                first_ts_ns: first,
+                prev_ts_ns: prev,
+            };
+            prev = p.ts_ns;
+            if filter.matches(&ctx) {
+                frames[pos as usize] = true;
+                matched += 1;
+                if let Some(x) = flows.get_mut(flow as usize) {
+                    *x = true;
+                }
+            }
+        }
+        self.status = format!(
+            "display filter {}: {} of {} frames match ({:.2} s)",
+            filter.text(),
+            crate::output::report::grouped(matched),
+            crate::output::report::grouped(n as u64),
+            started.elapsed().as_secs_f64()
+        );
+        self.filter.clear();
+        self.display = Some(DisplayFilter {
+            filter,
+            frames,
+            flows,
+            matched,
+        });
+        self.rebuild_flow_rows();
     }
 
     /// The position of the last frame from `from` on captured at or before
@@ -566,9 +679,8 @@ impl App {
         if let Some(text) = self.editing.as_mut() {
             match key.code {
                 KeyCode::Enter => {
-                    self.filter = self.editing.take().unwrap_or_default();
-                    self.flow_sel = 0;
-                    self.rebuild_flow_rows();
+                    let text = self.editing.take().unwrap_or_default();
+                    self.apply_filter(text);
                 }
                 KeyCode::Esc => self.editing = None,
                 KeyCode::Backspace => {

@@ -339,10 +339,14 @@ fn flows(app: &App, f: &mut Frame, area: Rect) {
         })
         .collect();
     let order = if app.reverse { " ↑" } else { "" };
-    let filter = if app.filter.is_empty() {
-        String::new()
-    } else {
-        format!(" filter \"{}\"", app.filter)
+    let filter = match &app.display {
+        Some(d) => format!(
+            " display filter {} ({} frames)",
+            d.filter.text(),
+            grouped(d.matched)
+        ),
+        None if app.filter.is_empty() => String::new(),
+        None => format!(" filter \"{}\"", app.filter),
     };
     let title = format!(
         " Flows ({} shown) sorted by {}{order}{filter} ",
@@ -677,7 +681,7 @@ const HELP: &[(&str, &str)] = &[
     ("a", "all frames (from the flows table)"),
     ("p", "PSN chart of the selected flow"),
     ("t", "PFC timeline"),
-    ("/", "filter flows by address or QP"),
+    ("/", "filter: display filter, or address or QP"),
     ("s  S", "sort by the next column / reverse"),
     ("?", "this help"),
     ("q", "quit (back, below the top level)"),
