@@ -182,44 +182,39 @@ fn cm_ids(cm: &CmMessage) -> Option<(u32, u32)> {
 /// `frame.protocols`: the layers tshark would list for what roce-dissect
 /// decodes (RoCE, PFC and the layers below them).
 fn protocols(p: &Packet<'_>) -> String {
-    let mut s = String::new();
+    let mut parts: Vec<&str> = Vec::with_capacity(8);
     if p.erf.is_some() {
-        s.push_str("erf:");
+        parts.push("erf");
     }
     if p.eth.is_some() {
-        s.push_str("eth:ethertype");
+        parts.extend(["eth", "ethertype"]);
         for _ in p.vlan_tags() {
-            s.push_str(":vlan:ethertype");
+            parts.extend(["vlan", "ethertype"]);
         }
     } else if p.sll.is_some() {
-        s.push_str("sll:ethertype");
+        parts.extend(["sll", "ethertype"]);
     }
     if p.pause.is_some() {
-        s.push_str(":macc");
-        return s;
-    }
-    if p.arp.is_some() {
-        s.push_str(":arp");
-        return s;
-    }
-    match p.ip.map(|i| i.version) {
-        Some(4) => s.push_str(":ip"),
-        Some(6) => s.push_str(":ipv6"),
-        _ => {}
-    }
-    if p.udp.is_some() {
-        s.push_str(":udp");
-    }
-    if p.roce.is_some() {
-        if !s.is_empty() {
-            s.push(':');
+        parts.push("macc");
+    } else if p.arp.is_some() {
+        parts.push("arp");
+    } else {
+        match p.ip.map(|i| i.version) {
+            Some(4) => parts.push("ip"),
+            Some(6) => parts.push("ipv6"),
+            _ => {}
         }
-        s.push_str("infiniband");
-        if p.mad.is_none() && p.payload_len.is_some_and(|n| n > 0) {
-            s.push_str(":data");
+        if p.udp.is_some() {
+            parts.push("udp");
+        }
+        if p.roce.is_some() {
+            parts.push("infiniband");
+            if p.mad.is_none() && p.payload_len.is_some_and(|n| n > 0) {
+                parts.push("data");
+            }
         }
     }
-    s
+    parts.join(":")
 }
 
 pub static FIELDS: &[Field] = &[
