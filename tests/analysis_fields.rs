@@ -73,6 +73,8 @@ fn analysis_fields_add_up_to_the_report() {
         // counts of each flag.
         let mut counts: HashMap<(String, String, u64), HashMap<String, u64>> = HashMap::new();
         let mut numbers: HashMap<u64, (String, String, u64)> = HashMap::new();
+        // Per flow number: each episode's PSNs.
+        let mut episodes: HashMap<u64, HashMap<u64, Vec<u64>>> = HashMap::new();
         for l in String::from_utf8_lossy(&lines).lines() {
             let v: Value = serde_json::from_str(l).unwrap();
             let Some(a) = v.get("analysis") else { continue };
@@ -103,6 +105,18 @@ fn analysis_fields_add_up_to_the_report() {
                 (key.0.as_str(), key.1.as_str(), key.2),
                 "{what}: flow {n}"
             );
+            if let Some(e) = a.get("episode").and_then(Value::as_u64) {
+                assert_eq!(
+                    a["retransmission"], true,
+                    "{what}: an episode on a replay only"
+                );
+                episodes
+                    .entry(n)
+                    .or_default()
+                    .entry(e)
+                    .or_default()
+                    .push(v["bth"]["psn"].as_u64().unwrap());
+            }
             let c = counts.entry(key.clone()).or_default();
             for (k, val) in a.as_object().unwrap() {
                 if val == &Value::Bool(true) {
@@ -148,6 +162,41 @@ fn analysis_fields_add_up_to_the_report() {
             let all: u64 = naks.values().filter_map(Value::as_u64).sum();
             assert_eq!(get("rnr_nak"), rnr, "{what} {key:?}: RNR NAKs");
             assert_eq!(get("nak"), all - rnr, "{what} {key:?}: NAKs");
+        }
+        // Episode numbers: 1..=retransmit_episodes in each flow, each
+        // episode's replayed PSNs within the PSNs the report gives it.
+        for (i, f) in flows.iter().enumerate() {
+            let eps = episodes.remove(&(i as u64 + 1)).unwrap_or_default();
+            let count = f["retransmit_episodes"].as_u64().unwrap();
+            let mut seen: Vec<u64> = eps.keys().copied().collect();
+            seen.sort();
+            assert_eq!(
+                seen,
+                (1..=count).collect::<Vec<_>>(),
+                "{what}: flow {}",
+                i + 1
+            );
+            for (e, psns) in eps {
+                let Some(ep) = f["episodes"].get((e - 1) as usize) else {
+                    continue;
+                };
+                let (lo, hi) = (
+                    ep["first_psn"].as_u64().unwrap(),
+                    ep["last_psn"].as_u64().unwrap(),
+                );
+                for p in psns {
+                    let within = if lo <= hi {
+                        (lo..=hi).contains(&p)
+                    } else {
+                        p >= lo || p <= hi
+                    };
+                    assert!(
+                        within,
+                        "{what}: flow {} episode {e}: PSN {p} outside {lo}..{hi}",
+                        i + 1
+                    );
+                }
+            }
         }
         // A filter on a flag selects exactly the flagged frames.
         let flagged = String::from_utf8_lossy(&lines)

@@ -569,6 +569,13 @@ impl FlowState {
         }
     }
 
+    /// The number (1-based, in the flow's order) of the retransmission
+    /// episode open now, if one is.
+    pub fn current_episode(&self) -> Option<u64> {
+        let c = self.cold.as_ref()?;
+        c.open_episode.as_ref().map(|_| c.episode_count + 1)
+    }
+
     /// Whether an episode just opened and still needs its trigger.
     #[inline]
     pub fn episode_needs_trigger(&self) -> bool {

@@ -131,6 +131,9 @@ pub struct FrameAnalysis {
     pub marks: Marks,
     /// With [`Mark::Gap`]: how many PSNs were skipped.
     pub missing: u32,
+    /// With [`Mark::Retransmission`]: the number of its flow's
+    /// retransmission episode (1-based; 0 for none).
+    pub episode: u32,
 }
 
 impl Default for FrameAnalysis {
@@ -139,6 +142,7 @@ impl Default for FrameAnalysis {
             flow: NO_FLOW,
             marks: Marks::NONE,
             missing: 0,
+            episode: 0,
         }
     }
 }

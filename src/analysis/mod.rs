@@ -495,7 +495,10 @@ impl Analyzer {
                 out.missing = count;
             }
             Some(Verdict::OutOfOrder) => out.marks.set(Mark::OutOfOrder),
-            Some(Verdict::Retransmit) => out.marks.set(Mark::Retransmission),
+            Some(Verdict::Retransmit) => {
+                out.marks.set(Mark::Retransmission);
+                out.episode = f.current_episode().map_or(0, |n| n as u32);
+            }
             Some(Verdict::PsnReuse) => out.marks.set(Mark::PsnReuse),
         }
 

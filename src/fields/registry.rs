@@ -1179,6 +1179,18 @@ pub static FIELDS: &[Field] = &[
         Mark::Paused
     ),
     Field {
+        name: "roce.analysis.episode",
+        title: "The retransmission episode a replayed frame belongs to (its flow's episodes[n - 1])",
+        ty: Uint(32),
+        base: Dec,
+        in_tshark: false,
+        get: |c, o| {
+            if let Some(a) = c.analysis.filter(|a| a.episode > 0) {
+                o.push(Value::Uint(u64::from(a.episode)));
+            }
+        },
+    },
+    Field {
         name: "roce.analysis.flow",
         title: "The number of the frame's flow in the report (its # column)",
         ty: Uint(32),

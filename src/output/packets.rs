@@ -658,6 +658,9 @@ fn json_line(
         if a.marks.has(crate::analysis::Mark::Gap) {
             w.u64(q!("missing"), u64::from(a.missing));
         }
+        if a.episode > 0 {
+            w.u64(q!("episode"), u64::from(a.episode));
+        }
         w.end();
     }
     w.end();

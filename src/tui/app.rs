@@ -415,6 +415,7 @@ impl App {
                     .copied()
                     .unwrap_or_default(),
                 missing: 0,
+                episode: 0,
             };
             let ctx = crate::fields::Ctx {
                 pkt: &p,
