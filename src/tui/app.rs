@@ -384,7 +384,6 @@ impl App {
                 return;
             }
         };
-        let started = std::time::Instant::now();
         let n = self.index.len();
         let mut frames = vec![false; n];
         let mut flows = vec![false; self.report.flows.len()];
@@ -434,11 +433,10 @@ impl App {
             }
         }
         self.status = format!(
-            "display filter {}: {} of {} frames match ({:.2} s)",
+            "display filter {}: {} of {} frames match",
             filter.text(),
             crate::output::report::grouped(matched),
             crate::output::report::grouped(n as u64),
-            started.elapsed().as_secs_f64()
         );
         self.filter.clear();
         self.display = Some(DisplayFilter {
