@@ -360,3 +360,25 @@ fn the_filter_bar_takes_display_filters() {
     press(&mut a, "/bth.opcode == 0x81 || ip.dst == 10.0.1.4⏎");
     assert!(a.display.as_ref().unwrap().matched > 0);
 }
+
+#[test]
+fn the_first_pass_shows_the_captures_warnings() {
+    let d = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/loss.pcap");
+    let bytes = std::fs::read(&src).unwrap();
+    let cut = d.path().join("cut.pcap");
+    std::fs::write(&cut, &bytes[..bytes.len() - 10]).unwrap();
+    let mut a = tui::load(
+        &cut,
+        &Default::default(),
+        Default::default(),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    assert!(a.status.starts_with("warning: "), "{}", a.status);
+    let s = screen(&mut a);
+    assert!(s.contains("warning: "), "{s}");
+    // The same report as the report command's, by the quick path.
+    let whole = app("loss.pcap");
+    assert_eq!(whole.status, "");
+}

@@ -230,9 +230,20 @@ pub fn load_input(
         Some(n) => format!("{name} ({n})"),
         None => name,
     };
+    let warnings = report.capture.warnings.clone();
     let mut app = App::new(title, report, index, access);
     app.dissect_opts = *dissect_opts;
     app.link_speed = link_speed;
+    // What the report would warn of, on the status line until a key.
+    if let Some(first) = warnings.first() {
+        app.status = match warnings.len() {
+            1 => format!("warning: {first}"),
+            n => format!(
+                "warning: {first} (+{} more: `roce-dissect CAPTURE` lists them)",
+                n - 1
+            ),
+        };
+    }
     Ok(app)
 }
 
