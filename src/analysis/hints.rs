@@ -3,7 +3,7 @@
 //! missing or were replayed, reordering when the packet a NAK asked for had
 //! arrived, late.
 
-use super::report::{FlowReport, Hint, Report, Trigger};
+use super::report::{FlowReport, Hint, HintKind, Report, Trigger};
 
 /// Whether (nearly) every RoCE frame whose ICRC could be checked failed it:
 /// then the capture path does not keep ICRCs (a NIC that strips or
@@ -19,13 +19,13 @@ pub fn hints(r: &Report) -> Vec<Hint> {
     let sum = |f: &dyn Fn(&FlowReport) -> u64| r.flows.iter().map(f).sum::<u64>();
     let episodes = || r.flows.iter().flat_map(|f| &f.episodes);
     let mut out = Vec::new();
-    let mut add = |kind: &'static str, count: u64, text: &'static str| {
+    let mut add = |kind: HintKind, count: u64, text: &'static str| {
         if count > 0 {
             out.push(Hint { kind, count, text });
         }
     };
     add(
-        "remote_access",
+        HintKind::RemoteAccess,
         sum(&|f| f.naks.remote_access),
         "Remote access error NAKs: the responder rejected the access: an invalid or stale R_Key, memory not registered (or deregistered) for that access, or an address outside the region.",
     );
@@ -41,49 +41,49 @@ pub fn hints(r: &Report) -> Vec<Hint> {
     let other_seq_naks = seq_naks.saturating_sub(reordered);
     if drops_seen {
         add(
-            "psn_seq_err",
+            HintKind::PsnSeqErr,
             other_seq_naks,
             "PSN sequence error NAKs: the responder saw a gap and packets went missing or were replayed: packets were dropped on the way. Check that PFC is enabled for the RoCE priority on every hop, switch buffer and drop counters, and the DSCP/PCP mapping.",
         );
     } else {
         add(
-            "psn_seq_err_unseen",
+            HintKind::PsnSeqErrUnseen,
             other_seq_naks,
             "PSN sequence error NAKs, but no PSN is missing here and nothing was replayed: the responder saw a gap this capture does not show: packets lost or reordered between the capture point and the responder, or a capture that misses frames.",
         );
     }
     add(
-        "psn_seq_err_reorder",
+        HintKind::PsnSeqErrReorder,
         reordered.min(seq_naks),
         "PSN sequence error NAKs caused by reordering: the packet the responder asked for had already arrived, late, and the requester replayed from it anyway (go-back-N). Nothing was lost: multipath reordering (ECMP with changing entropy, adaptive routing) costs replays and goodput.",
     );
     add(
-        "missing",
+        HintKind::Missing,
         sum(&|f| f.missing),
         "PSNs still missing at the end of the capture: packets lost before the capture point (lossy priority, buffer drops) or not captured (mirror drops, capture started or stopped mid-message).",
     );
     add(
-        "psn_reuse",
+        HintKind::PsnReuse,
         sum(&|f| f.psn_reuse),
         "A request took a PSN that a request of another kind had already consumed (e.g. a SEND inside an RDMA READ's PSN span): the requester broke the PSN rules, which the responder answers with NAKs or silence. After a READ, the two sides most likely disagree on the path MTU: the requester counted the READ's PSNs with a larger one than the responder's READ responses use. Check the active MTU at both ends (ibv_devinfo, the RDMA CM path record).",
     );
     add(
-        "rnr",
+        HintKind::Rnr,
         sum(&|f| f.naks.rnr),
         "RNR NAKs: the receiver had no receive buffer posted; it is not posting receives fast enough. Deepen the receive queue or SRQ, or raise min_rnr_timer/rnr_retry.",
     );
     add(
-        "invalid_request",
+        HintKind::InvalidRequest,
         sum(&|f| f.naks.invalid_request),
         "Invalid request NAKs: the responder does not support the operation or its length (e.g. READ/atomic not enabled on the QP, message larger than allowed).",
     );
     add(
-        "remote_op",
+        HintKind::RemoteOp,
         sum(&|f| f.naks.remote_op),
         "Remote operational error NAKs: the responder hit a local error (its QP went to the error state, a PCIe or memory fault).",
     );
     add(
-        "invalid_rd",
+        HintKind::InvalidRd,
         sum(&|f| f.naks.invalid_rd),
         "Invalid RD request NAKs: a Reliable Datagram request named an invalid EE context or Q_Key.",
     );
@@ -91,7 +91,7 @@ pub fn hints(r: &Report) -> Vec<Hint> {
     // Timeouts: READs nobody answered are their own story.
     let unanswered = sum(&|f| f.unanswered_reads);
     add(
-        "unanswered_read",
+        HintKind::UnansweredRead,
         unanswered,
         "RDMA READ requests retried until the capture ended with no READ response at all: the responder never answered them (its QP in the error state, the READ refused without a NAK, responses lost on every try). The ACK timeout is the symptom, not the cause: look at the responder's QP state and error counters.",
     );
@@ -103,12 +103,12 @@ pub fn hints(r: &Report) -> Vec<Hint> {
         .filter(|e| e.trigger == Trigger::Timeout)
         .count() as u64;
     add(
-        "timeout",
+        HintKind::Timeout,
         timeouts,
         "Retransmissions with no NAK before them (timeouts): the requester's ACK timer fired: ACKs were lost, the responder is stalled or gone, or the capture misses the other direction. Check the local ACK timeout and retry count.",
     );
     add(
-        "out_of_order",
+        HintKind::OutOfOrder,
         sum(&|f| f.out_of_order),
         "Out-of-order packets (PSNs that arrived after later ones): multipath reordering (ECMP with changing entropy, adaptive routing), the first resend of a packet lost before the capture point, or a capture merged from several points.",
     );
@@ -116,18 +116,18 @@ pub fn hints(r: &Report) -> Vec<Hint> {
     let cnps = sum(&|f| f.cnps);
     if ce > 0 && cnps == 0 {
         add(
-            "ecn_no_cnp",
+            HintKind::EcnNoCnp,
             ce,
             "CE-marked packets but no CNPs: the receiver's congestion notification (DCQCN NP) may be disabled, or CNPs travel on a path the capture does not see.",
         );
     }
     add(
-        "cnp",
+        HintKind::Cnp,
         cnps,
         "CNPs: switches marked congestion and DCQCN is slowing senders down; look for incast (many senders to one receiver) and the ECN marking thresholds.",
     );
     add(
-        "pause_storm",
+        HintKind::PauseStorm,
         r.pfc.storms,
         "Pause storm: a port stayed paused longer than the threshold: a stuck receiver, a PFC deadlock (cyclic buffer dependency) or a misbehaving NIC. Check the PFC watchdog.",
     );
@@ -140,12 +140,12 @@ pub fn hints(r: &Report) -> Vec<Hint> {
             .count() as u64;
         let pause = r.pfc.intervals.len() as u64 - pfc;
         add(
-            "pfc_pause",
+            HintKind::PfcPause,
             pfc,
             "PFC pauses: the receiving side ran short of buffer on that priority; frequent pauses spread congestion upstream (head-of-line blocking).",
         );
         add(
-            "pause",
+            HintKind::Pause,
             pause,
             "802.3x PAUSE frames: a link partner stopped all traffic on the link (no priorities): flow control not meant for RoCE, or a NIC or driver asking for it by itself. RoCE fabrics use PFC on one priority instead.",
         );
@@ -153,29 +153,29 @@ pub fn hints(r: &Report) -> Vec<Hint> {
     let c = &r.capture;
     if icrc_not_preserved(c.icrc_errors, c.roce_frames, c.truncated_frames) {
         add(
-            "icrc_not_preserved",
+            HintKind::IcrcNotPreserved,
             c.icrc_errors,
             "Nearly every RoCE frame fails its ICRC: the capture path does not preserve ICRCs (a NIC or tcpdump on an RDMA device that strips, zeroes or recomputes them, a mirror that rewrites headers), not corruption on the wire. Run with --no-icrc; the bad-ICRC events are not listed one by one.",
         );
     } else {
         add(
-            "bad_icrc",
+            HintKind::BadIcrc,
             c.icrc_errors,
             "ICRC errors: corrupted packets (cable, optic, NIC), or a device rewrote invariant fields in flight; the receiver drops them silently.",
         );
     }
     add(
-        "duplicates",
+        HintKind::Duplicates,
         c.duplicate_frames,
         "Capture duplicates: the mirror copied frames twice (e.g. both directions of a span); they are excluded from the analysis.",
     );
     add(
-        "one_way",
+        HintKind::OneWay,
         c.one_way_flows,
         "Connected flows seen in one direction only: asymmetric mirroring or a capture filter; ACK-based checks and pairing are limited.",
     );
     add(
-        "truncated",
+        HintKind::Truncated,
         c.truncated_frames,
         "Truncated frames: the snap length cut them, so their ICRC could not be checked.",
     );

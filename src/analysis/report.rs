@@ -384,9 +384,38 @@ pub struct PfcReport {
     pub storms: u64,
 }
 
+/// What a hint is about (`hints[].kind`).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum HintKind {
+    RemoteAccess,
+    PsnSeqErr,
+    PsnSeqErrUnseen,
+    PsnSeqErrReorder,
+    Missing,
+    PsnReuse,
+    Rnr,
+    InvalidRequest,
+    RemoteOp,
+    InvalidRd,
+    UnansweredRead,
+    Timeout,
+    OutOfOrder,
+    EcnNoCnp,
+    Cnp,
+    PauseStorm,
+    PfcPause,
+    Pause,
+    IcrcNotPreserved,
+    BadIcrc,
+    Duplicates,
+    OneWay,
+    Truncated,
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Hint {
-    pub kind: &'static str,
+    pub kind: HintKind,
     /// How many occurrences (NAKs, episodes, intervals...).
     pub count: u64,
     pub text: &'static str,
