@@ -359,6 +359,21 @@ fn the_filter_bar_takes_display_filters() {
     // Analysis fields and header fields together.
     press(&mut a, "/bth.opcode == 0x81 || ip.dst == 10.0.1.4⏎");
     assert!(a.display.as_ref().unwrap().matched > 0);
+    // Counts kept by the first pass: episodes and skipped PSNs, as
+    // `packets` finds them.
+    for filter in ["roce.analysis.episode == 2", "roce.analysis.missing > 0"] {
+        press(&mut a, &format!("/{filter}⏎"));
+        let cap = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/mixed.pcapng");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
+            .arg("packets")
+            .arg(&cap)
+            .args(["-Y", filter])
+            .output()
+            .unwrap();
+        let lines = String::from_utf8_lossy(&out.stdout).lines().count() as u64;
+        assert!(lines > 0, "{filter}");
+        assert_eq!(a.display.as_ref().unwrap().matched, lines, "{filter}");
+    }
 }
 
 #[test]

@@ -413,8 +413,8 @@ impl App {
                     .get(pos as usize)
                     .copied()
                     .unwrap_or_default(),
-                missing: 0,
-                episode: 0,
+                missing: self.index.counts.get(&pos).map_or(0, |c| c.0),
+                episode: self.index.counts.get(&pos).map_or(0, |c| c.1),
             };
             let ctx = crate::fields::Ctx {
                 pkt: &p,

@@ -16,6 +16,9 @@ pub struct FrameIndex {
     pub sections: Vec<Section>,
     /// What the analysis found in each frame (retransmit, gap, NAK...).
     pub marks: Vec<Marks>,
+    /// For the frames that have them (a gap, a replay): the PSNs skipped
+    /// and the retransmission episode, by frame position.
+    pub counts: std::collections::HashMap<u32, (u32, u32)>,
     pub first_ts_ns: u64,
 }
 
@@ -58,6 +61,10 @@ pub fn first_pass(
         let found = an.observe(facts);
         index.flows.push(found.flow);
         index.marks.push(found.marks);
+        if found.missing > 0 || found.episode > 0 {
+            let pos = (index.offsets.len() - 1) as u32;
+            index.counts.insert(pos, (found.missing, found.episode));
+        }
         if index.offsets.len().is_multiple_of(1 << 16) {
             let (done, total) = source.progress();
             progress(done, total, index.offsets.len() as u64);
