@@ -261,8 +261,11 @@ pub struct FlowReport {
     pub src: String,
     pub dst: String,
     pub destqp: u32,
-    pub version: &'static str,
-    pub transport: &'static str,
+    #[serde(serialize_with = "as_str::version")]
+    pub version: crate::dissect::RoceVersion,
+    /// The flow's transport (`None`: it carried CNPs only, shown `CNP`).
+    #[serde(serialize_with = "as_str::transport")]
+    pub transport: Option<crate::wire::Transport>,
     pub packets: u64,
     pub bytes: u64,
     pub payload_bytes: u64,
@@ -506,4 +509,29 @@ impl Report {
         self.capture.display_filter = Some(sel.filter.clone());
         self.capture.matching_frames = Some(sel.frames);
     }
+}
+
+/// Closed sets written by their names.
+mod as_str {
+    use serde::Serializer;
+
+    pub fn version<S: Serializer>(
+        v: &crate::dissect::RoceVersion,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.serialize_str(v.as_str())
+    }
+
+    pub fn transport<S: Serializer>(
+        t: &Option<crate::wire::Transport>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.serialize_str(super::transport_name(*t))
+    }
+}
+
+/// A flow's transport as the report names it (`CNP` when it carried
+/// CNPs only).
+pub fn transport_name(t: Option<crate::wire::Transport>) -> &'static str {
+    t.map_or("CNP", crate::wire::Transport::as_str)
 }

@@ -283,9 +283,9 @@ fn flow(out: &mut Vec<u8>, f: &FlowReport) {
     member!(out, "      ", false, "destqp");
     push_u64(out, u64::from(*destqp));
     member!(out, "      ", false, "version");
-    string(out, version);
+    string(out, version.as_str());
     member!(out, "      ", false, "transport");
-    string(out, transport);
+    string(out, crate::analysis::report::transport_name(*transport));
     numbers(
         out,
         "      ",
