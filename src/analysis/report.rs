@@ -493,7 +493,11 @@ impl Report {
                         }
                 });
             if hit {
-                iv.flows = iv.flows.iter().filter_map(|&i| new_index[i]).collect();
+                iv.flows = iv
+                    .flows
+                    .iter()
+                    .filter_map(|&i| new_index.get(i).copied().flatten())
+                    .collect();
             }
             hit
         });
