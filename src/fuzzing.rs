@@ -41,12 +41,7 @@ pub fn display_filter(data: &[u8]) {
         let fr = Frame {
             number: i as u64 + 1,
             ts_ns: i as u64 * 1000,
-            len: bytes.len() as u32,
-            caplen: bytes.len() as u32,
-            link: LinkType::Ethernet,
-            if_speed: None,
-            data: bytes,
-            offset: 0,
+            ..Frame::whole(bytes, LinkType::Ethernet)
         };
         let p = dissect(&fr, &DissectOptions::default());
         let ctx = Ctx::alone(&p);
@@ -55,16 +50,7 @@ pub fn display_filter(data: &[u8]) {
         assert_eq!(twice.matches(&ctx), m, "({text}) or ({text})");
     }
     if let Some(bytes) = frames.last() {
-        let fr = Frame {
-            number: 1,
-            ts_ns: 0,
-            len: bytes.len() as u32,
-            caplen: bytes.len() as u32,
-            link: LinkType::Ethernet,
-            if_speed: None,
-            data: bytes,
-            offset: 0,
-        };
+        let fr = Frame::whole(bytes, LinkType::Ethernet);
         let p = dissect(&fr, &DissectOptions::default());
         let mut s = String::new();
         for field in FIELDS {

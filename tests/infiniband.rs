@@ -207,17 +207,10 @@ fn lids_key_the_flows_and_the_report_says_ib() {
 }
 
 fn decode(ib: &[u8]) -> roce_dissect::dissect::Packet<'_> {
-    let f = Frame {
-        number: 1,
-        ts_ns: 0,
-        len: ib.len() as u32,
-        caplen: ib.len() as u32,
-        link: LinkType::InfiniBand,
-        if_speed: None,
-        data: ib,
-        offset: 0,
-    };
-    dissect(&f, &DissectOptions::default())
+    dissect(
+        &Frame::whole(ib, LinkType::InfiniBand),
+        &DissectOptions::default(),
+    )
 }
 
 #[test]

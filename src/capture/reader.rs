@@ -53,6 +53,24 @@ pub struct Frame<'a> {
     pub offset: usize,
 }
 
+impl<'a> Frame<'a> {
+    /// A whole frame of `link` on its own (frame 1, time 0, nothing cut,
+    /// no interface speed), as tests, fuzzers and `gen` build them.
+    pub fn whole(data: &'a [u8], link: LinkType) -> Frame<'a> {
+        let len = u32::try_from(data.len()).unwrap_or(u32::MAX);
+        Frame {
+            number: 1,
+            ts_ns: 0,
+            len,
+            caplen: len,
+            link,
+            if_speed: None,
+            data,
+            offset: 0,
+        }
+    }
+}
+
 /// Anything that yields frames one at a time (each borrowed until the next).
 pub trait FrameSource {
     fn next_frame(&mut self) -> Option<Result<Frame<'_>, CaptureError>>;

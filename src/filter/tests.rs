@@ -33,12 +33,7 @@ fn with_packets(each: &mut dyn FnMut(&Packet<'_>)) {
         let f = Frame {
             number: i as u64 + 1,
             ts_ns: *ts,
-            len: data.len() as u32,
-            caplen: data.len() as u32,
-            link: LinkType::Ethernet,
-            if_speed: None,
-            data,
-            offset: 0,
+            ..Frame::whole(data, LinkType::Ethernet)
         };
         each(&dissect(&f, &DissectOptions::default()));
     }

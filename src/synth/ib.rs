@@ -37,16 +37,7 @@ fn gid(ip: IpAddr) -> [u8; 16] {
 /// GIDs of a GRH are the frame's GIDs or its IPs. `None` when the frame
 /// has no whole RoCE packet.
 pub fn native(roce: &[u8], path: IbPath) -> Option<Vec<u8>> {
-    let frame = Frame {
-        number: 1,
-        ts_ns: 0,
-        len: roce.len() as u32,
-        caplen: roce.len() as u32,
-        link: LinkType::Ethernet,
-        if_speed: None,
-        data: roce,
-        offset: 0,
-    };
+    let frame = Frame::whole(roce, LinkType::Ethernet);
     let p = dissect(&frame, &DissectOptions::default());
     p.bth?;
     let bth_at = usize::from(p.offsets.bth);
@@ -139,16 +130,7 @@ pub fn native_addr(addr: &str, grh: bool) -> String {
 /// the LIDs of [`lid_for`] its addresses, VL and SL its priority, FECN
 /// its CE mark. `None` for frames that are not RoCE (PFC, other traffic).
 pub fn carry(roce: &[u8], grh: bool) -> Option<Vec<u8>> {
-    let frame = Frame {
-        number: 1,
-        ts_ns: 0,
-        len: roce.len() as u32,
-        caplen: roce.len() as u32,
-        link: LinkType::Ethernet,
-        if_speed: None,
-        data: roce,
-        offset: 0,
-    };
+    let frame = Frame::whole(roce, LinkType::Ethernet);
     let p = dissect(&frame, &DissectOptions::default());
     p.bth?;
     let (crate::dissect::Addr::Ip(s), crate::dissect::Addr::Ip(d)) = p.endpoints()? else {
