@@ -61,6 +61,15 @@ pub fn display_filter(data: &[u8]) {
     }
 }
 
+/// `frame` of `link` as a fuzz input gives it: whole, or one byte short
+/// of its wire length when the selector's top bit is set.
+fn fuzz_frame(frame: &[u8], sel: u8, link: LinkType) -> Frame<'_> {
+    Frame {
+        len: (frame.len() as u32).saturating_add(u32::from(sel >> 7)),
+        ..Frame::whole(frame, link)
+    }
+}
+
 /// A native InfiniBand packet (even first byte) or an ERF record (odd),
 /// the rest of the input: decoded and shown every way, and the
 /// InfiniBand-specific promises checked: the VCRC judged only over a whole
@@ -74,16 +83,7 @@ pub fn native_frame(data: &[u8]) {
     } else {
         LinkType::Erf
     };
-    let f = Frame {
-        number: 1,
-        ts_ns: 0,
-        len: frame.len() as u32 + u32::from(sel >> 7),
-        caplen: frame.len() as u32,
-        link,
-        if_speed: None,
-        data: frame,
-        offset: 0,
-    };
+    let f = fuzz_frame(frame, sel, link);
     let p = dissect(&f, &DissectOptions::default());
     let mut out = Vec::new();
     write_json_line(&mut out, &p);
@@ -108,16 +108,7 @@ pub fn dissect_frame(data: &[u8]) {
         return;
     };
     let link = LINKS[usize::from(sel) % LINKS.len()];
-    let f = Frame {
-        number: 1,
-        ts_ns: 0,
-        len: frame.len() as u32 + u32::from(sel >> 7),
-        caplen: frame.len() as u32,
-        link,
-        if_speed: None,
-        data: frame,
-        offset: 0,
-    };
+    let f = fuzz_frame(frame, sel, link);
     for port in [crate::dissect::ROCE_V2_PORT, u16::from(sel)] {
         let opts = DissectOptions {
             roce_port: port,

@@ -262,12 +262,7 @@ pub fn to_trailer(crc: u32) -> [u8; LEN] {
 mod tests {
     use super::*;
 
-    fn hex(s: &str) -> Vec<u8> {
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
+    use crate::wire::test_hex as hex;
 
     /// Native InfiniBand packets of Wireshark's `infiniband.pcap` sample
     /// (an Endace ERF capture, 2008), from the LRH to the VCRC.

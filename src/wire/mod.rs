@@ -126,3 +126,12 @@ pub(crate) fn put<const LEN: usize>(buf: &mut [u8; LEN], at: usize, src: &[u8]) 
         }
     }
 }
+
+/// Bytes from hex digits, for the golden frames of the tests.
+#[cfg(test)]
+pub(crate) fn test_hex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}

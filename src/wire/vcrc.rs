@@ -61,12 +61,7 @@ pub fn to_trailer(crc: u16) -> [u8; LEN] {
 mod tests {
     use super::*;
 
-    fn hex(s: &str) -> Vec<u8> {
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
+    use crate::wire::test_hex as hex;
 
     #[test]
     fn the_vcrc_of_a_real_packet() {
