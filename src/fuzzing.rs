@@ -255,8 +255,10 @@ fn guesses_in_range(len: usize, align: usize, guess: impl Fn(usize, usize) -> Op
 }
 
 /// The chunked reader on arbitrary bytes: the first two bytes pick the
-/// chunk size (16 to 4111 bytes) and the threads (2 to 4), the rest is the
-/// capture file. Its report, or its error, must be the sequential one.
+/// chunk size (16 to 4111 bytes), the threads (2 to 4) and whether the
+/// frame loop runs with a filter (and which), the rest is the capture
+/// file. Its report, or its error, and the frames it passes must be the
+/// sequential one's.
 pub fn chunked(data: &[u8]) {
     use crate::pipeline::chunked::{ChunkedFile, Plan, analyze_file};
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -290,6 +292,9 @@ pub fn chunked(data: &[u8]) {
         Err(e) => format!("error: {e}"),
     };
     let (dissect, analysis) = (DissectOptions::default(), AnalysisOptions::default());
+    if b & 4 != 0 {
+        return visited(capture, input, plan, b & 8 != 0);
+    }
     let got = outcome(analyze_file(
         input,
         "fuzz",
@@ -311,6 +316,76 @@ pub fn chunked(data: &[u8]) {
     assert!(
         got == want,
         "the chunked reader ({plan:?}) and the sequential one disagree:\n{got}\n{want}"
+    );
+}
+
+/// The frame loop with a filter, by the chunked reader and by one thread:
+/// the same frames passed, with the same analysis, and the same report.
+fn visited(
+    capture: &[u8],
+    input: crate::pipeline::chunked::ChunkedFile<'_>,
+    plan: crate::pipeline::chunked::Plan,
+    on_analysis: bool,
+) {
+    use crate::pipeline::Seen;
+    use std::ops::ControlFlow;
+    let text = if on_analysis {
+        "roce.analysis.flow == 1 || frame.number == 3 || roce.analysis.gap"
+    } else {
+        "bth.opcode == 0x81 or macc or frame.time_delta > 0.001"
+    };
+    let Ok(filter) = crate::filter::Filter::parse(text) else {
+        return;
+    };
+    let (dissect, analysis) = (DissectOptions::default(), AnalysisOptions::default());
+    let line = |seen: &Seen<'_, '_>| {
+        let flow = seen.analysis.flow().map(|f| u64::from(f) + 1);
+        filter.matches(&seen.ctx(flow)).then(|| {
+            format!(
+                "{} {} {} {:?}\n",
+                seen.pkt.number, seen.first_ts_ns, seen.prev_ts_ns, seen.analysis
+            )
+        })
+    };
+    let outcome = |r: Result<crate::analysis::Report, crate::capture::CaptureError>| match r {
+        Ok(report) => serde_json::to_string(&report).unwrap_or_default(),
+        Err(e) => format!("error: {e}"),
+    };
+    let mut got = String::new();
+    let r = crate::pipeline::chunked::visit_file(
+        input,
+        "fuzz",
+        &dissect,
+        analysis.clone(),
+        plan,
+        None,
+        Some((&filter, &mut |seen| {
+            got.extend(line(seen));
+            ControlFlow::Continue(())
+        })),
+    );
+    got += &outcome(r);
+    let mut want = String::new();
+    match crate::capture::FrameReader::new(capture) {
+        Ok(mut reader) => {
+            let r = crate::pipeline::visit_source(
+                &mut reader,
+                "fuzz",
+                &dissect,
+                analysis,
+                None,
+                &mut |seen| {
+                    want.extend(line(seen));
+                    ControlFlow::Continue(())
+                },
+            );
+            want += &outcome(r);
+        }
+        Err(e) => want = format!("error: {e}"),
+    }
+    assert!(
+        got == want,
+        "the chunked frame loop ({plan:?}) and the sequential one disagree:\n{got}\n{want}"
     );
 }
 

@@ -425,3 +425,73 @@ fn a_file_cut_while_being_read_gives_a_warning_and_a_partial_report() {
         s.warnings()
     );
 }
+
+/// `packets -Y` and `CAPTURE -Y` read a file of several chunks with every
+/// core (the workers test the filter on the bytes, the analysis thread
+/// decodes again the frames it may pass): the output is the one thread's,
+/// byte for byte, for filters on the bytes, on the frame's place and on
+/// the analysis, in every output format, with `-c`.
+#[test]
+fn filtered_output_is_the_same_on_every_core() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("mixed.pcap");
+    let made = common::bin()
+        .args(["gen", "--scenario", "mixed", "--qps", "16", "-o"])
+        .arg(&cap)
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    // More than the two chunks the multi-threaded reader needs.
+    assert!(std::fs::metadata(&cap).unwrap().len() > 4 << 20);
+    let filters = [
+        "bth.opcode == 0x81 or macc",
+        "roce.analysis.retransmission || roce.analysis.gap",
+        "frame.number in {5 700 1800} || (udp && frame.time_delta > 0.0005)",
+        "roce.analysis.flow == 3 and not aeth",
+        "ipv6 and bth.psn > 100",
+    ];
+    let run = |threads: &str, args: &[&str]| {
+        let out = common::bin()
+            .env("ROCE_DISSECT_THREADS", threads)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.stdout, out.stderr)
+    };
+    let path = cap.to_str().unwrap();
+    for f in filters {
+        let fields = [
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+            "-e",
+            "frame.time_relative",
+            "-e",
+            "frame.time_delta",
+            "-e",
+            "roce.analysis.flow",
+            "-e",
+            "bth.psn",
+        ];
+        let cases: Vec<Vec<&str>> = vec![
+            vec!["packets", path, "-Y", f],
+            vec!["packets", path, "-Y", f, "-T", "json"],
+            [&["packets", path, "-Y", f][..], &fields[..]].concat(),
+            vec!["packets", path, "-Y", f, "-c", "7", "-V"],
+            vec![path, "-Y", f, "--json"],
+        ];
+        for args in cases {
+            let one = run("1", &args);
+            assert!(!one.0.is_empty(), "{args:?} selects nothing");
+            for threads in ["2", "4"] {
+                assert!(run(threads, &args) == one, "{args:?}, {threads} threads");
+            }
+        }
+    }
+}

@@ -29,6 +29,7 @@ use flow::{Budget, FlowState, RecentNak};
 pub use flow::{Fingerprint, FlowKey};
 use index::{FlowIndex, hash_key};
 pub use marks::{FrameAnalysis, Mark, Marks, NO_FLOW};
+pub use pairing::about_report_lists;
 pub use report::{Report, Selection};
 pub use speed::{LinkSpeed, SpeedFrom, SpeedUse};
 

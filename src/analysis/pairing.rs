@@ -324,6 +324,16 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
     (report, pos)
 }
 
+/// How the warnings about the report's lists (events, pause intervals)
+/// end: the lists were cut, the counts were not. They concern the report
+/// alone; `packets` leaves them out.
+const LISTS_CUT: &str = "are not listed (the summary counts them all)";
+
+/// Whether warning `w` says only that a list of the report was cut.
+pub fn about_report_lists(w: &str) -> bool {
+    w.ends_with(LISTS_CUT)
+}
+
 /// The warnings of the capture file, then the analysis's: every budget
 /// that ran out, and timestamps out of order.
 fn warnings(a: &Analyzer, mut w: Vec<String>) -> Vec<String> {
@@ -363,7 +373,7 @@ fn warnings(a: &Analyzer, mut w: Vec<String>) -> Vec<String> {
     }
     if a.pauses.intervals_dropped > 0 {
         w.push(format!(
-            "{} pause intervals beyond --max-intervals {} are not listed (the summary counts them all)",
+            "{} pause intervals beyond --max-intervals {} {LISTS_CUT}",
             a.pauses.intervals_dropped, l.intervals
         ));
     }
@@ -375,7 +385,7 @@ fn warnings(a: &Analyzer, mut w: Vec<String>) -> Vec<String> {
     }
     if a.budget.events_dropped > 0 {
         w.push(format!(
-            "{} events not listed: the report keeps {} in all (--max-events-total); every one is counted",
+            "{} events beyond --max-events-total {} {LISTS_CUT}",
             a.budget.events_dropped, l.events_total
         ));
     }

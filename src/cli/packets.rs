@@ -3,12 +3,12 @@
 
 use std::collections::HashMap;
 use std::io::{self, BufWriter, Write};
+use std::ops::ControlFlow;
 
 use super::args::PacketsFormat;
 use super::{PacketsArgs, Progress, RunError, print_warnings, source_error};
 use crate::analysis::Analyzer;
-use crate::dissect::dissect;
-use crate::fields::{self, Ctx};
+use crate::fields;
 use crate::filter::Filter;
 use crate::output::fields::FieldsFormat;
 use crate::output::text::terminal_safe;
@@ -144,9 +144,6 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
     let path = std::path::Path::new(&name);
     let opts = args.decode.dissect_options();
     let link_speed = args.decode.link_speed();
-    // The analysis sees every frame, shown or not, so that what it says of
-    // a frame (a retransmission, a gap) is what the report says.
-    let mut analyzer = Analyzer::new(args.analysis.options(&args.decode)?);
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     // Microseconds when that is all the capture has (a classic pcap);
@@ -156,75 +153,61 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
     } else {
         9
     };
-    let mut first_ts: Option<u64> = None;
-    let mut prev_ts = 0u64;
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
     let mut line = String::new();
     let mut shown = 0u64;
-    let mut read = 0u64;
+    let mut written: io::Result<()> = Ok(());
     let mut progress = Progress::new(&path.display().to_string());
+    let mut tell =
+        |done: usize, total: usize, frames| progress.update(done as u64, total as u64, frames);
     if let Mode::Fields { format, .. } = &mode
         && format.header
     {
         writeln!(out, "{}", format.header_line(&args.fields))?;
     }
-    let result: Result<(), RunError> = (|| {
-        loop {
-            if read.is_multiple_of(1 << 16) {
-                let (done, total) = reader.progress();
-                progress.update(done, total.unwrap_or(0), read);
-            }
-            let Some(frame) = reader.next_frame() else {
-                break;
-            };
-            let frame = frame.map_err(|e| source_error(e, path))?;
-            let pkt = dissect(&frame, &opts);
-            let found = analyzer.packet(&pkt);
-            read += 1;
-            let first = *first_ts.get_or_insert(pkt.ts_ns);
-            let flow_number = found.flow().map(|id| {
-                let id = id as usize;
-                match &numbers {
-                    None => id as u64 + 1,
-                    Some(map) => {
-                        if number_of.len() <= id {
-                            number_of.resize(id + 1, None);
-                        }
-                        *number_of[id].get_or_insert_with(|| {
-                            Analyzer::flow_key(&pkt)
-                                .and_then(|k| {
-                                    map.get(&(k.src.to_string(), k.dst.to_string(), k.dest_qp))
-                                        .copied()
-                                })
-                                .unwrap_or(0)
-                        })
+    // The analysis sees every frame, shown or not, so that what it says of
+    // a frame (a retransmission, a gap) is what the report says.
+    let mut show = |seen: &crate::pipeline::Seen<'_, '_>| -> ControlFlow<()> {
+        let pkt = seen.pkt;
+        let found = seen.analysis;
+        if args.roce_only && pkt.roce.is_none() && pkt.pause.is_none() {
+            return ControlFlow::Continue(());
+        }
+        if let Some(want) = &args.flow
+            && Analyzer::flow_key(pkt).as_ref() != Some(want)
+        {
+            return ControlFlow::Continue(());
+        }
+        let flow_number = found.flow().map(|id| {
+            let id = id as usize;
+            match &numbers {
+                None => id as u64 + 1,
+                Some(map) => {
+                    if number_of.len() <= id {
+                        number_of.resize(id + 1, None);
                     }
+                    *number_of[id].get_or_insert_with(|| {
+                        Analyzer::flow_key(pkt)
+                            .and_then(|k| {
+                                map.get(&(k.src.to_string(), k.dst.to_string(), k.dest_qp))
+                                    .copied()
+                            })
+                            .unwrap_or(0)
+                    })
                 }
-            });
-            let ctx = Ctx {
-                pkt: &pkt,
-                analysis: Some(&found),
-                flow_number: flow_number.filter(|n| *n > 0),
-                first_ts_ns: first,
-                prev_ts_ns: if read == 1 { pkt.ts_ns } else { prev_ts },
-            };
-            prev_ts = pkt.ts_ns;
-            if args.roce_only && pkt.roce.is_none() && pkt.pause.is_none() {
-                continue;
             }
-            if let Some(want) = &args.flow
-                && Analyzer::flow_key(&pkt).as_ref() != Some(want)
-            {
-                continue;
-            }
-            if let Some(f) = &filter
-                && !f.matches(&ctx)
-            {
-                continue;
-            }
+        });
+        let ctx = seen.ctx(flow_number.filter(|n| *n > 0));
+        if let Some(f) = &filter
+            && !f.matches(&ctx)
+        {
+            return ControlFlow::Continue(());
+        }
+        let first = seen.first_ts_ns;
+        let r: io::Result<()> = (|| {
             match &mode {
                 Mode::Json => {
-                    packets::write_json_line_analysed(&mut buf, &pkt, &found, ctx.flow_number);
+                    packets::write_json_line_analysed(&mut buf, pkt, found, ctx.flow_number);
                     if buf.len() >= 1 << 15 {
                         out.write_all(&buf)?;
                         buf.clear();
@@ -238,11 +221,11 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
                 }
                 Mode::Text => {
                     let mut line =
-                        packets::summary_line(&pkt, first, ts_digits, link_speed.bps(pkt.if_speed));
+                        packets::summary_line(pkt, first, ts_digits, link_speed.bps(pkt.if_speed));
                     packets::push_marks(&mut line, found.marks);
                     writeln!(out, "{line}")?;
                     if args.verbose {
-                        let nodes = tree::header_tree(&pkt, link_speed.bps(pkt.if_speed));
+                        let nodes = tree::header_tree(pkt, link_speed.bps(pkt.if_speed));
                         write!(out, "{}", tree::render_tree(&nodes))?;
                     }
                     if args.hex {
@@ -253,18 +236,52 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
                     }
                 }
             }
-            shown += 1;
-            if args.count.is_some_and(|c| shown >= c) {
-                break;
-            }
+            Ok(())
+        })();
+        if let Err(e) = r {
+            written = Err(e);
+            return ControlFlow::Break(());
         }
-        Ok(())
-    })();
+        shown += 1;
+        if args.count.is_some_and(|c| shown >= c) {
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    };
+    let aopts = args.analysis.options(&args.decode)?;
+    // With a filter, a single capture file is read by every core: the
+    // workers test the filter on each frame's bytes, and only the frames
+    // it may pass are decoded again here.
+    let result = match (&filter, inputs.paths.as_slice()) {
+        (Some(f), [one]) if one.as_os_str() != "-" && one.is_file() => {
+            drop(reader);
+            let threads = crate::pipeline::threads().map_err(RunError::Usage)?;
+            crate::pipeline::visit_path(one, &opts, aopts, threads, f, Some(&mut tell), &mut show)
+        }
+        _ => crate::pipeline::visit_source(
+            &mut *reader,
+            &name,
+            &opts,
+            aopts,
+            Some(&mut tell),
+            &mut show,
+        ),
+    };
     progress.finish();
+    written?;
     out.write_all(&buf)?;
     out.flush()?;
-    print_warnings(reader.warnings(), reader.warning_count());
-    result?;
+    let report = result.map_err(|e| source_error(e, path))?;
+    // The capture's warnings and the analysis's, but not those about the
+    // report's lists, which this command does not show.
+    let warnings: Vec<String> = report
+        .capture
+        .warnings
+        .iter()
+        .filter(|w| !crate::analysis::about_report_lists(w))
+        .cloned()
+        .collect();
+    print_warnings(&warnings, warnings.len() as u64);
     if shown == 0
         && let Some(f) = &args.flow
     {
@@ -274,7 +291,7 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
             f.dst,
             f.dest_qp,
             crate::output::text::terminal_safe(&path.display().to_string()),
-            crate::output::text::count(read, "frame", "frames"),
+            crate::output::text::count(report.capture.frames, "frame", "frames"),
             crate::output::text::shell_quote(&path.display().to_string()),
         )));
     }

@@ -50,16 +50,14 @@ fn single(path: &Path, cli: &Cli, threads: usize) -> Result<(), RunError> {
             threads,
             Some(&mut tell),
         ),
-        Some(f) => crate::capture::open_stream(path).and_then(|mut s| {
-            crate::pipeline::analyze_filtered(
-                &mut s,
-                &path.display().to_string(),
-                &cli.decode.dissect_options(),
-                opts,
-                &f,
-                Some(&mut tell),
-            )
-        }),
+        Some(f) => crate::pipeline::analyze_path_filtered(
+            path,
+            &cli.decode.dissect_options(),
+            opts,
+            threads,
+            &f,
+            Some(&mut tell),
+        ),
     };
     progress.finish();
     let report = result.map_err(|e| capture_error(e, path))?;

@@ -219,6 +219,15 @@ fn protocols(p: &Packet<'_>) -> String {
 
 pub static FIELDS: &[Field] = &[
     // frame
+    // Every frame: `-Y frame` passes them all, as in tshark.
+    Field {
+        name: "frame",
+        title: "Frame",
+        ty: Presence,
+        base: Base::None,
+        in_tshark: true,
+        get: |_, o| o.push(Value::Present),
+    },
     uint!("frame.number", "Frame Number", 32, Dec, |p| Some(p.number)),
     uint!("frame.len", "Frame length on the wire", 32, Dec, |p| Some(
         p.len

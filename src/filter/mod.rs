@@ -73,6 +73,9 @@ enum Expr {
     And(Box<Expr>, Box<Expr>),
     Not(Box<Expr>),
     Test(Test),
+    /// A test that reads what only the frame loop knows of a frame (the
+    /// analysis, its number, its time since the first or previous frame).
+    Contextual(Test),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,7 +162,7 @@ impl Filter {
             ));
         }
         Ok(Filter {
-            root,
+            root: mark_contextual(root),
             text: text.to_string(),
             uses_analysis: p.uses_analysis,
         })
@@ -179,6 +182,86 @@ impl Filter {
     pub fn matches(&self, ctx: &Ctx<'_, '_>) -> bool {
         let mut scratch = Vec::new();
         eval(&self.root, ctx, &mut scratch)
+    }
+
+    /// Whether the frame may pass, from its bytes alone: `false` only when
+    /// it fails whatever the analysis, its number and the times of the
+    /// frames around it turn out to be (tests that read those are
+    /// unknown, and `and`, `or`, `not` and `xor` follow Kleene's
+    /// three-valued logic). The frame loop's workers test this, and the
+    /// frames that may pass are tested again with [`Filter::matches`].
+    pub fn may_match(&self, pkt: &crate::dissect::Packet<'_>) -> bool {
+        let mut scratch = Vec::new();
+        eval3(&self.root, &Ctx::alone(pkt), &mut scratch) != Some(false)
+    }
+}
+
+/// Whether `f` is known only to the frame loop, not from the frame.
+fn contextual(f: &Field) -> bool {
+    f.name.starts_with("roce.analysis.")
+        || matches!(
+            f.name,
+            "frame.number" | "frame.time_relative" | "frame.time_delta"
+        )
+}
+
+fn operand_field(op: &Operand) -> &'static Field {
+    match op {
+        Operand::Field { field, .. } => field,
+        Operand::Len(f) | Operand::Count(f) => f,
+    }
+}
+
+/// `e` with each test that reads a [`contextual`] field marked.
+fn mark_contextual(e: Expr) -> Expr {
+    let b = |e: Box<Expr>| Box::new(mark_contextual(*e));
+    match e {
+        Expr::Or(x, y) => Expr::Or(b(x), b(y)),
+        Expr::Xor(x, y) => Expr::Xor(b(x), b(y)),
+        Expr::And(x, y) => Expr::And(b(x), b(y)),
+        Expr::Not(x) => Expr::Not(b(x)),
+        Expr::Test(t) | Expr::Contextual(t) => {
+            let reads = match &t {
+                Test::Exists(f) => contextual(f),
+                Test::Truthy(op) | Test::In(op, _) | Test::Contains(op, _) => {
+                    contextual(operand_field(op))
+                }
+                Test::Cmp(op, _, rhs) => {
+                    contextual(operand_field(op)) || matches!(rhs, Rhs::Field(f) if contextual(f))
+                }
+            };
+            if reads {
+                Expr::Contextual(t)
+            } else {
+                Expr::Test(t)
+            }
+        }
+    }
+}
+
+/// [`eval`] with contextual tests unknown (`None`).
+fn eval3<'a>(e: &Expr, ctx: &Ctx<'_, 'a>, scratch: &mut Vec<Value<'a>>) -> Option<bool> {
+    match e {
+        Expr::Or(a, b) => match eval3(a, ctx, scratch) {
+            Some(true) => Some(true),
+            x => match (x, eval3(b, ctx, scratch)) {
+                (_, Some(true)) => Some(true),
+                (Some(false), Some(false)) => Some(false),
+                _ => None,
+            },
+        },
+        Expr::And(a, b) => match eval3(a, ctx, scratch) {
+            Some(false) => Some(false),
+            x => match (x, eval3(b, ctx, scratch)) {
+                (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            },
+        },
+        Expr::Xor(a, b) => Some(eval3(a, ctx, scratch)? != eval3(b, ctx, scratch)?),
+        Expr::Not(a) => eval3(a, ctx, scratch).map(|x| !x),
+        Expr::Test(t) => Some(test(t, ctx, scratch)),
+        Expr::Contextual(_) => None,
     }
 }
 
@@ -663,7 +746,7 @@ fn eval<'a>(e: &Expr, ctx: &Ctx<'_, 'a>, scratch: &mut Vec<Value<'a>>) -> bool {
         Expr::Xor(a, b) => eval(a, ctx, scratch) != eval(b, ctx, scratch),
         Expr::And(a, b) => eval(a, ctx, scratch) && eval(b, ctx, scratch),
         Expr::Not(a) => !eval(a, ctx, scratch),
-        Expr::Test(t) => test(t, ctx, scratch),
+        Expr::Test(t) | Expr::Contextual(t) => test(t, ctx, scratch),
     }
 }
 

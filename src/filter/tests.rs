@@ -595,3 +595,59 @@ fn analysis_fields_make_the_filter_need_the_analysis() {
     );
     assert!(!Filter::parse("bth.psn == 3").unwrap().uses_analysis());
 }
+
+/// `may_match` never turns away a frame `matches` takes, whatever the
+/// analysis and the frame's place; it turns away what fails on the bytes
+/// alone, and an unknown part decides nothing on its own.
+#[test]
+fn may_match_keeps_every_frame_that_can_match() {
+    use crate::analysis::Analyzer;
+    let filters = [
+        "bth.opcode == 0x81",
+        "roce.analysis.retransmission",
+        "not roce.analysis.gap",
+        "bth.psn > 3 && frame.number < 40",
+        "frame.number == 2 || ip.src == 10.0.0.1",
+        "!(frame.time_delta > 0) ^^ bth.opcode == 0x81",
+        "macc || roce.analysis.flow in {1 2}",
+        "frame.time_relative >= 0 and not bth",
+        "bth.psn != roce.analysis.missing || eth.type == 0x8808",
+    ];
+    for text in filters {
+        let f = Filter::parse(text).unwrap();
+        let (mut kept, mut matched, mut total) = (0, 0, 0);
+        let mut an = Analyzer::new(Default::default());
+        let (mut first, mut prev) = (None, 0);
+        with_packets(&mut |p| {
+            let found = an.packet(p);
+            let ctx = crate::fields::Ctx {
+                pkt: p,
+                analysis: Some(&found),
+                flow_number: found.flow().map(|n| u64::from(n) + 1),
+                first_ts_ns: *first.get_or_insert(p.ts_ns),
+                prev_ts_ns: if total == 0 { p.ts_ns } else { prev },
+            };
+            prev = p.ts_ns;
+            total += 1;
+            let may = f.may_match(p);
+            let does = f.matches(&ctx);
+            assert!(may || !does, "{text}: frame {} matches", p.number);
+            kept += usize::from(may);
+            matched += usize::from(does);
+        });
+        assert!(matched > 0, "{text}: no frame matches");
+        match text {
+            // Decided by the bytes: exactly the matching frames.
+            "bth.opcode == 0x81" => assert_eq!(kept, matched, "{text}"),
+            // Unknown without the analysis: every frame may match.
+            "roce.analysis.retransmission" | "not roce.analysis.gap" => {
+                assert_eq!(kept, total, "{text}")
+            }
+            // An unknown part and a known one: the known one decides.
+            "bth.psn > 3 && frame.number < 40" | "frame.time_relative >= 0 and not bth" => {
+                assert!(kept < total, "{text}: {kept} of {total}")
+            }
+            _ => {}
+        }
+    }
+}

@@ -17,13 +17,18 @@
 use std::fs::File;
 use std::sync::{Arc, Condvar, Mutex};
 
-use super::Progress;
+use std::num::NonZeroU64;
+use std::ops::ControlFlow;
+
+use super::{Progress, Seen, Visit};
 use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Facts, Report};
 use crate::capture::{
-    CaptureError, Format, Frame, Item, MAX_WARNINGS, NgCursor, NgStateId, PCAP_HEADER_LEN,
-    PREFETCH_AHEAD, PcapLayout, Section, cut_warning, shrank_warning, warning_list,
+    CaptureError, Format, Frame, Item, LinkType, MAX_WARNINGS, NgCursor, NgStateId,
+    PCAP_HEADER_LEN, PREFETCH_AHEAD, PcapLayout, Section, cut_warning, shrank_warning,
+    warning_list,
 };
-use crate::dissect::DissectOptions;
+use crate::dissect::{DissectOptions, dissect};
+use crate::filter::Filter;
 
 /// Bytes per chunk: large enough that per-chunk costs (a populate call, a
 /// hand-over) vanish, small enough that the chunks in flight stay a few MiB.
@@ -176,6 +181,25 @@ struct Chunk {
     packets: Packets,
     /// Warnings about its records: kept ones, and how many more.
     warnings: (Vec<String>, u64),
+    /// The frames the selecting filter may pass, in order (none without
+    /// a filter).
+    candidates: Vec<Candidate>,
+}
+
+/// A frame a worker found the filter may pass: enough to build its
+/// [`Frame`] again from the map, for the analysis thread to dissect it
+/// once more with what the analysis says of it.
+#[derive(Debug, Clone)]
+struct Candidate {
+    /// Its place among the chunk's facts.
+    index: usize,
+    ts_ns: u64,
+    len: u32,
+    link: LinkType,
+    if_speed: Option<NonZeroU64>,
+    /// Where its record starts and its data lie, in the file.
+    offset: u64,
+    data: std::ops::Range<usize>,
 }
 
 /// The file and what every chunk job needs.
@@ -186,6 +210,9 @@ struct Job<'a> {
     data_start: u64,
     chunk: u64,
     opts: &'a DissectOptions,
+    /// With a filter, workers dissect every frame in full and note the
+    /// ones it may pass ([`Filter::may_match`]).
+    prefilter: Option<&'a Filter>,
 }
 
 impl Job<'_> {
@@ -249,10 +276,12 @@ impl Job<'_> {
                 end: End::Next(hi),
                 packets,
                 warnings: (Vec::new(), 0),
+                candidates: Vec::new(),
             };
         };
         let start = Some(from + at as u64);
         let mut hinted = at;
+        let mut candidates = Vec::new();
         let end = loop {
             if n >= MAX_FACTS_PER_CHUNK && at < limit {
                 break End::Next(from + at as u64);
@@ -283,6 +312,7 @@ impl Job<'_> {
                         mapwin::prefetch(buf, hinted.max(next), ahead - hinted.max(next));
                         hinted = ahead;
                     }
+                    let range = data.clone();
                     let data = buf.get(data).unwrap_or_default();
                     let frame = Frame {
                         number: n as u64 + 1,
@@ -294,7 +324,29 @@ impl Job<'_> {
                         data,
                         offset: (from + at as u64) as usize,
                     };
-                    Facts::put_from_frame(&mut packets, n, &frame, self.opts);
+                    match self.prefilter {
+                        None => Facts::put_from_frame(&mut packets, n, &frame, self.opts),
+                        Some(filter) => {
+                            let pkt = dissect(&frame, self.opts);
+                            let facts = Facts::of(&pkt);
+                            match packets.get_mut(n) {
+                                Some(slot) => *slot = facts,
+                                None => packets.push(facts),
+                            }
+                            if filter.may_match(&pkt) {
+                                let base = from as usize;
+                                candidates.push(Candidate {
+                                    index: n,
+                                    ts_ns,
+                                    len,
+                                    link,
+                                    if_speed,
+                                    offset: from + at as u64,
+                                    data: base + range.start..base + range.end,
+                                });
+                            }
+                        }
+                    }
                     n += 1;
                     at = next;
                 }
@@ -316,6 +368,7 @@ impl Job<'_> {
             end,
             packets,
             warnings: walker.take_warnings(),
+            candidates,
         }
     }
 }
@@ -520,8 +573,31 @@ pub fn analyze_file(
     dissect_opts: &DissectOptions,
     opts: AnalysisOptions,
     plan: Plan,
-    mut progress: Option<Progress<'_>>,
+    progress: Option<Progress<'_>>,
 ) -> Result<Report, CaptureError> {
+    visit_file(input, name, dissect_opts, opts, plan, progress, None)
+}
+
+/// [`analyze_file`], and each frame `select`'s filter may pass (in file
+/// order, dissected in full, with what the analysis concluded of it) to
+/// its visitor, until that says to stop. The workers dissect every frame
+/// in full and test the filter on what the frame alone says
+/// ([`Filter::may_match`]); the analysis thread dissects again only the
+/// frames that may pass, so a filter that selects few frames costs little
+/// more than the report.
+pub fn visit_file(
+    input: ChunkedFile<'_>,
+    name: &str,
+    dissect_opts: &DissectOptions,
+    opts: AnalysisOptions,
+    plan: Plan,
+    mut progress: Option<Progress<'_>>,
+    select: Option<(&Filter, Visit<'_>)>,
+) -> Result<Report, CaptureError> {
+    let (prefilter, visit) = match select {
+        Some((f, v)) => (Some(f), Some(v)),
+        None => (None, None),
+    };
     let map = mapwin::FileMap::map(input.file).map_err(|source| CaptureError::Io {
         path: "<input>".into(),
         source,
@@ -557,6 +633,7 @@ pub fn analyze_file(
         data_start: data_start as u64,
         chunk: plan.chunk.max(1),
         opts: dissect_opts,
+        prefilter,
     };
     // Chunks in flight beyond the one being analysed. The calling thread
     // takes chunks far ahead when its next one is still being decoded, so
@@ -611,6 +688,8 @@ pub fn analyze_file(
             warnings: &mut warnings,
             progress: &mut progress,
             state_changes: 0,
+            visit,
+            times: None,
         };
         let result = feed.run(&mut an);
         shared.stop();
@@ -637,9 +716,50 @@ pub fn analyze_file(
     }))
 }
 
+/// Analyses a chunk's facts (`frames` frames came before them) and hands
+/// its candidates to `visit`, dissected again, with the analysis of each.
+fn visit_chunk(
+    chunk: &mut Chunk,
+    frames: u64,
+    an: &mut Analyzer,
+    job: &Job<'_>,
+    times: &mut Option<(u64, u64)>,
+    visit: &mut dyn FnMut(&Seen<'_, '_>) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    let mut next = chunk.candidates.iter().peekable();
+    for (i, facts) in chunk.packets.iter_mut().enumerate() {
+        facts.number += frames;
+        let found = an.observe(facts);
+        let (first, prev) = *times.get_or_insert((facts.ts_ns, facts.ts_ns));
+        *times = Some((first, facts.ts_ns));
+        let Some(c) = next.next_if(|c| c.index == i) else {
+            continue;
+        };
+        let data = job.map.get(c.data.clone()).unwrap_or_default();
+        let frame = Frame {
+            number: facts.number,
+            ts_ns: c.ts_ns,
+            len: c.len,
+            caplen: data.len() as u32,
+            link: c.link,
+            if_speed: c.if_speed,
+            data,
+            offset: c.offset as usize,
+        };
+        let pkt = dissect(&frame, job.opts);
+        visit(&Seen {
+            pkt: &pkt,
+            analysis: &found,
+            first_ts_ns: first,
+            prev_ts_ns: prev,
+        })?;
+    }
+    ControlFlow::Continue(())
+}
+
 /// The analysis side: chunks in file order, each checked against where the
 /// previous one ended and the state the file is in.
-struct Feed<'f, 'a, 'p> {
+struct Feed<'f, 'a, 'p, 'v> {
     /// The file, to ask its size if it shrinks while being read.
     file: &'f File,
     job: &'f Job<'a>,
@@ -649,9 +769,12 @@ struct Feed<'f, 'a, 'p> {
     progress: &'f mut Option<Progress<'p>>,
     /// Section header and interface blocks read after the first packet.
     state_changes: usize,
+    visit: Option<Visit<'v>>,
+    /// The first frame's timestamp and the last one's, once there is one.
+    times: Option<(u64, u64)>,
 }
 
-impl Feed<'_, '_, '_> {
+impl Feed<'_, '_, '_, '_> {
     fn run(&mut self, an: &mut Analyzer) -> Result<(), CaptureError> {
         let job = self.job;
         // Where the next record really starts.
@@ -683,9 +806,31 @@ impl Feed<'_, '_, '_> {
                     chunk = job.run(k, Some(pos), self.walker, chunk.packets, populate);
                     reread.get_or_insert(pos);
                 }
-                for facts in &mut chunk.packets {
-                    facts.number += frames;
-                    an.observe(facts);
+                match self.visit.as_mut() {
+                    None => {
+                        for facts in &mut chunk.packets {
+                            facts.number += frames;
+                            an.observe(facts);
+                        }
+                    }
+                    Some(visit) => {
+                        let stop =
+                            visit_chunk(&mut chunk, frames, an, job, &mut self.times, &mut **visit);
+                        if stop.is_break() {
+                            return Ok(());
+                        }
+                        // Dissecting the candidates again mapped their
+                        // pages back (a whole 2 MiB folio each, where the
+                        // file is cached so), after the group of the
+                        // chunk may have been given back: again now.
+                        if !chunk.candidates.is_empty() {
+                            let (lo, _) = job.bounds(k);
+                            let end = chunk.candidates.iter().map(|c| c.data.end).max();
+                            let end = end.unwrap_or(0) as u64;
+                            job.map
+                                .release(lo as usize, end.saturating_sub(lo) as usize);
+                        }
+                    }
                 }
                 frames += chunk.packets.len() as u64;
                 self.warnings.add(std::mem::take(&mut chunk.warnings));
@@ -818,6 +963,73 @@ mod tests {
         )))
     }
 
+    /// Filters that read the bytes, the frame's place and the analysis.
+    const FILTERS: &[&str] = &[
+        "bth.opcode == 0x81 || frame.number in {3 50 77}",
+        "roce.analysis.flow == 1 && frame.time_delta > 0",
+        "not roce.analysis.gap and frame.time_relative >= 0.00001",
+        "eth",
+    ];
+
+    /// One line per frame `filter` passes: what the frame loop said of it.
+    fn line(filter: &Filter, seen: &Seen<'_, '_>) -> Option<String> {
+        let flow = seen.analysis.flow().map(|f| u64::from(f) + 1);
+        filter.matches(&seen.ctx(flow)).then(|| {
+            let p = seen.pkt;
+            format!(
+                "{} {} {} {} {} {:?} {:?}\n",
+                p.number, p.ts_ns, seen.first_ts_ns, seen.prev_ts_ns, p.len, seen.analysis, p.bth
+            )
+        })
+    }
+
+    /// The frames `filter` passes, read by the sequential frame loop, then
+    /// its report.
+    fn visited_sequentially(bytes: &[u8], filter: &Filter) -> String {
+        let file = CaptureFile::from_bytes(bytes.to_vec());
+        let mut reader = match file.frames() {
+            Ok(r) => r,
+            Err(e) => return format!("error: {e}"),
+        };
+        let mut lines = String::new();
+        let r = super::super::visit_source(
+            &mut reader,
+            "capture",
+            &DissectOptions::default(),
+            AnalysisOptions::default(),
+            None,
+            &mut |seen| {
+                lines.extend(line(filter, seen));
+                ControlFlow::Continue(())
+            },
+        );
+        lines + &outcome(r)
+    }
+
+    /// The same from the chunked reader (`None` when it does not take
+    /// the file).
+    fn visited_chunked(bytes: &[u8], plan: Plan, filter: &Filter) -> Option<String> {
+        let mut tmp = tempfile::NamedTempFile::new().expect("temporary file");
+        tmp.write_all(bytes).expect("write");
+        let file = tmp.reopen().expect("reopen");
+        let input = ChunkedFile::new(&file)?;
+        let mut lines = String::new();
+        let mut visit = |seen: &Seen<'_, '_>| {
+            lines.extend(line(filter, seen));
+            ControlFlow::Continue(())
+        };
+        let r = visit_file(
+            input,
+            "capture",
+            &DissectOptions::default(),
+            AnalysisOptions::default(),
+            plan,
+            None,
+            Some((filter, &mut visit)),
+        );
+        Some(lines + &outcome(r))
+    }
+
     /// Packet `k`'s data: one of the sample RoCE frames, or `len` counting
     /// bytes for even `len`.
     fn frame(samples: &[Vec<u8>]) -> impl Fn(usize, usize) -> Vec<u8> + '_ {
@@ -867,6 +1079,58 @@ mod tests {
                 assert_eq!(got.as_ref(), Some(&want), "chunk {chunk}");
             }
         }
+        // The frame loop with a filter: the same frames, with the same
+        // analysis and times, and the same report.
+        for text in FILTERS {
+            let filter = Filter::parse(text).unwrap();
+            let want = visited_sequentially(&bytes, &filter);
+            assert!(want.lines().count() > 2, "{text}: {want}");
+            for chunk in [64, 333, 4096] {
+                let got = visited_chunked(&bytes, Plan { threads: 2, chunk }, &filter);
+                assert_eq!(got.as_ref(), Some(&want), "{text}, chunk {chunk}");
+            }
+        }
+    }
+
+    /// A visitor that stops the loop: frames up to there, none after.
+    #[test]
+    fn a_visitor_stops_the_chunked_loop() {
+        let samples = crate::synth::samples::every_opcode(4);
+        let mut items = vec![Item::Idb(1, Some(9), None)];
+        for i in 0..400u64 {
+            items.push(Item::Epb {
+                iface: 0,
+                ts: 1_700_000_000_000_000 + i * 1000,
+                extra: 0,
+                short: false,
+                len: 1,
+                flags: false,
+            });
+        }
+        let bytes = build_with(&items, frame(&samples));
+        let mut tmp = tempfile::NamedTempFile::new().expect("temporary file");
+        tmp.write_all(&bytes).expect("write");
+        let file = tmp.reopen().expect("reopen");
+        let input = ChunkedFile::new(&file).unwrap();
+        let filter = Filter::parse("frame").unwrap();
+        let mut seen = Vec::new();
+        let mut visit = |s: &Seen<'_, '_>| {
+            seen.push(s.pkt.number);
+            if seen.len() == 150 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        let plan = Plan {
+            threads: 3,
+            chunk: 1000,
+        };
+        let opts = DissectOptions::default();
+        let select = Some((&filter, &mut visit as Visit<'_>));
+        let r = visit_file(input, "c", &opts, Default::default(), plan, None, select);
+        assert!(r.is_ok());
+        assert_eq!(seen, (1..=150).collect::<Vec<u64>>());
     }
 
     /// Interface blocks among the packets and then sections one after
@@ -926,6 +1190,11 @@ mod tests {
             let mut bytes = build_with(&items, frame(&samples));
             damage_and_cut(&mut bytes, &damage, cut);
             let want = sequential(&bytes);
+            let filter = Filter::parse(FILTERS[chunk as usize % FILTERS.len()]).unwrap();
+            let visited = visited_sequentially(&bytes, &filter);
+            if let Some(got) = visited_chunked(&bytes, Plan { threads, chunk }, &filter) {
+                prop_assert_eq!(got, visited);
+            }
             if let Some(got) = chunked(&bytes, Plan { threads, chunk }) {
                 prop_assert_eq!(got, want);
             }

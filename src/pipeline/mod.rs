@@ -2,15 +2,140 @@
 
 pub mod chunked;
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Facts, FlowKey, Report};
+use crate::analysis::{
+    AnalysisOptions, Analyzer, CaptureInfo, Facts, FlowKey, FrameAnalysis, Report,
+};
 use crate::capture::merge::MergedSource;
 use crate::capture::{CaptureError, CaptureFile, FrameSource, open_stream, warning_list};
 use crate::dissect::DissectOptions;
+use crate::dissect::Packet;
+use crate::fields::Ctx;
+use crate::filter::Filter;
 
 /// Called now and then with (bytes read, file size, frames so far).
 pub type Progress<'p> = &'p mut dyn FnMut(usize, usize, u64);
+
+/// A frame the frame loop hands on: decoded in full, with what the
+/// analysis (which has seen every frame up to this one) concluded of it.
+pub struct Seen<'s, 'a> {
+    pub pkt: &'s Packet<'a>,
+    pub analysis: &'s FrameAnalysis,
+    /// The capture's first frame's timestamp and the previous frame's
+    /// (this one's for the first frame).
+    pub first_ts_ns: u64,
+    pub prev_ts_ns: u64,
+}
+
+impl<'s, 'a> Seen<'s, 'a> {
+    /// What the field registry reads of the frame, its flow numbered
+    /// `flow_number`.
+    pub fn ctx(&self, flow_number: Option<u64>) -> Ctx<'s, 'a> {
+        Ctx {
+            pkt: self.pkt,
+            analysis: Some(self.analysis),
+            flow_number,
+            first_ts_ns: self.first_ts_ns,
+            prev_ts_ns: self.prev_ts_ns,
+        }
+    }
+}
+
+/// Hears the frames of the frame loop; [`ControlFlow::Break`] ends the
+/// loop (the report then covers the frames read so far).
+pub type Visit<'v> = &'v mut dyn FnMut(&Seen<'_, '_>) -> ControlFlow<()>;
+
+/// The frame loop of `packets` and `-Y`: every frame of `source` through
+/// the analysis, in order, one thread, each frame handed to `visit`
+/// (which stops it by breaking). The report is that of the frames read.
+pub fn visit_source(
+    source: &mut dyn FrameSource,
+    name: &str,
+    dissect_opts: &DissectOptions,
+    opts: AnalysisOptions,
+    mut progress: Option<Progress<'_>>,
+    visit: Visit<'_>,
+) -> Result<Report, CaptureError> {
+    let mut an = Analyzer::new(opts);
+    let (mut first, mut prev) = (None, 0u64);
+    let mut n = 0u64;
+    loop {
+        if n.is_multiple_of(1 << 16)
+            && let Some(p) = progress.as_mut()
+        {
+            let (done, total) = source.progress();
+            p(done as usize, total.unwrap_or(0) as usize, n);
+        }
+        let frame = match source.next_frame() {
+            None => break,
+            Some(f) => f?,
+        };
+        let pkt = crate::dissect::dissect(&frame, dissect_opts);
+        let found = an.packet(&pkt);
+        n += 1;
+        let first_ts = *first.get_or_insert(pkt.ts_ns);
+        let seen = Seen {
+            pkt: &pkt,
+            analysis: &found,
+            first_ts_ns: first_ts,
+            prev_ts_ns: if n == 1 { pkt.ts_ns } else { prev },
+        };
+        prev = pkt.ts_ns;
+        if visit(&seen).is_break() {
+            break;
+        }
+    }
+    Ok(an.finish(capture_info(source, name)))
+}
+
+/// The frame loop over the capture at `path` with a filter: the frames
+/// `filter` may pass (at least every one it passes; see
+/// [`Filter::may_match`]) are handed to `visit`, which tests it again with
+/// the analysis. A pcap or pcapng file of several chunks is read by every
+/// core ([`chunked::visit_file`]), anything else by [`visit_source`].
+pub fn visit_path(
+    path: &Path,
+    dissect_opts: &DissectOptions,
+    opts: AnalysisOptions,
+    threads: usize,
+    filter: &Filter,
+    progress: Option<Progress<'_>>,
+    visit: Visit<'_>,
+) -> Result<Report, CaptureError> {
+    let name = path.display().to_string();
+    let mut source = open_stream(path)?;
+    if threads >= 2
+        && path.as_os_str() != "-"
+        && std::fs::metadata(path).is_ok_and(|m| m.is_file())
+        && let Ok(file) = std::fs::File::open(path)
+        && let Some(input) = chunked::ChunkedFile::new(&file)
+        && input.size > 2 * chunked::CHUNK
+    {
+        drop(source);
+        let plan = chunked::Plan {
+            threads,
+            chunk: chunked::CHUNK,
+        };
+        let select = Some((filter, visit));
+        return chunked::visit_file(input, &name, dissect_opts, opts, plan, progress, select);
+    }
+    visit_source(
+        &mut source,
+        &name,
+        dissect_opts,
+        opts,
+        progress,
+        &mut |seen| {
+            if filter.may_match(seen.pkt) {
+                visit(seen)
+            } else {
+                ControlFlow::Continue(())
+            }
+        },
+    )
+}
 
 /// Analyses a capture held in memory (tests, fuzzing).
 pub fn analyze(
@@ -148,10 +273,14 @@ pub fn analyze_many(
                     let Ok(i) = next else { return };
                     let r = match filter {
                         None => analyze_path(&paths[i], dissect_opts, opts.clone(), per, None),
-                        Some(f) => open_stream(&paths[i]).and_then(|mut s| {
-                            let name = paths[i].display().to_string();
-                            analyze_filtered(&mut s, &name, dissect_opts, opts.clone(), f, None)
-                        }),
+                        Some(f) => analyze_path_filtered(
+                            &paths[i],
+                            dissect_opts,
+                            opts.clone(),
+                            per,
+                            f,
+                            None,
+                        ),
                     };
                     if results.send((i, r)).is_err() {
                         return;
@@ -253,48 +382,31 @@ pub fn analyze_sequential(
     Ok(an.finish(capture_info(source, name)))
 }
 
-/// The report of `source` with only the flows and pause intervals that
-/// have a frame `filter` matches (`roce-dissect CAPTURE -Y FILTER`): one
-/// thread reads, dissects in full (the filter may read any field),
-/// analyses every frame, then tests the filter with what the analysis
-/// concluded about the frame.
-pub fn analyze_filtered(
-    source: &mut dyn FrameSource,
-    name: &str,
-    dissect_opts: &DissectOptions,
-    opts: AnalysisOptions,
-    filter: &crate::filter::Filter,
-    mut progress: Option<Progress<'_>>,
-) -> Result<Report, CaptureError> {
-    use crate::analysis::Selection;
-    use crate::fields::Ctx;
-    let mut an = Analyzer::new(opts);
-    let mut sel = Selection {
-        filter: filter.text().to_string(),
-        ..Selection::default()
-    };
-    let (mut first, mut prev) = (None, 0u64);
-    let mut n = 0u64;
-    loop {
-        let frame = match source.next_frame() {
-            None => break,
-            Some(f) => f?,
-        };
-        let pkt = crate::dissect::dissect(&frame, dissect_opts);
-        let found = an.packet(&pkt);
-        n += 1;
-        let first_ts = *first.get_or_insert(pkt.ts_ns);
-        let ctx = Ctx {
-            pkt: &pkt,
-            analysis: Some(&found),
-            flow_number: found.flow().map(|f| u64::from(f) + 1),
-            first_ts_ns: first_ts,
-            prev_ts_ns: if n == 1 { pkt.ts_ns } else { prev },
-        };
-        prev = pkt.ts_ns;
-        if filter.matches(&ctx) {
+/// What `-Y` keeps of a report: the flows and pause intervals with a
+/// frame the filter passes, gathered frame by frame.
+struct Selecting<'f> {
+    filter: &'f Filter,
+    sel: crate::analysis::Selection,
+}
+
+impl<'f> Selecting<'f> {
+    fn new(filter: &'f Filter) -> Self {
+        Selecting {
+            filter,
+            sel: crate::analysis::Selection {
+                filter: filter.text().to_string(),
+                ..Default::default()
+            },
+        }
+    }
+
+    fn see(&mut self, seen: &Seen<'_, '_>) -> ControlFlow<()> {
+        let pkt = seen.pkt;
+        let flow_number = seen.analysis.flow().map(|f| u64::from(f) + 1);
+        if self.filter.matches(&seen.ctx(flow_number)) {
+            let sel = &mut self.sel;
             sel.frames += 1;
-            if let Some(k) = Analyzer::flow_key(&pkt) {
+            if let Some(k) = Analyzer::flow_key(pkt) {
                 sel.flows
                     .insert((k.src.to_string(), k.dst.to_string(), k.dest_qp));
             }
@@ -306,15 +418,52 @@ pub fn analyze_filtered(
                 sel.add_pause(crate::output::json::mac_string(&eth.src), pkt.ts_ns, prios);
             }
         }
-        if n.is_multiple_of(1 << 16)
-            && let Some(p) = progress.as_mut()
-        {
-            let (done, total) = source.progress();
-            p(done as usize, total.unwrap_or(0) as usize, n);
-        }
+        ControlFlow::Continue(())
     }
-    let mut report = an.finish(capture_info(source, name));
-    report.select(&sel);
+}
+
+/// The report of `source` with only the flows and pause intervals that
+/// have a frame `filter` matches (`roce-dissect CAPTURE -Y FILTER`): one
+/// thread reads, dissects in full (the filter may read any field),
+/// analyses every frame, then tests the filter with what the analysis
+/// concluded about the frame.
+pub fn analyze_filtered(
+    source: &mut dyn FrameSource,
+    name: &str,
+    dissect_opts: &DissectOptions,
+    opts: AnalysisOptions,
+    filter: &Filter,
+    progress: Option<Progress<'_>>,
+) -> Result<Report, CaptureError> {
+    let mut selecting = Selecting::new(filter);
+    let mut report = visit_source(source, name, dissect_opts, opts, progress, &mut |seen| {
+        selecting.see(seen)
+    })?;
+    report.select(&selecting.sel);
+    Ok(report)
+}
+
+/// [`analyze_filtered`] of the capture at `path`, read by every core when
+/// it is a pcap or pcapng file (see [`visit_path`]).
+pub fn analyze_path_filtered(
+    path: &Path,
+    dissect_opts: &DissectOptions,
+    opts: AnalysisOptions,
+    threads: usize,
+    filter: &Filter,
+    progress: Option<Progress<'_>>,
+) -> Result<Report, CaptureError> {
+    let mut selecting = Selecting::new(filter);
+    let mut report = visit_path(
+        path,
+        dissect_opts,
+        opts,
+        threads,
+        filter,
+        progress,
+        &mut |seen| selecting.see(seen),
+    )?;
+    report.select(&selecting.sel);
     Ok(report)
 }
 
