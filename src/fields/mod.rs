@@ -3,7 +3,9 @@
 //! (`bth.psn`), a title, a type and a display base, and how to read its
 //! values from a decoded frame. `packets -T fields`, display filters
 //! (`-Y`), `roce-dissect fields` and the tshark differential tests read
-//! it; a field is added here once.
+//! it; a field is added here once. The JSON Lines keep the contract's
+//! shape (nested objects, arrays, nulls); `tests/json_registry.rs` holds
+//! every JSON key to the registry field it shows, both ways.
 
 mod registry;
 
