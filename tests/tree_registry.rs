@@ -1,0 +1,115 @@
+//! The header tree (`packets -V`, the TUI's detail pane) and the field
+//! registry: each registry field a frame has is a line of the tree,
+//! titled as the registry titles it (Wireshark's titles), but for the
+//! fields listed here, which the tree shows in another form (a combined
+//! line, a summary in the header's own line) or not at all. A field added
+//! to the registry and not to the tree, or retitled in one of them, fails
+//! here.
+
+use roce_dissect::capture::{Frame, LinkType};
+use roce_dissect::dissect::{DissectOptions, dissect};
+use roce_dissect::fields::{self, Ctx};
+use roce_dissect::output::tree::header_tree;
+use roce_dissect::synth::ib;
+
+/// Registry fields the tree shows otherwise, and how.
+const OTHERWISE: &[&str] = &[
+    // The frame's header line says its lengths; the TUI's list its
+    // number and times.
+    "frame.number",
+    "frame.len",
+    "frame.cap_len",
+    "frame.time_relative",
+    "frame.time_delta",
+    "frame.protocols",
+    // Either-side fields: the tree has the source and destination lines.
+    "eth.addr",
+    "ip.addr",
+    "ipv6.addr",
+    "udp.port",
+    // One line "Differentiated Services Field: DSCP 26 (AF31), ECN 2".
+    "ip.dsfield.dscp",
+    "ip.dsfield.ecn",
+    "ipv6.tclass.dscp",
+    "ipv6.tclass.ecn",
+    // One line "Flags: 0x40, Don't fragment"; the version and header
+    // length in the header's own line.
+    "ip.flags.df",
+    "ip.flags.mf",
+    "ip.flags.rb",
+    "ip.hdr_len",
+    "ip.version",
+    "ipv6.version",
+    // "FECN: False", "BECN: False", as Wireshark's tree.
+    "infiniband.bth.fecn",
+    "infiniband.bth.becn",
+    // In the Opcode line: "Opcode: RC RDMA WRITE First (6)".
+    "infiniband.bth.opcode_name",
+    // The AETH syndrome's parts: one "Syndrome:" line that names them.
+    "infiniband.aeth.syndrome.opcode",
+    "infiniband.aeth.syndrome.credit_count",
+    "infiniband.aeth.syndrome.timer",
+    "infiniband.aeth.syndrome.error_code",
+    // In their header's line: "Immediate Data", "Invalidate Extended
+    // Transport Header", "RDMA Extended ...", "Global Route Header", the
+    // CNP's header line.
+    "infiniband.ieth",
+    "infiniband.grh",
+    "infiniband.cnp",
+    "infiniband.rdeth.eecnxt",
+    // "Payload: N bytes"; the ICRC and VCRC lines' "[correct]" or
+    // "[incorrect]".
+    "infiniband.payload_len",
+    "infiniband.icrc.status",
+    "infiniband.vcrc.status",
+    // "InfiniBand Local Route Header, SLID: 1, DLID: 257".
+    "infiniband.lrh",
+    "roce.version",
+    "roce.malformed",
+    // The PAUSE/PFC lines: "Class Enable Vector", "Quanta".
+    "macc.cbfc.enbv",
+    "macc.pause_time",
+];
+
+#[test]
+fn the_tree_shows_every_registry_field() {
+    let mut frames = Vec::new();
+    for seed in 1..4 {
+        for f in roce_dissect::synth::samples::every_opcode(seed) {
+            if let Some(n) = ib::carry(&f, seed % 2 == 0) {
+                frames.push((n, LinkType::InfiniBand));
+            }
+            frames.push((f, LinkType::Ethernet));
+        }
+    }
+    let mut wrong = std::collections::BTreeSet::new();
+    let mut shown = std::collections::BTreeSet::new();
+    for (data, link) in &frames {
+        let p = dissect(&Frame::whole(data, *link), &DissectOptions::default());
+        let lines: Vec<String> = header_tree(&p, 100_000_000_000)
+            .into_iter()
+            .map(|n| n.text)
+            .collect();
+        let ctx = Ctx::alone(&p);
+        for f in fields::FIELDS {
+            if f.values(&ctx).is_empty() || OTHERWISE.contains(&f.name) {
+                continue;
+            }
+            let titled = |l: &String| {
+                l.strip_prefix(f.title)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with([':', ',', ' ']))
+            };
+            if lines.iter().any(titled) {
+                shown.insert(f.name);
+            } else {
+                wrong.insert(format!("{} (\"{}\") is not in the tree", f.name, f.title));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{}",
+        wrong.into_iter().collect::<Vec<_>>().join("\n")
+    );
+    assert!(shown.len() >= 80, "{} fields shown", shown.len());
+}
