@@ -57,6 +57,16 @@ pub struct Plan {
     pub chunk: u64,
 }
 
+impl Plan {
+    /// `threads` threads, chunks of [`CHUNK`] bytes.
+    pub fn new(threads: usize) -> Plan {
+        Plan {
+            threads,
+            chunk: CHUNK,
+        }
+    }
+}
+
 type Packets = Vec<Facts>;
 
 /// pcapng section header and interface blocks after the first packet,
@@ -563,6 +573,14 @@ impl<'a> ChunkedFile<'a> {
             size: meta.len(),
             layout,
         })
+    }
+}
+
+impl<'a> ChunkedFile<'a> {
+    /// [`ChunkedFile::new`] for a file of more than two chunks (a smaller
+    /// one is read faster by the pipelined reader).
+    pub fn large(file: &'a File) -> Option<ChunkedFile<'a>> {
+        ChunkedFile::new(file).filter(|f| f.size > 2 * CHUNK)
     }
 }
 

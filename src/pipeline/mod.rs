@@ -107,17 +107,11 @@ pub fn visit_path(
     let name = path.display().to_string();
     let mut source = open_stream(path)?;
     if threads >= 2
-        && path.as_os_str() != "-"
-        && std::fs::metadata(path).is_ok_and(|m| m.is_file())
-        && let Ok(file) = std::fs::File::open(path)
-        && let Some(input) = chunked::ChunkedFile::new(&file)
-        && input.size > 2 * chunked::CHUNK
+        && let Some(file) = reopen(path)
+        && let Some(input) = chunked::ChunkedFile::large(&file)
     {
         drop(source);
-        let plan = chunked::Plan {
-            threads,
-            chunk: chunked::CHUNK,
-        };
+        let plan = chunked::Plan::new(threads);
         let select = Some((filter, visit));
         return chunked::visit_file(input, &name, dissect_opts, opts, plan, progress, select);
     }
@@ -190,22 +184,24 @@ pub fn analyze_path(
     if threads < 2 {
         return analyze_sequential(&mut source, &name, dissect_opts, opts, progress);
     }
-    // Only a regular file is opened again (opening a named pipe a second
-    // time would wait for a writer that is gone).
-    if path.as_os_str() != "-"
-        && std::fs::metadata(path).is_ok_and(|m| m.is_file())
-        && let Ok(file) = std::fs::File::open(path)
-        && let Some(input) = chunked::ChunkedFile::new(&file)
-        && input.size > 2 * chunked::CHUNK
+    if let Some(file) = reopen(path)
+        && let Some(input) = chunked::ChunkedFile::large(&file)
     {
         drop(source);
-        let plan = chunked::Plan {
-            threads,
-            chunk: chunked::CHUNK,
-        };
+        let plan = chunked::Plan::new(threads);
         return chunked::analyze_file(input, &name, dissect_opts, opts, plan, progress);
     }
     analyze_pipelined(&mut source, &name, dissect_opts, opts, progress)
+}
+
+/// `path` opened again for the chunked reader: only a regular file
+/// (opening a named pipe a second time would wait for a writer that is
+/// gone).
+fn reopen(path: &Path) -> Option<std::fs::File> {
+    if path.as_os_str() == "-" || !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    std::fs::File::open(path).ok()
 }
 
 /// Analyses several captures as one, frames in timestamp order (see
