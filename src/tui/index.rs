@@ -44,32 +44,25 @@ pub fn first_pass(
     let mut an = Analyzer::new(opts);
     let mut index = FrameIndex::default();
     let mut first_ts = None;
-    // The report's way: the frame's facts straight from its bytes for the
-    // common shapes (tested equal to dissecting it in full), built in place.
-    let mut one: Vec<crate::analysis::Facts> = Vec::with_capacity(1);
-    loop {
-        let frame = match source.next_frame() {
-            None => break,
-            Some(f) => f?,
-        };
-        crate::analysis::Facts::put_from_frame(&mut one, 0, &frame, dissect_opts);
-        first_ts.get_or_insert(frame.ts_ns);
-        index.offsets.push(frame.offset as u64);
-        let Some(facts) = one.first() else {
-            continue;
-        };
-        let found = an.observe(facts);
-        index.flows.push(found.flow);
-        index.marks.push(found.marks);
-        if found.missing > 0 || found.episode > 0 {
-            let pos = (index.offsets.len() - 1) as u32;
-            index.counts.insert(pos, (found.missing, found.episode));
-        }
-        if index.offsets.len().is_multiple_of(1 << 16) {
-            let (done, total) = source.progress();
-            progress(done, total, index.offsets.len() as u64);
-        }
-    }
+    let mut tell = |done: usize, total: usize, frames| {
+        progress(done as u64, (total > 0).then_some(total as u64), frames)
+    };
+    crate::pipeline::observe_source(
+        source,
+        dissect_opts,
+        &mut an,
+        Some(&mut tell),
+        |frame, found| {
+            first_ts.get_or_insert(frame.ts_ns);
+            index.offsets.push(frame.offset as u64);
+            index.flows.push(found.flow);
+            index.marks.push(found.marks);
+            if found.missing > 0 || found.episode > 0 {
+                let pos = (index.offsets.len() - 1) as u32;
+                index.counts.insert(pos, (found.missing, found.episode));
+            }
+        },
+    )?;
     index.sections = source.sections().to_vec();
     index.first_ts_ns = first_ts.unwrap_or(0);
     let info = crate::pipeline::capture_info(source, name);
