@@ -402,6 +402,7 @@ pub fn pipeline(data: &[u8]) {
             cm_pending: 8,
             events_per_flow: 64,
             events_total: 256,
+            timing_samples: 64,
         },
         ..AnalysisOptions::default()
     };

@@ -13,6 +13,9 @@ pub const DEFAULT_MAX_PAUSE_SOURCES: u64 = 100_000;
 pub const DEFAULT_MAX_INTERVALS: u64 = 100_000;
 pub const DEFAULT_MAX_CM_PENDING: u64 = 100_000;
 pub const DEFAULT_MAX_EVENTS_TOTAL: u64 = 10_000;
+/// Timing samples kept for exact percentiles: 4 Mi of 8 bytes, 32 MiB at
+/// most, all flows together.
+pub const DEFAULT_MAX_TIMING_SAMPLES: u64 = 4 << 20;
 
 /// The limits, from the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +34,9 @@ pub struct Limits {
     pub events_per_flow: usize,
     /// Events (and retransmission episodes) kept in all.
     pub events_total: u64,
+    /// Timing samples (round trips, completions, READ latencies, message
+    /// sizes) kept for exact percentiles, in all.
+    pub timing_samples: u64,
 }
 
 impl Default for Limits {
@@ -43,6 +49,7 @@ impl Default for Limits {
             cm_pending: DEFAULT_MAX_CM_PENDING,
             events_per_flow: 1000,
             events_total: DEFAULT_MAX_EVENTS_TOTAL,
+            timing_samples: DEFAULT_MAX_TIMING_SAMPLES,
         }
     }
 }

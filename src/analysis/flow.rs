@@ -164,8 +164,13 @@ pub struct FlowState {
     /// The last pause intervals this flow was noted in (serials), so that
     /// each interval counts a flow once.
     pub noted_pauses: [u32; 2],
+    /// The request flow this flow's ACKs, NAKs and READ responses answer,
+    /// once known ([`NO_FLOW`](super::NO_FLOW) until then).
+    pub answers: u32,
     /// Anything rarer, made on the first packet that needs it.
     cold: Option<Box<FlowCold>>,
+    /// Round trips and completions, made on the first RC or XRC request.
+    pub timing: Option<Box<super::timing::FlowTiming>>,
 }
 
 /// What only some packets of some flows need: anomaly counters, events,
@@ -229,7 +234,9 @@ impl FlowState {
             transport: None,
             version,
             noted_pauses: [0; 2],
+            answers: super::NO_FLOW,
             cold: None,
+            timing: None,
         }
     }
 

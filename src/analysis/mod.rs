@@ -14,6 +14,7 @@ pub mod psn;
 pub mod report;
 mod requests;
 pub mod speed;
+pub mod timing;
 
 use crate::dissect::Addr;
 use std::collections::VecDeque;
@@ -208,6 +209,11 @@ pub struct Analyzer {
     /// Bumped whenever a PMTU is learnt, so flows can cache theirs.
     pmtu_generation: u64,
     budget: Budget,
+    /// Flows that sent RC or XRC requests, per (src, dst): where an ACK
+    /// flow looks for the requests it answers.
+    requesters: Map<(Addr, Addr), Vec<u32>>,
+    /// Timing samples that may still be kept (`--max-timing-samples`).
+    timing_left: u64,
     /// Every ICRC checked so far was wrong: the capture path does not keep
     /// them, and an event per frame would say nothing the hint does not.
     icrc_summarised: bool,
@@ -240,6 +246,8 @@ impl Analyzer {
             }),
             pmtu_generation: 1,
             icrc_summarised: false,
+            requesters: Map::default(),
+            timing_left: l.timing_samples,
             budget: Budget {
                 events_per_flow: l.events_per_flow,
                 events_left: l.events_total,
@@ -432,6 +440,8 @@ impl Analyzer {
             budget,
             totals,
             icrc_summarised,
+            requesters,
+            timing_left,
             ..
         } = self;
         let f = &mut flows[id as usize];
@@ -503,6 +513,36 @@ impl Analyzer {
             Some(Verdict::PsnReuse) => out.marks.set(Mark::PsnReuse),
         }
 
+        // Timing, the request's side: RC and XRC requests are answered.
+        if let (Some(o), Some(v)) = (op, verdict)
+            && matches!(bth.opcode.transport(), Transport::Rc | Transport::Xrc)
+        {
+            let t = match &mut f.timing {
+                Some(t) => t,
+                None => {
+                    requesters.entry((key.src, key.dst)).or_default().push(id);
+                    f.timing.insert(Box::default())
+                }
+            };
+            let req = timing::Request {
+                op: o,
+                psn: bth.psn,
+                ts: pkt.ts_ns,
+                payload: u64::from(r.payload_len.unwrap_or(0)),
+                dma_len: u64::from(r.dma_len.unwrap_or(0)),
+                again: matches!(v, Verdict::Retransmit | Verdict::OutOfOrder),
+            };
+            t.request(req, timing_left);
+        }
+        // The answer's side: on the request flow, once the borrow ends.
+        let answer = match (op, &r.aeth) {
+            (Some(Operation::Acknowledge | Operation::AtomicAcknowledge), Some(a)) => {
+                Some((op, matches!(a.kind(), AckKind::Nak | AckKind::RnrNak)))
+            }
+            (Some(o), _) if o.is_read_response() => Some((op, false)),
+            _ => None,
+        };
+
         if let Some(a) = &r.aeth {
             f.note_ack_psn(bth.psn);
             let kind = a.kind();
@@ -534,7 +574,66 @@ impl Analyzer {
         if op == Some(Operation::Cnp) || becn {
             self.cnp_arrived(key, pkt.ts_ns);
         }
+        if let Some((Some(o), nak)) = answer {
+            self.timing_answer(id, key, o, bth.psn, nak, pkt.ts_ns);
+        }
         out
+    }
+
+    /// An ACK, NAK or READ response on flow `id` (`key`): timing samples
+    /// on the request flow it answers, found first if need be.
+    fn timing_answer(
+        &mut self,
+        id: u32,
+        key: &FlowKey,
+        op: Operation,
+        psn: u32,
+        nak: bool,
+        ts: u64,
+    ) {
+        let mut q = self.flows[id as usize].answers;
+        if q == NO_FLOW {
+            let waits = |flows: &[FlowState], q: u32| {
+                q != id
+                    && flows[q as usize]
+                        .timing
+                        .as_ref()
+                        .is_some_and(|t| t.waits_for(psn))
+            };
+            // The CM's pairing, else the one request flow of the host pair
+            // waiting for this PSN.
+            let by_cm = self.cm_peer.get(key).and_then(|k| self.find_flow(k));
+            let found = match by_cm {
+                Some(c) if self.flows[c as usize].timing.is_some() => Some(c),
+                _ => {
+                    let list = self.requesters.get(&(key.dst, key.src));
+                    let mut waiting = list
+                        .into_iter()
+                        .flatten()
+                        .copied()
+                        .filter(|&c| waits(&self.flows, c));
+                    match (waiting.next(), waiting.next()) {
+                        (Some(c), None) => Some(c),
+                        _ => None,
+                    }
+                }
+            };
+            let Some(found) = found else { return };
+            self.flows[id as usize].answers = found;
+            q = found;
+        }
+        let left = &mut self.timing_left;
+        if let Some(t) = self
+            .flows
+            .get_mut(q as usize)
+            .and_then(|f| f.timing.as_mut())
+        {
+            if op.is_read_response() {
+                t.read_response(op, psn, ts, left);
+            } else {
+                t.ack(psn, nak, ts, left);
+            }
+        }
     }
 
     /// Counts the packet on flow `id`; whether it is a capture duplicate

@@ -187,6 +187,7 @@ fn flow_report(f: &mut FlowState, text: &mut AddrText) -> FlowReport {
         unanswered_reads: 0,
         events: c.events,
         events_dropped: c.events_dropped,
+        timing: f.timing.as_mut().and_then(|t| t.report()),
     }
 }
 
@@ -381,6 +382,18 @@ fn warnings(a: &Analyzer, mut w: Vec<String>) -> Vec<String> {
         w.push(format!(
             "{} CM requests were not remembered: more than --max-cm-pending {} were waiting for their reply",
             t.cm_dropped, l.cm_pending
+        ));
+    }
+    let unkept: u64 = a
+        .flows
+        .iter()
+        .filter_map(|f| f.timing.as_ref())
+        .map(|t| t.unkept())
+        .sum();
+    if unkept > 0 {
+        w.push(format!(
+            "{unkept} timing samples beyond --max-timing-samples {} were counted but not kept: their flows' percentiles come from the samples kept",
+            l.timing_samples
         ));
     }
     if a.budget.events_dropped > 0 {

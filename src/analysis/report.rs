@@ -296,6 +296,9 @@ pub struct FlowReport {
     pub unanswered_reads: u64,
     pub events: Vec<Event>,
     pub events_dropped: u64,
+    /// Round trips, messages, completions, READ latency, ACK coalescing
+    /// (a request flow whose answers were captured); `null` otherwise.
+    pub timing: Option<super::timing::TimingReport>,
 }
 
 impl FlowReport {

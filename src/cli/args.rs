@@ -151,6 +151,10 @@ pub struct AnalysisArgs {
     /// RDMA CM requests remembered while they wait for their reply
     #[arg(long, value_name = "N", default_value_t = budget::DEFAULT_MAX_CM_PENDING, help_heading = "Memory budgets")]
     pub max_cm_pending: u64,
+
+    /// Timing samples (round trips, completions, READ latencies, message sizes) kept for exact percentiles, in all; past it counts, minimum, maximum and mean stay exact, with a warning
+    #[arg(long, value_name = "N", default_value_t = budget::DEFAULT_MAX_TIMING_SAMPLES, help_heading = "Memory budgets")]
+    pub max_timing_samples: u64,
 }
 
 impl AnalysisArgs {
@@ -170,6 +174,7 @@ impl AnalysisArgs {
                 cm_pending: self.max_cm_pending,
                 events_per_flow: self.max_events,
                 events_total: self.max_events_total,
+                timing_samples: self.max_timing_samples,
             },
         })
     }

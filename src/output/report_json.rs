@@ -37,7 +37,7 @@ pub fn write<W: Write>(mut w: W, report: &Report) -> std::io::Result<()> {
     out.extend_from_slice(b",\n  \"flows\": [");
     for (i, f) in flows.iter().enumerate() {
         out.extend_from_slice(if i == 0 { b"\n    " } else { b",\n    " });
-        flow(&mut out, f);
+        flow(&mut out, f)?;
         if out.len() >= PIECE {
             w.write_all(&out)?;
             out.clear();
@@ -242,7 +242,7 @@ fn interval(out: &mut Vec<u8>, iv: &IntervalReport) {
 }
 
 /// A flow, as the third level of the document (its members indented by 6).
-fn flow(out: &mut Vec<u8>, f: &FlowReport) {
+fn flow(out: &mut Vec<u8>, f: &FlowReport) -> std::io::Result<()> {
     let FlowReport {
         src,
         dst,
@@ -274,6 +274,7 @@ fn flow(out: &mut Vec<u8>, f: &FlowReport) {
         unanswered_reads,
         events,
         events_dropped,
+        timing,
     } = f;
     out.push(b'{');
     member!(out, "      ", true, "src");
@@ -336,7 +337,13 @@ fn flow(out: &mut Vec<u8>, f: &FlowReport) {
     list(out, events, event);
     member!(out, "      ", false, "events_dropped");
     push_u64(out, *events_dropped);
+    member!(out, "      ", false, "timing");
+    match timing {
+        Some(t) => serde_at(out, t, 3)?,
+        None => out.extend_from_slice(b"null"),
+    }
     out.extend_from_slice(b"\n    }");
+    Ok(())
 }
 
 /// A list of one-line objects at the fourth level.

@@ -1,0 +1,448 @@
+//! Where the time went, per request flow: round trips, message sizes and
+//! completion times, READ latency, ACK coalescing (README, "Timing").
+//!
+//! A request flow (A → B, QP b) keeps the request packets still waiting
+//! for their acknowledgement, the messages still waiting for theirs and
+//! the READs still waiting for their responses, each in PSN order and each
+//! at most [`MAX_PENDING`] long. ACKs, NAKs and READ responses come on
+//! another flow (B → A, QP a); that flow learns which request flow it
+//! answers from the CM handshake, or from the first of its PSNs that only
+//! one request flow of the host pair has waiting.
+//!
+//! Samples are kept exactly (integer nanoseconds), so percentiles are
+//! exact; all flows together keep at most `--max-timing-samples` of them
+//! (a warning says so when more were seen: counts, minimum, maximum and
+//! mean stay exact, percentiles come from the samples kept).
+
+use std::collections::VecDeque;
+
+use serde::Serialize;
+
+use crate::wire::opcode::Operation;
+
+/// Requests, messages or READs waiting per flow, at most: the oldest goes
+/// (unsampled) when a flow has more outstanding.
+pub const MAX_PENDING: usize = 1 << 16;
+
+/// PSNs are 24 bits: `b` is at or after `a` when less than half the
+/// space ahead.
+fn at_or_after(a: u32, b: u32) -> bool {
+    b.wrapping_sub(a) & 0xff_ffff < 0x80_0000
+}
+
+/// Exact statistics of a set of durations or sizes.
+#[derive(Debug, Default, Clone)]
+pub struct Samples {
+    kept: Vec<u64>,
+    count: u64,
+    sum: u128,
+    min: u64,
+    max: u64,
+}
+
+impl Samples {
+    /// Adds `v`; kept for the percentiles while `left` allows.
+    pub fn add(&mut self, v: u64, left: &mut u64) {
+        if self.count == 0 {
+            self.min = v;
+            self.max = v;
+        }
+        self.count += 1;
+        self.sum += u128::from(v);
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+        if *left > 0 {
+            *left -= 1;
+            self.kept.push(v);
+        }
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Nearest rank: the ⌈q·n⌉-th smallest of the kept samples.
+    fn rank(sorted: &[u64], q_percent: u64) -> u64 {
+        let n = sorted.len() as u64;
+        let k = (q_percent * n).div_ceil(100).max(1);
+        sorted[(k - 1) as usize]
+    }
+
+    /// The statistics, `None` without samples.
+    pub fn stats(&mut self) -> Option<Stats> {
+        if self.count == 0 {
+            return None;
+        }
+        self.kept.sort_unstable();
+        let (p50, p99) = if self.kept.is_empty() {
+            (self.min, self.max)
+        } else {
+            (Self::rank(&self.kept, 50), Self::rank(&self.kept, 99))
+        };
+        Some(Stats {
+            count: self.count,
+            min_ns: self.min,
+            p50_ns: p50,
+            p99_ns: p99,
+            max_ns: self.max,
+            mean_ns: (self.sum / u128::from(self.count)) as u64,
+        })
+    }
+
+    /// As sizes: `{min, p50, p99, max}`.
+    pub fn sizes(&mut self) -> Option<Sizes> {
+        self.stats().map(|s| Sizes {
+            min: s.min_ns,
+            p50: s.p50_ns,
+            p99: s.p99_ns,
+            max: s.max_ns,
+        })
+    }
+}
+
+/// `{count, min_ns, p50_ns, p99_ns, max_ns, mean_ns}`.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct Stats {
+    pub count: u64,
+    pub min_ns: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+    pub mean_ns: u64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct Sizes {
+    pub min: u64,
+    pub p50: u64,
+    pub p99: u64,
+    pub max: u64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct Messages {
+    pub count: u64,
+    pub bytes: u64,
+    pub size: Sizes,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct Acks {
+    /// ACKs and NAKs that answered this flow.
+    pub count: u64,
+    /// Request packets acknowledged per ACK, on average (coalescing).
+    pub per_request_packets: f64,
+}
+
+/// `flows[].timing`: each part only when it has samples.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TimingReport {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt: Option<Stats>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<Messages>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completion: Option<Stats>,
+    /// Messages not completed by the end of the capture.
+    pub incomplete: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_latency: Option<Stats>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acks: Option<Acks>,
+}
+
+/// A request packet as the timing reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct Request {
+    pub op: Operation,
+    pub psn: u32,
+    pub ts: u64,
+    /// Payload bytes (SEND, WRITE) and DMA length (READ).
+    pub payload: u64,
+    pub dma_len: u64,
+    /// Seen before: a replay (or a late arrival).
+    pub again: bool,
+}
+
+/// A request packet waiting for its acknowledgement.
+#[derive(Debug, Clone, Copy)]
+struct Sent {
+    psn: u32,
+    /// Times it was seen sent (Karn: a sample only when once).
+    sends: u32,
+    ts: u64,
+}
+
+/// A SEND or WRITE message whose last packet is sent.
+#[derive(Debug, Clone, Copy)]
+struct Message {
+    last_psn: u32,
+    first_ts: u64,
+}
+
+/// A READ request waiting for its responses.
+#[derive(Debug, Clone, Copy)]
+struct Read {
+    psn: u32,
+    ts: u64,
+    sends: u32,
+    answered: bool,
+}
+
+/// One request flow's timing state (made on its first RC request).
+#[derive(Debug, Default)]
+pub struct FlowTiming {
+    sent: VecDeque<Sent>,
+    messages: VecDeque<Message>,
+    reads: VecDeque<Read>,
+    /// The SEND or WRITE message in progress: its first packet's time and
+    /// its bytes so far.
+    current: Option<(u64, u64)>,
+    rtt: Samples,
+    completion: Samples,
+    read_latency: Samples,
+    sizes: Samples,
+    message_bytes: u64,
+    acks: u64,
+    acked_packets: u64,
+    /// Messages dropped unanswered past [`MAX_PENDING`].
+    lost_track: u64,
+}
+
+fn push_bounded<T>(q: &mut VecDeque<T>, v: T, dropped: &mut u64) {
+    if q.len() >= MAX_PENDING {
+        q.pop_front();
+        *dropped += 1;
+    }
+    q.push_back(v);
+}
+
+impl FlowTiming {
+    /// A request packet, seen for the first time or again.
+    pub fn request(&mut self, req: Request, left: &mut u64) {
+        let Request {
+            op,
+            psn,
+            ts,
+            payload,
+            dma_len,
+            again,
+        } = req;
+        if again {
+            if let Some(s) = self.sent.iter_mut().rev().find(|s| s.psn == psn) {
+                s.sends += 1;
+            }
+            if let Some(r) = self.reads.iter_mut().rev().find(|r| r.psn == psn) {
+                r.sends += 1;
+            }
+            return;
+        }
+        let mut unused = 0;
+        push_bounded(&mut self.sent, Sent { psn, sends: 1, ts }, &mut unused);
+        use Operation::*;
+        match op {
+            SendFirst | WriteFirst => self.current = Some((ts, payload)),
+            SendMiddle | WriteMiddle => {
+                if let Some((_, b)) = &mut self.current {
+                    *b += payload;
+                }
+            }
+            SendLast | SendLastImm | SendLastInvalidate | WriteLast | WriteLastImm => {
+                // A LAST without its FIRST in the capture starts here.
+                let (first, bytes) = self.current.take().unwrap_or((ts, 0));
+                self.message(first, psn, bytes + payload, left);
+            }
+            SendOnly | SendOnlyImm | SendOnlyInvalidate | WriteOnly | WriteOnlyImm => {
+                self.message(ts, psn, payload, left);
+            }
+            ReadRequest => {
+                self.sizes.add(dma_len, left);
+                self.message_bytes += dma_len;
+                push_bounded(
+                    &mut self.reads,
+                    Read {
+                        psn,
+                        ts,
+                        sends: 1,
+                        answered: false,
+                    },
+                    &mut self.lost_track,
+                );
+            }
+            _ => {}
+        }
+    }
+
+    fn message(&mut self, first_ts: u64, last_psn: u32, bytes: u64, left: &mut u64) {
+        self.sizes.add(bytes, left);
+        self.message_bytes += bytes;
+        push_bounded(
+            &mut self.messages,
+            Message { last_psn, first_ts },
+            &mut self.lost_track,
+        );
+    }
+
+    /// An answer at `ts` that samples the round trip of the request
+    /// packet of PSN `sample` (when it was sent once: Karn's rule) and
+    /// acknowledges the request packets and messages up to `psn` (an ACK
+    /// of `psn`, a NAK of `psn + 1`, a READ response of `psn`): a
+    /// completion sample for each message it completes. Returns the
+    /// request packets acknowledged.
+    fn acknowledged(&mut self, psn: u32, ts: u64, sample: Option<u32>, left: &mut u64) -> u64 {
+        if let Some(p) = sample
+            && let Some(s) = self.sent.iter().find(|s| s.psn == p)
+            && s.sends == 1
+            && ts >= s.ts
+        {
+            self.rtt.add(ts - s.ts, left);
+        }
+        let mut packets = 0;
+        while let Some(s) = self.sent.front() {
+            if !at_or_after(s.psn, psn) {
+                break;
+            }
+            self.sent.pop_front();
+            packets += 1;
+        }
+        while let Some(m) = self.messages.front().copied() {
+            if !at_or_after(m.last_psn, psn) {
+                break;
+            }
+            self.messages.pop_front();
+            if ts >= m.first_ts {
+                self.completion.add(ts - m.first_ts, left);
+            }
+        }
+        packets
+    }
+
+    /// An ACK (`nak` false) or a NAK of `psn` at `ts`: a round trip from
+    /// the request of that PSN either way.
+    pub fn ack(&mut self, psn: u32, nak: bool, ts: u64, left: &mut u64) {
+        self.acks += 1;
+        // A NAK acknowledges what came before the PSN it names.
+        let acked = if nak {
+            psn.wrapping_sub(1) & 0xff_ffff
+        } else {
+            psn
+        };
+        self.acked_packets += self.acknowledged(acked, ts, Some(psn), left);
+    }
+
+    /// A READ response packet of `psn` at `ts`.
+    pub fn read_response(&mut self, op: Operation, psn: u32, ts: u64, left: &mut u64) {
+        // The READ it answers: the latest one at or before its PSN.
+        let Some(i) = self.reads.iter().rposition(|r| at_or_after(r.psn, psn)) else {
+            return;
+        };
+        let r = self.reads[i];
+        let first = matches!(
+            op,
+            Operation::ReadResponseFirst | Operation::ReadResponseOnly
+        );
+        if first && psn == r.psn && !r.answered && ts >= r.ts {
+            self.reads[i].answered = true;
+            if r.sends == 1 {
+                self.read_latency.add(ts - r.ts, left);
+            }
+        }
+        // The responses acknowledge the requests before them, and the READ
+        // itself (the RTT sample of its PSN with its first response).
+        let sample = (first && psn == r.psn).then_some(psn);
+        self.acknowledged(psn, ts, sample, left);
+        if matches!(
+            op,
+            Operation::ReadResponseLast | Operation::ReadResponseOnly
+        ) {
+            self.reads.drain(..=i);
+            if ts >= r.ts {
+                self.completion.add(ts - r.ts, left);
+            }
+        }
+    }
+
+    /// Whether the request flow has `psn` waiting (to learn which flow
+    /// an ACK flow answers).
+    pub fn waits_for(&self, psn: u32) -> bool {
+        self.sent.iter().any(|s| s.psn == psn) || self.reads.iter().any(|r| r.psn == psn)
+    }
+
+    /// Samples counted but not kept (past `--max-timing-samples`).
+    pub fn unkept(&self) -> u64 {
+        [&self.rtt, &self.completion, &self.read_latency, &self.sizes]
+            .iter()
+            .map(|s| s.count - s.kept.len() as u64)
+            .sum()
+    }
+
+    pub fn report(&mut self) -> Option<TimingReport> {
+        let sizes = self.sizes.sizes();
+        let messages = sizes.map(|size| Messages {
+            count: self.sizes.count(),
+            bytes: self.message_bytes,
+            size,
+        });
+        let incomplete = (self.messages.len() + self.reads.len()) as u64
+            + u64::from(self.current.is_some())
+            + self.lost_track;
+        let acks = (self.acks > 0).then(|| Acks {
+            count: self.acks,
+            per_request_packets: self.acked_packets as f64 / self.acks as f64,
+        });
+        let t = TimingReport {
+            rtt: self.rtt.stats(),
+            messages,
+            completion: self.completion.stats(),
+            incomplete,
+            read_latency: self.read_latency.stats(),
+            acks,
+        };
+        (t.rtt.is_some() || t.messages.is_some() || t.acks.is_some()).then_some(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let mut s = Samples::default();
+        let mut left = u64::MAX;
+        for v in [50, 10, 40, 20, 30] {
+            s.add(v, &mut left);
+        }
+        let st = s.stats().unwrap();
+        assert_eq!(
+            (st.min_ns, st.p50_ns, st.p99_ns, st.max_ns, st.mean_ns),
+            (10, 30, 50, 50, 30)
+        );
+        // 100 samples 1..=100: p50 the 50th, p99 the 99th.
+        let mut s = Samples::default();
+        for v in (1..=100).rev() {
+            s.add(v, &mut left);
+        }
+        let st = s.stats().unwrap();
+        assert_eq!((st.p50_ns, st.p99_ns), (50, 99));
+    }
+
+    #[test]
+    fn past_the_budget_counts_stay_exact() {
+        let mut s = Samples::default();
+        let mut left = 2;
+        for v in [5, 1, 9, 7] {
+            s.add(v, &mut left);
+        }
+        let st = s.stats().unwrap();
+        assert_eq!((st.count, st.min_ns, st.max_ns, st.mean_ns), (4, 1, 9, 5));
+        assert_eq!(left, 0);
+    }
+
+    #[test]
+    fn psn_order_wraps() {
+        assert!(at_or_after(0xff_fffe, 1));
+        assert!(!at_or_after(1, 0xff_fffe));
+        assert!(at_or_after(5, 5));
+    }
+}

@@ -1,0 +1,254 @@
+//! `flows[].timing` on hand-built captures, one definition per test, with
+//! the figures worked out by hand from the frame times: coalesced ACKs,
+//! NAK samples, Karn's rule on replays, a PSN wrap, a message split by a
+//! replay, READs (latency, completion, a retried READ), incomplete
+//! messages. Each capture is written as pcap (ns) and pcapng and must give
+//! the same figures.
+
+mod common;
+
+use std::net::Ipv4Addr;
+
+use roce_dissect::analysis::AnalysisOptions;
+use roce_dissect::capture::CaptureFile;
+use roce_dissect::synth::conn::{Conn, bytes};
+use roce_dissect::synth::frame::NetSpec;
+use roce_dissect::synth::{CaptureWriter, OutFormat};
+use roce_dissect::wire::AckKind;
+use serde_json::{Value, json};
+
+const T0: u64 = 1_700_000_000_000_000_000;
+
+fn conn(qp_a: u32, qp_b: u32) -> Conn {
+    Conn {
+        mac_a: [2, 0, 0, 0, 0, 0xa],
+        mac_b: [2, 0, 0, 0, 0, 0xb],
+        net: NetSpec::V2Ipv4 {
+            src: Ipv4Addr::new(10, 0, 0, 1),
+            dst: Ipv4Addr::new(10, 0, 0, 2),
+            dscp: 26,
+            ecn: 2,
+            ttl: 64,
+            sport: 0xc001,
+        },
+        qp_a,
+        qp_b,
+        vlan: None,
+    }
+}
+
+/// Frames at nanosecond times.
+#[derive(Default)]
+struct Trace(Vec<(u64, Vec<u8>)>);
+
+impl Trace {
+    fn at(&mut self, ns: u64, frame: Vec<u8>) {
+        self.0.push((T0 + ns, frame));
+    }
+}
+
+/// The report's flows, the same from a ns pcap and a pcapng.
+fn flows(t: &Trace) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut got = Vec::new();
+    for (name, fmt) in [
+        ("t.ns.pcap", OutFormat::PcapNanos),
+        ("t.pcapng", OutFormat::PcapNg),
+    ] {
+        let p = dir.path().join(name);
+        let mut w = CaptureWriter::new(std::fs::File::create(&p).unwrap(), fmt).unwrap();
+        for (ts, f) in &t.0 {
+            w.write(*ts, f).unwrap();
+        }
+        w.flush().unwrap();
+        let file = CaptureFile::open(&p).unwrap();
+        let r = roce_dissect::pipeline::analyze(
+            &file,
+            &Default::default(),
+            AnalysisOptions::default(),
+            None,
+        )
+        .unwrap();
+        let v = serde_json::to_value(&r).unwrap();
+        got.push(v["flows"].as_array().unwrap().clone());
+    }
+    assert_eq!(got[0], got[1], "ns pcap and pcapng differ");
+    got.pop().unwrap()
+}
+
+/// The timing of the flow to QP `qp`.
+fn timing(flows: &[Value], qp: u64) -> Value {
+    flows
+        .iter()
+        .find(|f| f["destqp"] == qp)
+        .unwrap_or_else(|| panic!("no flow to QP {qp}"))["timing"]
+        .clone()
+}
+
+fn stats(count: u64, min: u64, p50: u64, p99: u64, max: u64, mean: u64) -> Value {
+    json!({"count": count, "min_ns": min, "p50_ns": p50, "p99_ns": p99, "max_ns": max, "mean_ns": mean})
+}
+
+const WRITE_FIRST: u8 = 0x06;
+const WRITE_MIDDLE: u8 = 0x07;
+const WRITE_LAST: u8 = 0x08;
+const SEND_ONLY: u8 = 0x04;
+const READ_FIRST: u8 = 0x0d;
+const READ_MIDDLE: u8 = 0x0e;
+const READ_LAST: u8 = 0x0f;
+const READ_ONLY: u8 = 0x10;
+
+#[test]
+fn coalesced_acks_give_one_sample_and_complete_every_message_they_cover() {
+    let c = conn(0x11, 0x22);
+    let mut t = Trace::default();
+    // A WRITE of three packets (PSN 10-12) and two SENDs (13, 14).
+    t.at(0, bytes(&c.req(WRITE_FIRST, 10, 1024)));
+    t.at(1_000, bytes(&c.req(WRITE_MIDDLE, 11, 1024)));
+    t.at(2_000, bytes(&c.req(WRITE_LAST, 12, 512)));
+    t.at(3_000, bytes(&c.req(SEND_ONLY, 13, 100)));
+    t.at(4_000, bytes(&c.req(SEND_ONLY, 14, 60)));
+    // One ACK for 10-13: a sample for PSN 13 (sent at 3 µs), the WRITE
+    // and the first SEND complete.
+    t.at(10_000, bytes(&c.ack(13, AckKind::Ack, 31, 2)));
+    // The second SEND's ACK.
+    t.at(14_500, bytes(&c.ack(14, AckKind::Ack, 31, 3)));
+    let f = flows(&t);
+    let tm = timing(&f, 0x22);
+    // RTT: 10 000 - 3 000 and 14 500 - 4 000.
+    assert_eq!(tm["rtt"], stats(2, 7_000, 7_000, 10_500, 10_500, 8_750));
+    // Messages: 2560, 100 and 60 bytes.
+    assert_eq!(
+        tm["messages"],
+        json!({"count": 3, "bytes": 2720, "size": {"min": 60, "p50": 100, "p99": 2560, "max": 2560}})
+    );
+    // Completion: WRITE 0 → 10 000, SEND 3 000 → 10 000, SEND 4 000 → 14 500.
+    assert_eq!(
+        tm["completion"],
+        stats(3, 7_000, 10_000, 10_500, 10_500, 9_166)
+    );
+    assert_eq!(tm["incomplete"], 0);
+    assert_eq!(tm["acks"], json!({"count": 2, "per_request_packets": 2.5}));
+    assert!(tm.get("read_latency").is_none(), "{tm}");
+    // The ACK flow has no timing of its own.
+    assert_eq!(timing(&f, 0x11), Value::Null);
+}
+
+#[test]
+fn naks_sample_karn_skips_replays_and_a_replay_splits_nothing() {
+    let c = conn(0x11, 0x22);
+    let mut t = Trace::default();
+    // A WRITE of PSN 1-3; PSN 2 is lost past the capture point.
+    t.at(0, bytes(&c.req(WRITE_FIRST, 1, 1024)));
+    t.at(1_000, bytes(&c.req(WRITE_MIDDLE, 2, 1024)));
+    t.at(2_000, bytes(&c.req(WRITE_LAST, 3, 1024)));
+    // NAK (PSN sequence error) for 2: acknowledges 1; a sample for PSN 2
+    // (sent once so far): 9 000 - 1 000.
+    t.at(9_000, bytes(&c.ack(2, AckKind::Nak, 0, 0)));
+    // The replay of 2 and 3 (go-back-N).
+    t.at(10_000, bytes(&c.req(WRITE_MIDDLE, 2, 1024)));
+    t.at(11_000, bytes(&c.req(WRITE_LAST, 3, 1024)));
+    // ACK of 3: PSN 3 went twice, no sample (Karn). The WRITE completes:
+    // 0 → 15 000, one message of 3 072 bytes despite the replay.
+    t.at(15_000, bytes(&c.ack(3, AckKind::Ack, 31, 1)));
+    let tm = timing(&flows(&t), 0x22);
+    assert_eq!(tm["rtt"], stats(1, 8_000, 8_000, 8_000, 8_000, 8_000));
+    assert_eq!(tm["messages"]["count"], 1);
+    assert_eq!(tm["messages"]["bytes"], 3072);
+    assert_eq!(
+        tm["completion"],
+        stats(1, 15_000, 15_000, 15_000, 15_000, 15_000)
+    );
+    assert_eq!(tm["acks"], json!({"count": 2, "per_request_packets": 1.5}));
+}
+
+#[test]
+fn psns_wrap() {
+    let c = conn(0x11, 0x22);
+    let mut t = Trace::default();
+    t.at(0, bytes(&c.req(SEND_ONLY, 0xff_fffe, 10)));
+    t.at(1_000, bytes(&c.req(SEND_ONLY, 0xff_ffff, 10)));
+    t.at(2_000, bytes(&c.req(SEND_ONLY, 0, 10)));
+    t.at(3_000, bytes(&c.req(SEND_ONLY, 1, 10)));
+    // An ACK of 0 after the wrap acknowledges 0xfffffe..0.
+    t.at(5_000, bytes(&c.ack(0, AckKind::Ack, 31, 3)));
+    t.at(6_000, bytes(&c.ack(1, AckKind::Ack, 31, 4)));
+    let tm = timing(&flows(&t), 0x22);
+    assert_eq!(tm["rtt"], stats(2, 3_000, 3_000, 3_000, 3_000, 3_000));
+    // 0 → 5 000, 1 000 → 5 000, 2 000 → 5 000, 3 000 → 6 000.
+    assert_eq!(
+        tm["completion"],
+        stats(4, 3_000, 3_000, 5_000, 5_000, 3_750)
+    );
+    assert_eq!(tm["acks"], json!({"count": 2, "per_request_packets": 2.0}));
+}
+
+#[test]
+fn reads_latency_completion_and_a_retried_read() {
+    let c = conn(0x11, 0x22);
+    let mut t = Trace::default();
+    // READ of 3 packets (PSN 100-102), answered FIRST/MIDDLE/LAST.
+    t.at(0, bytes(&c.read(100, 3000)));
+    t.at(6_000, bytes(&c.read_resp(READ_FIRST, 100, 1024, 0)));
+    t.at(7_000, bytes(&c.read_resp(READ_MIDDLE, 101, 1024, 0)));
+    t.at(8_000, bytes(&c.read_resp(READ_LAST, 102, 952, 1)));
+    // A READ (PSN 103) whose response never comes; asked again at 50 µs,
+    // answered ONLY at 53 µs: no latency or RTT sample (sent twice), but
+    // its completion counts from the first request.
+    t.at(10_000, bytes(&c.read(103, 500)));
+    t.at(50_000, bytes(&c.read(103, 500)));
+    t.at(53_000, bytes(&c.read_resp(READ_ONLY, 103, 500, 2)));
+    let tm = timing(&flows(&t), 0x22);
+    assert_eq!(
+        tm["read_latency"],
+        stats(1, 6_000, 6_000, 6_000, 6_000, 6_000)
+    );
+    assert_eq!(tm["rtt"], stats(1, 6_000, 6_000, 6_000, 6_000, 6_000));
+    assert_eq!(
+        tm["completion"],
+        stats(2, 8_000, 8_000, 43_000, 43_000, 25_500)
+    );
+    assert_eq!(
+        tm["messages"],
+        json!({"count": 2, "bytes": 3500, "size": {"min": 500, "p50": 500, "p99": 3000, "max": 3000}})
+    );
+    assert_eq!(tm["incomplete"], 0);
+    assert!(tm.get("acks").is_none(), "{tm}");
+}
+
+#[test]
+fn messages_never_answered_are_incomplete() {
+    let c = conn(0x11, 0x22);
+    let mut t = Trace::default();
+    t.at(0, bytes(&c.req(SEND_ONLY, 5, 64)));
+    t.at(1_000, bytes(&c.req(SEND_ONLY, 6, 64)));
+    t.at(2_000, bytes(&c.read(7, 4096)));
+    t.at(3_000, bytes(&c.req(WRITE_FIRST, 8, 1024)));
+    t.at(4_000, bytes(&c.ack(5, AckKind::Ack, 31, 1)));
+    let tm = timing(&flows(&t), 0x22);
+    // SEND 6, the READ and the unfinished WRITE.
+    assert_eq!(tm["incomplete"], 3);
+    assert_eq!(tm["completion"]["count"], 1);
+    assert_eq!(tm["messages"]["count"], 3);
+}
+
+#[test]
+fn two_qps_between_the_same_hosts_answer_their_own_requests() {
+    // No CM: each ACK flow finds its request flow by the PSN it answers.
+    let c1 = conn(0x11, 0x22);
+    let c2 = conn(0x33, 0x44);
+    let mut t = Trace::default();
+    t.at(0, bytes(&c1.req(SEND_ONLY, 1000, 64)));
+    t.at(500, bytes(&c2.req(SEND_ONLY, 5000, 64)));
+    t.at(3_000, bytes(&c2.ack(5000, AckKind::Ack, 31, 1)));
+    t.at(9_000, bytes(&c1.ack(1000, AckKind::Ack, 31, 1)));
+    let f = flows(&t);
+    assert_eq!(
+        timing(&f, 0x22)["rtt"],
+        stats(1, 9_000, 9_000, 9_000, 9_000, 9_000)
+    );
+    assert_eq!(
+        timing(&f, 0x44)["rtt"],
+        stats(1, 2_500, 2_500, 2_500, 2_500, 2_500)
+    );
+}
