@@ -65,6 +65,63 @@ pub struct TextOptions {
 /// Rows of the flows table (and flows whose events are listed) unless
 /// `--all`: the text report stays short on a capture of a million flows.
 pub const MAX_FLOW_ROWS: usize = 50;
+/// Rows of the timing table unless `--all`.
+pub const MAX_TIMING_ROWS: usize = 20;
+
+/// The flows with timing, slowest first (by message completion p99, then
+/// round trip p99), numbered as in the flows table.
+fn timing_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
+    use crate::output::packets::human_ns;
+    let mut rows: Vec<(usize, &crate::analysis::timing::TimingReport)> = r
+        .flows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| f.timing.as_ref().map(|t| (i, t)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let p99 = |x: &Option<crate::analysis::timing::Stats>| x.map_or(0, |s| s.p99_ns);
+    rows.sort_by_key(|(i, t)| (std::cmp::Reverse((p99(&t.completion), p99(&t.rtt))), *i));
+    let _ = writeln!(
+        s,
+        "\n{}",
+        st.bold("Timing (slowest first; times from the capture point, README \"Timing\")")
+    );
+    let _ = writeln!(
+        s,
+        "  flow    msgs  RTT p50  RTT p99  done p50  done p99  READ p50  open  pkts/ACK"
+    );
+    let cell = |x: &Option<crate::analysis::timing::Stats>, p50: bool| match x {
+        Some(st) => human_ns(if p50 { st.p50_ns } else { st.p99_ns }),
+        None => "-".to_string(),
+    };
+    let shown = if o.all { usize::MAX } else { MAX_TIMING_ROWS };
+    for (i, t) in rows.iter().take(shown) {
+        let _ = writeln!(
+            s,
+            "  #{:<5} {:>5} {:>8} {:>8} {:>9} {:>9} {:>9} {:>5} {:>9}",
+            i + 1,
+            grouped(t.messages.map_or(0, |m| m.count)),
+            cell(&t.rtt, true),
+            cell(&t.rtt, false),
+            cell(&t.completion, true),
+            cell(&t.completion, false),
+            cell(&t.read_latency, true),
+            grouped(t.incomplete),
+            t.acks
+                .map_or("-".to_string(), |a| format!("{:.1}", a.per_request_packets)),
+        );
+    }
+    if rows.len() > shown {
+        let _ = writeln!(s, "  ... {} more (--all lists them)", rows.len() - shown);
+    }
+    let _ = writeln!(
+        s,
+        "      done: a message's first packet to the ACK that covers it (a READ: to its last response) · open: not done by the end"
+    );
+}
+
 /// Rows of the pause summary unless `--all`.
 pub const MAX_PAUSE_ROWS: usize = 20;
 
@@ -331,6 +388,8 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
             );
         }
     }
+
+    timing_section(&mut s, r, o, &st);
 
     let _ = writeln!(s, "\n{}", st.bold("Capture quality"));
     let res = if c.ts_resolution_ns == 0 {
