@@ -75,9 +75,13 @@ fn analysis_fields_add_up_to_the_report() {
         let mut numbers: HashMap<u64, (String, String, u64)> = HashMap::new();
         // Per flow number: each episode's PSNs.
         let mut episodes: HashMap<u64, HashMap<u64, Vec<u64>>> = HashMap::new();
+        // Every round-trip and completion sample the answers carry.
+        let (mut rtts, mut completions) = (Vec::new(), 0u64);
         for l in String::from_utf8_lossy(&lines).lines() {
             let v: Value = serde_json::from_str(l).unwrap();
             let Some(a) = v.get("analysis") else { continue };
+            rtts.extend(a.get("ack_rtt_ns").and_then(Value::as_u64));
+            completions += u64::from(a.get("message_completion_ns").is_some());
             let Some(n) = a["flow"].as_u64() else {
                 continue;
             };
@@ -127,6 +131,39 @@ fn analysis_fields_add_up_to_the_report() {
         }
         let flows = r["flows"].as_array().unwrap();
         assert_eq!(flows.len(), numbers.len(), "{what}: flows");
+        // The answers' samples are the report's round trips, all flows
+        // together: as many, the same least and greatest; and at most one
+        // completion per answer.
+        let timing: Vec<&Value> = flows
+            .iter()
+            .map(|f| &f["timing"])
+            .filter(|t| t.is_object())
+            .collect();
+        let stat = |k: &'static str, s: &'static str| -> Vec<u64> {
+            timing.iter().filter_map(|t| t[k][s].as_u64()).collect()
+        };
+        assert_eq!(
+            rtts.len() as u64,
+            stat("rtt", "count").iter().sum::<u64>(),
+            "{what}: RTT samples"
+        );
+        assert_eq!(
+            rtts.iter().min().copied(),
+            stat("rtt", "min_ns").into_iter().min(),
+            "{what}"
+        );
+        assert_eq!(
+            rtts.iter().max().copied(),
+            stat("rtt", "max_ns").into_iter().max(),
+            "{what}"
+        );
+        assert!(
+            completions <= stat("completion", "count").iter().sum::<u64>(),
+            "{what}"
+        );
+        if what == "loss.pcap" {
+            assert!(!rtts.is_empty() && completions > 0, "{what}: no timing");
+        }
         for f in flows {
             let key = (
                 f["src"].as_str().unwrap().to_string(),

@@ -149,6 +149,11 @@ const SAME: &[(&str, &[&str])] = &[
     ("analysis.cnp", &["roce.analysis.cnp"]),
     ("analysis.paused", &["roce.analysis.paused"]),
     ("analysis.episode", &["roce.analysis.episode"]),
+    ("analysis.ack_rtt_ns", &["roce.analysis.ack_rtt"]),
+    (
+        "analysis.message_completion_ns",
+        &["roce.analysis.message_completion"],
+    ),
 ];
 
 /// JSON keys with no registry field of the same meaning, and why.

@@ -134,6 +134,13 @@ pub struct FrameAnalysis {
     /// With [`Mark::Retransmission`]: the number of its flow's
     /// retransmission episode (1-based; 0 for none).
     pub episode: u32,
+    /// On an ACK, NAK or READ response: the round trip it samples
+    /// (`roce.analysis.ack_rtt`).
+    pub ack_rtt_ns: Option<u64>,
+    /// On the answer that completes a message: its completion time (the
+    /// oldest one's, when it completes several;
+    /// `roce.analysis.message_completion`).
+    pub completion_ns: Option<u64>,
 }
 
 impl Default for FrameAnalysis {
@@ -143,6 +150,8 @@ impl Default for FrameAnalysis {
             marks: Marks::NONE,
             missing: 0,
             episode: 0,
+            ack_rtt_ns: None,
+            completion_ns: None,
         }
     }
 }

@@ -575,7 +575,9 @@ impl Analyzer {
             self.cnp_arrived(key, pkt.ts_ns);
         }
         if let Some((Some(o), nak)) = answer {
-            self.timing_answer(id, key, o, bth.psn, nak, pkt.ts_ns);
+            let said = self.timing_answer(id, key, o, bth.psn, nak, pkt.ts_ns);
+            out.ack_rtt_ns = said.rtt_ns;
+            out.completion_ns = said.completion_ns;
         }
         out
     }
@@ -590,7 +592,7 @@ impl Analyzer {
         psn: u32,
         nak: bool,
         ts: u64,
-    ) {
+    ) -> timing::Answer {
         let mut q = self.flows[id as usize].answers;
         if q == NO_FLOW {
             let waits = |flows: &[FlowState], q: u32| {
@@ -618,21 +620,21 @@ impl Analyzer {
                     }
                 }
             };
-            let Some(found) = found else { return };
+            let Some(found) = found else {
+                return timing::Answer::default();
+            };
             self.flows[id as usize].answers = found;
             q = found;
         }
         let left = &mut self.timing_left;
-        if let Some(t) = self
+        match self
             .flows
             .get_mut(q as usize)
             .and_then(|f| f.timing.as_mut())
         {
-            if op.is_read_response() {
-                t.read_response(op, psn, ts, left);
-            } else {
-                t.ack(psn, nak, ts, left);
-            }
+            Some(t) if op.is_read_response() => t.read_response(op, psn, ts, left),
+            Some(t) => t.ack(psn, nak, ts, left),
+            None => timing::Answer::default(),
         }
     }
 

@@ -164,6 +164,14 @@ pub struct Request {
     pub again: bool,
 }
 
+/// What an answer (ACK, NAK, READ response) sampled.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Answer {
+    pub rtt_ns: Option<u64>,
+    /// The oldest message it completed.
+    pub completion_ns: Option<u64>,
+}
+
 /// A request packet waiting for its acknowledgement.
 #[derive(Debug, Clone, Copy)]
 struct Sent {
@@ -289,13 +297,21 @@ impl FlowTiming {
     /// of `psn`, a NAK of `psn + 1`, a READ response of `psn`): a
     /// completion sample for each message it completes. Returns the
     /// request packets acknowledged.
-    fn acknowledged(&mut self, psn: u32, ts: u64, sample: Option<u32>, left: &mut u64) -> u64 {
+    fn acknowledged(
+        &mut self,
+        psn: u32,
+        ts: u64,
+        sample: Option<u32>,
+        left: &mut u64,
+        said: &mut Answer,
+    ) -> u64 {
         if let Some(p) = sample
             && let Some(s) = self.sent.iter().find(|s| s.psn == p)
             && s.sends == 1
             && ts >= s.ts
         {
             self.rtt.add(ts - s.ts, left);
+            said.rtt_ns = Some(ts - s.ts);
         }
         let mut packets = 0;
         while let Some(s) = self.sent.front() {
@@ -312,6 +328,7 @@ impl FlowTiming {
             self.messages.pop_front();
             if ts >= m.first_ts {
                 self.completion.add(ts - m.first_ts, left);
+                said.completion_ns.get_or_insert(ts - m.first_ts);
             }
         }
         packets
@@ -319,7 +336,7 @@ impl FlowTiming {
 
     /// An ACK (`nak` false) or a NAK of `psn` at `ts`: a round trip from
     /// the request of that PSN either way.
-    pub fn ack(&mut self, psn: u32, nak: bool, ts: u64, left: &mut u64) {
+    pub fn ack(&mut self, psn: u32, nak: bool, ts: u64, left: &mut u64) -> Answer {
         self.acks += 1;
         // A NAK acknowledges what came before the PSN it names.
         let acked = if nak {
@@ -327,14 +344,17 @@ impl FlowTiming {
         } else {
             psn
         };
-        self.acked_packets += self.acknowledged(acked, ts, Some(psn), left);
+        let mut said = Answer::default();
+        self.acked_packets += self.acknowledged(acked, ts, Some(psn), left, &mut said);
+        said
     }
 
     /// A READ response packet of `psn` at `ts`.
-    pub fn read_response(&mut self, op: Operation, psn: u32, ts: u64, left: &mut u64) {
+    pub fn read_response(&mut self, op: Operation, psn: u32, ts: u64, left: &mut u64) -> Answer {
+        let mut said = Answer::default();
         // The READ it answers: the latest one at or before its PSN.
         let Some(i) = self.reads.iter().rposition(|r| at_or_after(r.psn, psn)) else {
-            return;
+            return said;
         };
         let r = self.reads[i];
         let first = matches!(
@@ -350,7 +370,7 @@ impl FlowTiming {
         // The responses acknowledge the requests before them, and the READ
         // itself (the RTT sample of its PSN with its first response).
         let sample = (first && psn == r.psn).then_some(psn);
-        self.acknowledged(psn, ts, sample, left);
+        self.acknowledged(psn, ts, sample, left, &mut said);
         if matches!(
             op,
             Operation::ReadResponseLast | Operation::ReadResponseOnly
@@ -358,8 +378,10 @@ impl FlowTiming {
             self.reads.drain(..=i);
             if ts >= r.ts {
                 self.completion.add(ts - r.ts, left);
+                said.completion_ns.get_or_insert(ts - r.ts);
             }
         }
+        said
     }
 
     /// Whether the request flow has `psn` waiting (to learn which flow

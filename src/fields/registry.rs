@@ -1200,6 +1200,30 @@ pub static FIELDS: &[Field] = &[
         },
     },
     Field {
+        name: "roce.analysis.ack_rtt",
+        title: "The round trip this ACK, NAK or READ response samples: from the request of its PSN (sent once) to it",
+        ty: RelTime,
+        base: Base::None,
+        in_tshark: false,
+        get: |c, o| {
+            if let Some(ns) = c.analysis.and_then(|a| a.ack_rtt_ns) {
+                o.push(Value::Time(i128::from(ns)));
+            }
+        },
+    },
+    Field {
+        name: "roce.analysis.message_completion",
+        title: "On the answer that completes a message: from its first packet (a READ: its request) to this answer",
+        ty: RelTime,
+        base: Base::None,
+        in_tshark: false,
+        get: |c, o| {
+            if let Some(ns) = c.analysis.and_then(|a| a.completion_ns) {
+                o.push(Value::Time(i128::from(ns)));
+            }
+        },
+    },
+    Field {
         name: "roce.analysis.flow",
         title: "The number of the frame's flow in the report (its # column)",
         ty: Uint(32),

@@ -646,7 +646,7 @@ fn json_line(
         w.escaped(q!("error"), &e.to_string());
     }
     if let Some((a, flow)) = analysis
-        && (flow.is_some() || !a.marks.is_empty())
+        && (flow.is_some() || !a.marks.is_empty() || a.completion_ns.is_some())
     {
         w.object(q!("analysis"));
         if let Some(n) = flow {
@@ -660,6 +660,12 @@ fn json_line(
         }
         if a.episode > 0 {
             w.u64(q!("episode"), u64::from(a.episode));
+        }
+        if let Some(ns) = a.ack_rtt_ns {
+            w.u64(q!("ack_rtt_ns"), ns);
+        }
+        if let Some(ns) = a.completion_ns {
+            w.u64(q!("message_completion_ns"), ns);
         }
         w.end();
     }

@@ -415,6 +415,8 @@ impl App {
                     .unwrap_or_default(),
                 missing: self.index.counts.get(&pos).map_or(0, |c| c.0),
                 episode: self.index.counts.get(&pos).map_or(0, |c| c.1),
+                ack_rtt_ns: self.index.timing.get(&pos).and_then(|t| t.0),
+                completion_ns: self.index.timing.get(&pos).and_then(|t| t.1),
             };
             let ctx = crate::fields::Ctx {
                 pkt: &p,

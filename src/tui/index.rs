@@ -19,6 +19,9 @@ pub struct FrameIndex {
     /// For the frames that have them (a gap, a replay): the PSNs skipped
     /// and the retransmission episode, by frame position.
     pub counts: std::collections::HashMap<u32, (u32, u32)>,
+    /// For the answers that sampled them: the round trip and the message
+    /// completion time, by frame position.
+    pub timing: std::collections::HashMap<u32, (Option<u64>, Option<u64>)>,
     pub first_ts_ns: u64,
 }
 
@@ -60,6 +63,11 @@ pub fn first_pass(
             if found.missing > 0 || found.episode > 0 {
                 let pos = (index.offsets.len() - 1) as u32;
                 index.counts.insert(pos, (found.missing, found.episode));
+            }
+            if found.ack_rtt_ns.is_some() || found.completion_ns.is_some() {
+                let pos = (index.offsets.len() - 1) as u32;
+                let t = (found.ack_rtt_ns, found.completion_ns);
+                index.timing.insert(pos, t);
             }
         },
     )?;
