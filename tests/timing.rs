@@ -252,3 +252,33 @@ fn two_qps_between_the_same_hosts_answer_their_own_requests() {
         stats(1, 2_500, 2_500, 2_500, 2_500, 2_500)
     );
 }
+
+#[test]
+fn timeouts_imply_the_local_ack_timeout() {
+    let c = conn(0x11, 0x22);
+    let mut t = Trace::default();
+    // PSN 7 goes unanswered; resent after 600 µs of silence, twice.
+    t.at(0, bytes(&c.req(SEND_ONLY, 7, 64)));
+    t.at(600_000, bytes(&c.req(SEND_ONLY, 7, 64)));
+    t.at(1_200_000, bytes(&c.req(SEND_ONLY, 7, 64)));
+    t.at(1_203_000, bytes(&c.ack(7, AckKind::Ack, 31, 1)));
+    let f = flows(&t);
+    let tm = timing(&f, 0x22);
+    // 4.096 µs × 2^7 = 524 µs ≤ 600 µs < 2^8 × 4.096 µs.
+    assert_eq!(
+        tm["timeout"],
+        json!({"resends": 2, "silence_min_ns": 600_000, "silence_mean_ns": 600_000,
+               "silence_max_ns": 600_000, "t": 7, "implied_ns": 524_288, "retries": 2})
+    );
+    // Karn: no RTT sample; the message took 1.203 ms.
+    assert!(tm.get("rtt").is_none(), "{tm}");
+    assert_eq!(
+        tm["completion"],
+        stats(1, 1_203_000, 1_203_000, 1_203_000, 1_203_000, 1_203_000)
+    );
+    // A flow without timeouts says null.
+    t.0.clear();
+    t.at(0, bytes(&c.req(SEND_ONLY, 7, 64)));
+    t.at(3_000, bytes(&c.ack(7, AckKind::Ack, 31, 1)));
+    assert_eq!(timing(&flows(&t), 0x22)["timeout"], Value::Null);
+}

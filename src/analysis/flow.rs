@@ -205,6 +205,8 @@ pub struct FlowCold {
     /// READ requests replayed (their PSNs, the first few): answered or not
     /// is known once the other direction is.
     pub replayed_reads: Vec<u32>,
+    /// Timeout replays: the silences before them.
+    pub timeouts: super::timing::Timeouts,
 }
 
 static NO_COLD: std::sync::LazyLock<FlowCold> = std::sync::LazyLock::new(FlowCold::default);
@@ -680,6 +682,9 @@ impl FlowCold {
     fn close_episode(&mut self, budget: &mut Budget) {
         if let Some(o) = self.open_episode.take() {
             self.episode_count += 1;
+            if o.ep.trigger == Trigger::Timeout {
+                self.timeouts.add(o.ep.first_psn, o.ep.latency_ns);
+            }
             if self.episodes.len() < budget.events_per_flow && budget.events_left > 0 {
                 budget.events_left -= 1;
                 self.episodes.push(o.ep);

@@ -187,7 +187,10 @@ fn flow_report(f: &mut FlowState, text: &mut AddrText) -> FlowReport {
         unanswered_reads: 0,
         events: c.events,
         events_dropped: c.events_dropped,
-        timing: f.timing.as_mut().and_then(|t| t.report()),
+        timing: f.timing.as_mut().and_then(|t| t.report()).map(|mut t| {
+            t.timeout = c.timeouts.report();
+            t
+        }),
     }
 }
 

@@ -149,6 +149,8 @@ pub struct TimingReport {
     pub read_latency: Option<Stats>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub acks: Option<Acks>,
+    /// Replays after a silence (no NAK) and the ACK timeout they imply.
+    pub timeout: Option<TimeoutReport>,
 }
 
 /// A request packet as the timing reads it.
@@ -162,6 +164,82 @@ pub struct Request {
     pub dma_len: u64,
     /// Seen before: a replay (or a late arrival).
     pub again: bool,
+}
+
+/// Replays after a silence with no NAK (timeouts) on one flow: what the
+/// requester's local ACK timeout must be.
+#[derive(Debug, Default, Clone)]
+pub struct Timeouts {
+    count: u64,
+    min: u64,
+    max: u64,
+    sum: u128,
+    /// The PSN the last timeout replay started with, and how many
+    /// timeout replays in a row started with it.
+    last_psn: Option<u32>,
+    run: u64,
+    retries: u64,
+}
+
+/// `flows[].timing.timeout`.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct TimeoutReport {
+    /// Replays that followed a silence with no NAK.
+    pub resends: u64,
+    /// The silence before them: last packet of the flow to the resend.
+    pub silence_min_ns: u64,
+    pub silence_mean_ns: u64,
+    pub silence_max_ns: u64,
+    /// The local ACK timeout exponent the shortest silence implies: the
+    /// greatest `t` with 4.096 µs × 2^t at most that silence.
+    pub t: u32,
+    /// 4.096 µs × 2^t.
+    pub implied_ns: u64,
+    /// The most timeout replays in a row of the same PSN (the retry
+    /// count seen; the QP's retry_cnt is at least this).
+    pub retries: u64,
+}
+
+/// The IBA's local ACK timeout unit: 4.096 µs.
+const TIMEOUT_UNIT_NS: u64 = 4096;
+
+impl Timeouts {
+    /// A timeout replay starting with `psn` after `silence_ns`.
+    pub fn add(&mut self, psn: u32, silence_ns: u64) {
+        if self.count == 0 {
+            self.min = silence_ns;
+        }
+        self.count += 1;
+        self.min = self.min.min(silence_ns);
+        self.max = self.max.max(silence_ns);
+        self.sum += u128::from(silence_ns);
+        self.run = if self.last_psn == Some(psn) {
+            self.run + 1
+        } else {
+            1
+        };
+        self.last_psn = Some(psn);
+        self.retries = self.retries.max(self.run);
+    }
+
+    pub fn report(&self) -> Option<TimeoutReport> {
+        if self.count == 0 {
+            return None;
+        }
+        let t = (self.min / TIMEOUT_UNIT_NS)
+            .checked_ilog2()
+            .unwrap_or(0)
+            .min(31);
+        Some(TimeoutReport {
+            resends: self.count,
+            silence_min_ns: self.min,
+            silence_mean_ns: (self.sum / u128::from(self.count)) as u64,
+            silence_max_ns: self.max,
+            t,
+            implied_ns: TIMEOUT_UNIT_NS << t,
+            retries: self.retries,
+        })
+    }
 }
 
 /// What an answer (ACK, NAK, READ response) sampled.
@@ -419,6 +497,7 @@ impl FlowTiming {
             incomplete,
             read_latency: self.read_latency.stats(),
             acks,
+            timeout: None,
         };
         (t.rtt.is_some() || t.messages.is_some() || t.acks.is_some()).then_some(t)
     }
