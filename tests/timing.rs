@@ -282,3 +282,72 @@ fn timeouts_imply_the_local_ack_timeout() {
     t.at(3_000, bytes(&c.ack(7, AckKind::Ack, 31, 1)));
     assert_eq!(timing(&flows(&t), 0x22)["timeout"], Value::Null);
 }
+
+/// Two real captures (soft-RoCE WRITE + READ on one connection), their
+/// figures worked out from tshark's `frame.time_epoch` of the frames named.
+#[test]
+fn external_captures_by_hand() {
+    let Some(dir) = common::external_dir() else {
+        return;
+    };
+    // (file, request QP, [RTT min, max], completion [min, max], READ latency)
+    let cases = [
+        // Frame 4 RC WRITE Only PSN 9209053 at .558857, frame 5 its ACK at
+        // .558877: RTT and completion 20 µs. Frame 6 READ request PSN
+        // 9209054 at .559491, frame 7 READ Response First at .559510: RTT
+        // and READ latency 19 µs; frame 10 READ Response Last at .559540:
+        // completion 49 µs.
+        (
+            "montybeatnik-rdma-roce-lab__roce_capture_read-write-ecn.pcap",
+            17,
+            [19_000, 20_000],
+            [20_000, 49_000],
+            19_000,
+        ),
+        // Frame 4 WRITE Only PSN 12726936 at .518062, frame 5 ACK at
+        // .518079: 17 µs. Frame 6 READ request at .518778, frame 7 First
+        // at .518792: 14 µs; frame 10 Last at .518814: 36 µs.
+        (
+            "montybeatnik-rdma-roce-lab__test.pcap",
+            17,
+            [14_000, 17_000],
+            [17_000, 36_000],
+            14_000,
+        ),
+    ];
+    for (name, qp, rtt, done, read) in cases {
+        let path = dir.join(name);
+        if !path.exists() {
+            common::skip(name, "absent from ../shared/captures-external");
+            continue;
+        }
+        let out = common::bin().arg(&path).arg("--json").output().unwrap();
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        // The requester's flow (the answers go to a QP of the same number).
+        let tm = r["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["destqp"] == qp && f["timing"].is_object())
+            .unwrap_or_else(|| panic!("{name}: no timing"))["timing"]
+            .clone();
+        assert_eq!(
+            [tm["rtt"]["min_ns"].clone(), tm["rtt"]["max_ns"].clone()],
+            rtt.map(Value::from),
+            "{name}"
+        );
+        assert_eq!(
+            [
+                tm["completion"]["min_ns"].clone(),
+                tm["completion"]["max_ns"].clone()
+            ],
+            done.map(Value::from),
+            "{name}"
+        );
+        assert_eq!(tm["read_latency"]["p50_ns"], read, "{name}");
+        assert_eq!(
+            tm["messages"]["bytes"], 4114,
+            "{name}: 18 written, 4096 read"
+        );
+    }
+}
