@@ -315,8 +315,8 @@ impl FlowTiming {
             again,
         } = req;
         if again {
-            if let Some(s) = self.sent.iter_mut().rev().find(|s| s.psn == psn) {
-                s.sends += 1;
+            if let Some(i) = self.sent_index(psn) {
+                self.sent[i].sends += 1;
             }
             if let Some(r) = self.reads.iter_mut().rev().find(|r| r.psn == psn) {
                 r.sends += 1;
@@ -384,7 +384,7 @@ impl FlowTiming {
         said: &mut Answer,
     ) -> u64 {
         if let Some(p) = sample
-            && let Some(s) = self.sent.iter().find(|s| s.psn == p)
+            && let Some(s) = self.sent_index(p).map(|i| self.sent[i])
             && s.sends == 1
             && ts >= s.ts
         {
@@ -465,7 +465,18 @@ impl FlowTiming {
     /// Whether the request flow has `psn` waiting (to learn which flow
     /// an ACK flow answers).
     pub fn waits_for(&self, psn: u32) -> bool {
-        self.sent.iter().any(|s| s.psn == psn) || self.reads.iter().any(|r| r.psn == psn)
+        self.sent_index(psn).is_some()
+    }
+
+    /// Where the request packet of `psn` waits, found by bisection: the
+    /// waiting packets are in PSN order (modulo 2^24) from the oldest, as
+    /// only first transmissions are added.
+    fn sent_index(&self, psn: u32) -> Option<usize> {
+        let base = self.sent.front()?.psn;
+        let off = |p: u32| p.wrapping_sub(base) & 0xff_ffff;
+        self.sent
+            .binary_search_by_key(&off(psn), |s| off(s.psn))
+            .ok()
     }
 
     /// Samples counted but not kept (past `--max-timing-samples`).
@@ -538,6 +549,48 @@ mod tests {
         let st = s.stats().unwrap();
         assert_eq!((st.count, st.min_ns, st.max_ns, st.mean_ns), (4, 1, 9, 5));
         assert_eq!(left, 0);
+    }
+
+    #[test]
+    fn waiting_requests_are_found_across_the_wrap() {
+        let mut t = FlowTiming::default();
+        let mut left = u64::MAX;
+        let psns: Vec<u32> = (0..40u32)
+            .map(|k| (0xff_fff0 + 2 * k) & 0xff_ffff)
+            .collect();
+        for (k, &psn) in psns.iter().enumerate() {
+            let req = Request {
+                op: Operation::SendOnly,
+                psn,
+                ts: k as u64 * 10,
+                payload: 8,
+                dma_len: 0,
+                again: false,
+            };
+            t.request(req, &mut left);
+        }
+        for &psn in &psns {
+            assert!(t.waits_for(psn), "{psn:#x}");
+            assert!(!t.waits_for((psn + 1) & 0xff_ffff), "{psn:#x} + 1");
+        }
+        // A replay of one of them: no sample for it, one for the next.
+        t.request(
+            Request {
+                op: Operation::SendOnly,
+                psn: psns[20],
+                ts: 1_000,
+                payload: 8,
+                dma_len: 0,
+                again: true,
+            },
+            &mut left,
+        );
+        assert_eq!(t.ack(psns[20], false, 2_000, &mut left).rtt_ns, None);
+        assert_eq!(
+            t.ack(psns[21], false, 2_000, &mut left).rtt_ns,
+            Some(2_000 - 210)
+        );
+        assert!(!t.waits_for(psns[0]) && t.waits_for(psns[22]));
     }
 
     #[test]
