@@ -287,10 +287,6 @@ pub fn chunked(data: &[u8]) {
     let Some(input) = ChunkedFile::new(&file) else {
         return;
     };
-    let outcome = |r: Result<crate::analysis::Report, crate::capture::CaptureError>| match r {
-        Ok(report) => serde_json::to_string(&report).unwrap_or_default(),
-        Err(e) => format!("error: {e}"),
-    };
     let (dissect, analysis) = (DissectOptions::default(), AnalysisOptions::default());
     if b & 4 != 0 {
         return visited(capture, input, plan, b & 8 != 0);
@@ -317,6 +313,14 @@ pub fn chunked(data: &[u8]) {
         got == want,
         "the chunked reader ({plan:?}) and the sequential one disagree:\n{got}\n{want}"
     );
+}
+
+/// A report, or its error, as text to compare.
+fn outcome(r: Result<crate::analysis::Report, crate::capture::CaptureError>) -> String {
+    match r {
+        Ok(report) => serde_json::to_string(&report).unwrap_or_default(),
+        Err(e) => format!("error: {e}"),
+    }
 }
 
 /// The frame loop with a filter, by the chunked reader and by one thread:
@@ -346,10 +350,6 @@ fn visited(
                 seen.pkt.number, seen.first_ts_ns, seen.prev_ts_ns, seen.analysis
             )
         })
-    };
-    let outcome = |r: Result<crate::analysis::Report, crate::capture::CaptureError>| match r {
-        Ok(report) => serde_json::to_string(&report).unwrap_or_default(),
-        Err(e) => format!("error: {e}"),
     };
     let mut got = String::new();
     let r = crate::pipeline::chunked::visit_file(
