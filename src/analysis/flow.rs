@@ -171,6 +171,8 @@ pub struct FlowState {
     cold: Option<Box<FlowCold>>,
     /// Round trips and completions, made on the first RC or XRC request.
     pub timing: Option<Box<super::timing::FlowTiming>>,
+    /// Payload over time, made on the first frame with payload.
+    pub rate: Option<Box<super::throughput::Rate>>,
 }
 
 /// What only some packets of some flows need: anomaly counters, events,
@@ -239,6 +241,7 @@ impl FlowState {
             answers: super::NO_FLOW,
             cold: None,
             timing: None,
+            rate: None,
         }
     }
 

@@ -14,6 +14,7 @@ pub mod psn;
 pub mod report;
 mod requests;
 pub mod speed;
+pub mod throughput;
 pub mod timing;
 
 use crate::dissect::Addr;
@@ -62,6 +63,10 @@ pub struct AnalysisOptions {
     /// What may be kept: flows, UD source QPs, pause sources and intervals,
     /// pending CM requests, events (per flow and in all).
     pub limits: Limits,
+    /// `--timeline BIN`: the throughput's bin (else about 200 per capture).
+    pub timeline_bin_ns: Option<u64>,
+    /// `--timeline`: each flow's throughput series in the report.
+    pub timeline_series: bool,
 }
 
 /// The common "trust DSCP" map: 24-31 → 3 (RoCE), 48-55 → 6 (CNP).
@@ -115,6 +120,8 @@ impl Default for AnalysisOptions {
             storm_threshold_ns: 100_000_000,
             dscp_map: default_dscp_map(),
             limits: Limits::default(),
+            timeline_bin_ns: None,
+            timeline_series: false,
         }
     }
 }
@@ -214,6 +221,8 @@ pub struct Analyzer {
     requesters: Map<(Addr, Addr), Vec<u32>>,
     /// Timing samples that may still be kept (`--max-timing-samples`).
     timing_left: u64,
+    /// The throughput bins' grain.
+    timeline: throughput::Timeline,
     /// Every ICRC checked so far was wrong: the capture path does not keep
     /// them, and an event per frame would say nothing the hint does not.
     icrc_summarised: bool,
@@ -248,6 +257,7 @@ impl Analyzer {
             icrc_summarised: false,
             requesters: Map::default(),
             timing_left: l.timing_samples,
+            timeline: throughput::Timeline::new(opts.timeline_bin_ns, opts.timeline_series),
             budget: Budget {
                 events_per_flow: l.events_per_flow,
                 events_left: l.events_total,
@@ -285,7 +295,10 @@ impl Analyzer {
         let t = &mut self.totals;
         t.frames += 1;
         match t.first_ts {
-            None => t.first_ts = Some(facts.ts_ns),
+            None => {
+                t.first_ts = Some(facts.ts_ns);
+                self.timeline.start(facts.ts_ns);
+            }
             Some(first) if facts.ts_ns < first => t.first_ts = Some(facts.ts_ns),
             _ => {}
         }
@@ -442,6 +455,7 @@ impl Analyzer {
             icrc_summarised,
             requesters,
             timing_left,
+            timeline,
             ..
         } = self;
         let f = &mut flows[id as usize];
@@ -511,6 +525,16 @@ impl Analyzer {
                 out.episode = f.current_episode().map_or(0, |n| n as u32);
             }
             Some(Verdict::PsnReuse) => out.marks.set(Mark::PsnReuse),
+        }
+
+        // Throughput: the payload of first sends and of replays.
+        if let Some(n) = r.payload_len.filter(|&n| n > 0) {
+            f.rate.get_or_insert_with(Box::default).add(
+                timeline,
+                pkt.ts_ns,
+                u64::from(n),
+                verdict == Some(Verdict::Retransmit),
+            );
         }
 
         // Timing, the request's side: RC and XRC requests are answered.

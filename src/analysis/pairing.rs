@@ -10,6 +10,7 @@ use super::report::{
     CaptureSummary, Connection, EventKind, FlowReport, IntervalReport, PairedBy, PauseSummary,
     PeerRef, PfcReport, Report, SCHEMA,
 };
+use super::timing::TimingReport;
 use super::{Analyzer, CaptureInfo};
 use crate::output::json::mac_string;
 use crate::wire::Transport;
@@ -153,7 +154,11 @@ impl AddrText {
 }
 
 /// The report of a flow; its episodes and events move into it.
-fn flow_report(f: &mut FlowState, text: &mut AddrText) -> FlowReport {
+fn flow_report(
+    f: &mut FlowState,
+    text: &mut AddrText,
+    timeline: &super::throughput::Timeline,
+) -> FlowReport {
     let missing = f.missing();
     let c = f.take_cold();
     FlowReport {
@@ -187,10 +192,18 @@ fn flow_report(f: &mut FlowState, text: &mut AddrText) -> FlowReport {
         unanswered_reads: 0,
         events: c.events,
         events_dropped: c.events_dropped,
-        timing: f.timing.as_mut().and_then(|t| t.report()).map(|mut t| {
-            t.timeout = c.timeouts.report();
-            t
-        }),
+        timing: {
+            let rate = f.rate.as_mut().and_then(|r| r.report(timeline));
+            match (f.timing.as_mut().and_then(|t| t.report()), rate) {
+                (Some(mut t), rate) => {
+                    t.timeout = c.timeouts.report();
+                    t.throughput = rate;
+                    Some(t)
+                }
+                (None, Some(rate)) => Some(TimingReport::throughput_only(rate)),
+                (None, None) => None,
+            }
+        },
     }
 }
 
@@ -217,7 +230,7 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
     let mut flows: Vec<FlowReport> = a
         .flows
         .iter_mut()
-        .map(|f| flow_report(f, &mut text))
+        .map(|f| flow_report(f, &mut text, &a.timeline))
         .collect();
     // Sort by trouble; `order[new] = old`, `pos[old] = new`.
     let mut order: Vec<usize> = (0..flows.len()).collect();
@@ -279,6 +292,21 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
     let first = t.first_ts.unwrap_or(0);
     let duration = t.last_ts.saturating_sub(first);
     let pfc = pfc_report(&a, &pos, duration);
+    let timed: Vec<_> = a
+        .flows
+        .iter()
+        .filter_map(|f| {
+            let (samples, behind, min_rtt_ns) = f.timing.as_ref()?.lag();
+            Some(super::timing::TimedFlow {
+                requester: f.key.src,
+                responder: f.key.dst,
+                samples,
+                behind,
+                min_rtt_ns,
+            })
+        })
+        .collect();
+    let vantage = super::timing::vantage(&timed);
     let warnings = warnings(&a, info.warnings);
     let capture = CaptureSummary {
         file: info.file,
@@ -307,6 +335,8 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
         cm_messages: t.cm_messages,
         flows: flows.len() as u64,
         one_way_flows: flows.iter().filter(|f| f.one_way).count() as u64,
+        vantage: vantage.map(|v| v.0),
+        vantage_host: vantage.and_then(|v| v.1).map(|h| text.get(h)),
         warnings,
         display_filter: None,
         matching_frames: None,
@@ -397,6 +427,14 @@ fn warnings(a: &Analyzer, mut w: Vec<String>) -> Vec<String> {
         w.push(format!(
             "{unkept} timing samples beyond --max-timing-samples {} were counted but not kept: their flows' percentiles come from the samples kept",
             l.timing_samples
+        ));
+    }
+    if let Some((asked, used)) = a.timeline.widened() {
+        w.push(format!(
+            "--timeline {} would split the capture in more than {} bins: its throughput bins are {} wide",
+            crate::output::packets::human_ns(asked),
+            super::throughput::MAX_FIXED_BINS,
+            crate::output::packets::human_ns(used)
         ));
     }
     if a.budget.events_dropped > 0 {

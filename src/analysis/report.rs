@@ -55,6 +55,12 @@ pub struct CaptureSummary {
     pub cm_messages: u64,
     pub flows: u64,
     pub one_way_flows: u64,
+    /// Where the capture point seems to sit, from the timed flows (README,
+    /// "Timing"); null when they do not tell.
+    pub vantage: Option<super::timing::Vantage>,
+    /// The host it was judged from (not for `mid`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vantage_host: Option<String>,
     pub warnings: Vec<String>,
     /// `-Y`: the display filter, when the report lists only the flows and
     /// pause intervals with a frame it matches.

@@ -151,6 +151,26 @@ pub struct TimingReport {
     pub acks: Option<Acks>,
     /// Replays after a silence (no NAK) and the ACK timeout they imply.
     pub timeout: Option<TimeoutReport>,
+    /// Payload over time (any flow that carries payload).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<super::throughput::Throughput>,
+}
+
+impl TimingReport {
+    /// A report with nothing but a throughput (a flow of READ responses
+    /// or UD SENDs).
+    pub fn throughput_only(t: super::throughput::Throughput) -> Self {
+        TimingReport {
+            rtt: None,
+            messages: None,
+            completion: None,
+            incomplete: 0,
+            read_latency: None,
+            acks: None,
+            timeout: None,
+            throughput: Some(t),
+        }
+    }
 }
 
 /// A request packet as the timing reads it.
@@ -293,6 +313,9 @@ pub struct FlowTiming {
     acked_packets: u64,
     /// Messages dropped unanswered past [`MAX_PENDING`].
     lost_track: u64,
+    /// Round trip samples whose answer came after later requests of the
+    /// flow were seen (the capture point is nearer the requester).
+    behind: u64,
 }
 
 fn push_bounded<T>(q: &mut VecDeque<T>, v: T, dropped: &mut u64) {
@@ -384,12 +407,14 @@ impl FlowTiming {
         said: &mut Answer,
     ) -> u64 {
         if let Some(p) = sample
-            && let Some(s) = self.sent_index(p).map(|i| self.sent[i])
+            && let Some(i) = self.sent_index(p)
+            && let s = self.sent[i]
             && s.sends == 1
             && ts >= s.ts
         {
             self.rtt.add(ts - s.ts, left);
             said.rtt_ns = Some(ts - s.ts);
+            self.behind += u64::from(i + 1 < self.sent.len());
         }
         let mut packets = 0;
         while let Some(s) = self.sent.front() {
@@ -479,6 +504,13 @@ impl FlowTiming {
             .ok()
     }
 
+    /// Round trip samples, and how many of them were answered after later
+    /// requests of the flow were seen.
+    /// With the shortest round trip.
+    pub fn lag(&self) -> (u64, u64, u64) {
+        (self.rtt.count(), self.behind, self.rtt.min)
+    }
+
     /// Samples counted but not kept (past `--max-timing-samples`).
     pub fn unkept(&self) -> u64 {
         [&self.rtt, &self.completion, &self.read_latency, &self.sizes]
@@ -509,14 +541,157 @@ impl FlowTiming {
             read_latency: self.read_latency.stats(),
             acks,
             timeout: None,
+            throughput: None,
         };
         (t.rtt.is_some() || t.messages.is_some() || t.acks.is_some()).then_some(t)
     }
 }
 
+/// Where the capture point seems to sit (`capture.vantage`).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Vantage {
+    /// On or beside the one host that sends every timed flow's requests.
+    Requester,
+    /// On or beside the one host that answers every timed flow.
+    Responder,
+    /// Between the hosts: no host takes part in every timed flow (a switch
+    /// mirror, a tap).
+    Mid,
+    /// On a host that both requests and answers.
+    Mixed,
+}
+
+impl Vantage {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Vantage::Requester => "the requester's side",
+            Vantage::Responder => "the responder's side",
+            Vantage::Mid => "between the hosts (a mirror or tap)",
+            Vantage::Mixed => "a host that both requests and answers",
+        }
+    }
+}
+
+/// A request flow as [`vantage`] reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct TimedFlow<A> {
+    pub requester: A,
+    pub responder: A,
+    /// Round trip samples.
+    pub samples: u64,
+    /// Those answered after later requests of the flow were seen.
+    pub behind: u64,
+    pub min_rtt_ns: u64,
+}
+
+/// Round trips at least this many times longer one way than the other
+/// (one host pair): the capture is at the slower one's requester.
+const ASYMMETRY: u64 = 4;
+
+/// The vantage of a capture from its timed flows, and the host it was
+/// judged from. `None` when the flows do not tell (README, "Timing":
+/// vantage).
+pub fn vantage<A: Copy + Eq>(flows: &[TimedFlow<A>]) -> Option<(Vantage, Option<A>)> {
+    let timed: Vec<_> = flows.iter().filter(|f| f.samples > 0).collect();
+    let first = timed.first()?;
+    // The hosts in every timed flow.
+    let in_all = |h: A| timed.iter().all(|f| f.requester == h || f.responder == h);
+    let local: Vec<A> = [first.requester, first.responder]
+        .into_iter()
+        .filter(|&h| in_all(h))
+        .collect();
+    let host = match local[..] {
+        [] => return Some((Vantage::Mid, None)),
+        [h] => h,
+        // One host pair (a, b): the side whose requests are answered only
+        // after it sent more (at least half the samples), else the side
+        // whose requests wait [`ASYMMETRY`] times longer, is the capture's.
+        [a, b] => {
+            let mut lagging = timed
+                .iter()
+                .filter(|f| 2 * f.behind >= f.samples)
+                .map(|f| f.requester);
+            match lagging.next() {
+                Some(h) if lagging.all(|x| x == h) => h,
+                Some(_) => return None,
+                None => {
+                    let min = |h: A| {
+                        timed
+                            .iter()
+                            .filter(|f| f.requester == h)
+                            .map(|f| f.min_rtt_ns)
+                            .min()
+                    };
+                    match (min(a)?, min(b)?) {
+                        (x, y) if x >= ASYMMETRY * y.max(1) => a,
+                        (x, y) if y >= ASYMMETRY * x.max(1) => b,
+                        _ => return None,
+                    }
+                }
+            }
+        }
+        _ => return None,
+    };
+    let asks = timed.iter().any(|f| f.requester == host);
+    let answers = timed.iter().any(|f| f.responder == host);
+    let v = match (asks, answers) {
+        (true, false) => Vantage::Requester,
+        (false, true) => Vantage::Responder,
+        _ => Vantage::Mixed,
+    };
+    Some((v, Some(host)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn flows(f: &[(u8, u8, u64, u64)]) -> Vec<TimedFlow<u8>> {
+        f.iter()
+            .map(|&(requester, responder, samples, behind)| TimedFlow {
+                requester,
+                responder,
+                samples,
+                behind,
+                min_rtt_ns: 1_000,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn vantage_from_the_round_trips_one_way_and_back() {
+        let mut f = flows(&[(1, 2, 3, 0), (2, 1, 3, 0)]);
+        assert_eq!(vantage(&f), None);
+        f[0].min_rtt_ns = 4_000;
+        assert_eq!(vantage(&f), Some((Vantage::Mixed, Some(1))));
+        f[0].min_rtt_ns = 100;
+        assert_eq!(vantage(&f), Some((Vantage::Mixed, Some(2))));
+        // One way only: nothing to compare.
+        assert_eq!(vantage(&f[..1]), None);
+    }
+
+    #[test]
+    fn vantage_from_the_hosts_and_the_lag() {
+        // A host in every flow: its role decides.
+        let f = flows(&[(1, 2, 5, 0), (1, 3, 5, 0)]);
+        assert_eq!(vantage(&f), Some((Vantage::Requester, Some(1))));
+        let f = flows(&[(2, 1, 5, 0), (3, 1, 5, 5)]);
+        assert_eq!(vantage(&f), Some((Vantage::Responder, Some(1))));
+        let f = flows(&[(1, 2, 5, 0), (3, 1, 5, 0)]);
+        assert_eq!(vantage(&f), Some((Vantage::Mixed, Some(1))));
+        // No host in every flow: mid-path. Untimed flows do not count.
+        let f = flows(&[(1, 2, 5, 0), (3, 4, 5, 0), (5, 6, 0, 0)]);
+        assert_eq!(vantage(&f), Some((Vantage::Mid, None)));
+        // One host pair: the lagging side is near.
+        let f = flows(&[(1, 2, 10, 6), (2, 1, 10, 0)]);
+        assert_eq!(vantage(&f), Some((Vantage::Mixed, Some(1))));
+        let f = flows(&[(1, 2, 10, 6)]);
+        assert_eq!(vantage(&f), Some((Vantage::Requester, Some(1))));
+        let f = flows(&[(1, 2, 10, 1)]);
+        assert_eq!(vantage(&f), None);
+        assert_eq!(vantage::<u8>(&[]), None);
+    }
 
     #[test]
     fn nearest_rank_percentiles() {

@@ -152,6 +152,10 @@ pub struct AnalysisArgs {
     #[arg(long, value_name = "N", default_value_t = budget::DEFAULT_MAX_CM_PENDING, help_heading = "Memory budgets")]
     pub max_cm_pending: u64,
 
+    /// Throughput series per flow in the report (flows[].timing.throughput.series), in bins of BIN (e.g. 10us) or by default the capture split in about 200 bins
+    #[arg(long, value_name = "BIN", num_args = 0..=1, value_parser = parse_bin)]
+    pub timeline: Option<Option<u64>>,
+
     /// Timing samples (round trips, completions, READ latencies, message sizes) kept for exact percentiles, in all; past it counts, minimum, maximum and mean stay exact, with a warning
     #[arg(long, value_name = "N", default_value_t = budget::DEFAULT_MAX_TIMING_SAMPLES, help_heading = "Memory budgets")]
     pub max_timing_samples: u64,
@@ -176,6 +180,8 @@ impl AnalysisArgs {
                 events_total: self.max_events_total,
                 timing_samples: self.max_timing_samples,
             },
+            timeline_bin_ns: self.timeline.flatten(),
+            timeline_series: self.timeline.is_some(),
         })
     }
 }
@@ -472,6 +478,14 @@ pub fn parse_pmtu(s: &str) -> Result<u32, String> {
 /// Parses `2us`, `100ms`, `1.5s`, `500ns`, `0`. A number needs its unit
 /// (only `0` stands alone): a bare `50` is more likely meant as 50 ms or
 /// 50 µs than as 50 ns.
+/// A throughput bin: a duration above zero.
+fn parse_bin(s: &str) -> Result<u64, String> {
+    match parse_duration(s)? {
+        0 => Err("a bin must be longer than 0".into()),
+        n => Ok(n),
+    }
+}
+
 pub fn parse_duration(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let split = t

@@ -77,6 +77,7 @@ fn timing_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
         .iter()
         .enumerate()
         .filter_map(|(i, f)| f.timing.as_ref().map(|t| (i, t)))
+        .filter(|(_, t)| t.rtt.is_some() || t.messages.is_some() || t.acks.is_some())
         .collect();
     if rows.is_empty() {
         return;
@@ -119,6 +120,78 @@ fn timing_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
     let _ = writeln!(
         s,
         "      done: a message's first packet to the ACK that covers it (a READ: to its last response) · open: not done by the end"
+    );
+}
+
+/// Bits per second for people: `12.0 Gb/s`.
+pub fn human_bps(bps: u64) -> String {
+    let f = bps as f64;
+    match bps {
+        0..1_000 => format!("{bps} b/s"),
+        1_000..1_000_000 => format!("{:.1} kb/s", f / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1} Mb/s", f / 1e6),
+        _ => format!("{:.1} Gb/s", f / 1e9),
+    }
+}
+
+/// Bytes for people: `1.5 MiB`.
+pub fn human_bytes(n: u64) -> String {
+    let f = n as f64;
+    match n {
+        0..1024 => format!("{n} B"),
+        1024..1_048_576 => format!("{:.1} KiB", f / 1024.0),
+        1_048_576..1_073_741_824 => format!("{:.1} MiB", f / 1_048_576.0),
+        _ => format!("{:.2} GiB", f / 1_073_741_824.0),
+    }
+}
+
+/// The flows with payload, busiest bin first.
+fn throughput_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
+    let mut rows: Vec<(usize, &crate::analysis::throughput::Throughput)> = r
+        .flows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| f.timing.as_ref()?.throughput.as_ref().map(|t| (i, t)))
+        .collect();
+    let Some(bin) = rows.first().map(|(_, t)| t.bin_ns) else {
+        return;
+    };
+    rows.sort_by_key(|(i, t)| (std::cmp::Reverse(t.peak_bps), *i));
+    let _ = writeln!(
+        s,
+        "\n{}",
+        st.bold(&format!(
+            "Throughput (payload, busiest first; bins of {})",
+            crate::output::packets::human_ns(bin)
+        ))
+    );
+    let _ = writeln!(s, "  flow      payload        mean        peak    replayed");
+    let shown = if o.all { usize::MAX } else { MAX_TIMING_ROWS };
+    for (i, t) in rows.iter().take(shown) {
+        let replayed = if t.replayed_bytes == 0 {
+            "-".to_string()
+        } else {
+            format!(
+                "{:.1}%",
+                t.replayed_bytes as f64 * 100.0 / t.payload_bytes.max(1) as f64
+            )
+        };
+        let _ = writeln!(
+            s,
+            "  #{:<5} {:>10} {:>11} {:>11} {:>11}",
+            i + 1,
+            human_bytes(t.payload_bytes),
+            human_bps(t.mean_bps),
+            human_bps(t.peak_bps),
+            replayed,
+        );
+    }
+    if rows.len() > shown {
+        let _ = writeln!(s, "  ... {} more (--all lists them)", rows.len() - shown);
+    }
+    let _ = writeln!(
+        s,
+        "      mean: from the flow's first to its last bin with payload · --timeline lists the bins"
     );
 }
 
@@ -390,6 +463,7 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
     }
 
     timing_section(&mut s, r, o, &st);
+    throughput_section(&mut s, r, o, &st);
 
     let _ = writeln!(s, "\n{}", st.bold("Capture quality"));
     let res = if c.ts_resolution_ns == 0 {
@@ -407,6 +481,17 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
         grouped(c.one_way_flows),
         grouped(c.cm_messages),
     );
+    if let Some(v) = c.vantage {
+        let from = c
+            .vantage_host
+            .as_ref()
+            .map_or(String::new(), |h| format!(" ({h})"));
+        let _ = writeln!(
+            s,
+            "  seen from {}{from}: round trips are measured from there (README \"Timing\")",
+            v.describe()
+        );
+    }
     if c.device_lost > 0 {
         let _ = writeln!(
             s,
