@@ -137,6 +137,7 @@ fn check_against_truth(bytes: Vec<u8>, truth: &Truth, what: &str) {
             "ecn_ce",
             "cnps",
             "naks",
+            "timing",
         ] {
             assert_eq!(
                 f[k], tv[k],
@@ -145,6 +146,11 @@ fn check_against_truth(bytes: Vec<u8>, truth: &Truth, what: &str) {
             );
         }
     }
+    assert_eq!(
+        r["capture"]["vantage"],
+        serde_json::to_value(truth.vantage).unwrap(),
+        "{what}: vantage"
+    );
     let iv: Vec<Value> = r["pfc"]["intervals"]
         .as_array()
         .unwrap()
@@ -182,6 +188,17 @@ fn options(scenario: &str, seed: u64) -> GenOptions {
         },
         reorder: 0.02,
         ecn: 0.1,
+        // Responder delays (one, or drawn from several), coalesced ACKs
+        // and READ think times vary too.
+        rtt_ns: [
+            vec![2_000],
+            vec![1_000, 5_000, 40_000],
+            vec![700],
+            vec![3_000, 9_000],
+        ][seed as usize % 4]
+            .clone(),
+        ack_every: [None, Some(2), None, Some(3), Some(1)][seed as usize % 5],
+        read_delay_ns: [2_000, 15_000, 500][seed as usize % 3],
         ..GenOptions::default()
     }
 }
@@ -189,6 +206,7 @@ fn options(scenario: &str, seed: u64) -> GenOptions {
 #[test]
 fn every_scenario_agrees_with_its_truth_for_20_seeds() {
     let mut anomalies = 0u64;
+    let mut covered = [0u64; 6];
     for name in Scenario::ALL.map(Scenario::name) {
         for seed in 1..=20 {
             let fmt = [
@@ -202,9 +220,24 @@ fn every_scenario_agrees_with_its_truth_for_20_seeds() {
                 .iter()
                 .map(|f| f.retransmits + f.out_of_order + f.ecn_ce + f.cnps + f.naks.total())
                 .sum::<u64>();
+            for f in &truth.flows {
+                let Some(t) = &f.timing else { continue };
+                let tp = t.throughput.as_ref();
+                covered[0] += u64::from(t.rtt.is_some());
+                covered[1] += u64::from(t.read_latency.is_some());
+                covered[2] += u64::from(t.timeout.is_some());
+                covered[3] += u64::from(tp.is_some_and(|p| p.replayed_bytes > 0));
+                covered[4] += u64::from(t.acks.is_some_and(|a| a.per_request_packets > 1.0));
+                // Karn: replays leave some answers without a sample.
+                covered[5] +=
+                    u64::from(matches!((t.rtt, t.acks), (Some(r), Some(a)) if r.count < a.count));
+            }
             check_against_truth(bytes, &truth, &format!("{name} seed {seed}"));
         }
     }
+    // Every timing definition was exercised: round trips, READ latency,
+    // timeouts, replayed bytes, coalesced ACKs, Karn's rule.
+    assert!(covered.iter().all(|&n| n > 0), "{covered:?}");
     assert!(
         anomalies > 100,
         "the scenarios should contain faults, saw {anomalies}"

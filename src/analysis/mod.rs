@@ -554,7 +554,8 @@ impl Analyzer {
                 ts: pkt.ts_ns,
                 payload: u64::from(r.payload_len.unwrap_or(0)),
                 dma_len: u64::from(r.dma_len.unwrap_or(0)),
-                again: matches!(v, Verdict::Retransmit | Verdict::OutOfOrder),
+                again: v == Verdict::Retransmit,
+                late: v == Verdict::OutOfOrder,
             };
             t.request(req, timing_left);
         }
@@ -626,13 +627,14 @@ impl Analyzer {
                         .as_ref()
                         .is_some_and(|t| t.waits_for(psn))
             };
-            // The CM's pairing, else the one request flow of the host pair
-            // waiting for this PSN.
+            // The CM's pairing, else the one request flow of the host pair,
+            // else the one of them waiting for this PSN.
             let by_cm = self.cm_peer.get(key).and_then(|k| self.find_flow(k));
-            let found = match by_cm {
-                Some(c) if self.flows[c as usize].timing.is_some() => Some(c),
+            let list = self.requesters.get(&(key.dst, key.src));
+            let found = match (by_cm, list.map(Vec::as_slice)) {
+                (Some(c), _) if self.flows[c as usize].timing.is_some() => Some(c),
+                (_, Some(&[only])) if only != id => Some(only),
                 _ => {
-                    let list = self.requesters.get(&(key.dst, key.src));
                     let mut waiting = list
                         .into_iter()
                         .flatten()
@@ -806,6 +808,7 @@ impl Analyzer {
             f.finish(inferred, self.opts.pmtu, &mut self.budget);
         }
         self.pauses.finish(self.totals.last_ts);
+        self.timeline.end(self.totals.last_ts);
         pairing::build_report(self, info)
     }
 }

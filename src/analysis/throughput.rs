@@ -67,6 +67,16 @@ impl Timeline {
         }
     }
 
+    /// The capture's last frame: the bins span the whole capture.
+    pub fn end(&mut self, last: u64) {
+        let origin = *self.origin.get_or_insert(last);
+        let off = last.saturating_sub(origin);
+        if off / self.grain >= self.limit {
+            self.widen(off);
+        }
+        self.max_ts = self.max_ts.max(last);
+    }
+
     /// The grain index of `ts` and the grain's exponent.
     #[inline]
     fn place(&mut self, ts: u64) -> (u32, u32) {
@@ -115,7 +125,7 @@ impl Timeline {
     pub fn bin_for(first: u64, last: u64, bin: Option<u64>) -> u64 {
         let mut t = Timeline::new(bin, false);
         t.start(first);
-        t.place(last);
+        t.end(last);
         t.bin_ns()
     }
 

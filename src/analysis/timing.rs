@@ -182,8 +182,11 @@ pub struct Request {
     /// Payload bytes (SEND, WRITE) and DMA length (READ).
     pub payload: u64,
     pub dma_len: u64,
-    /// Seen before: a replay (or a late arrival).
+    /// Seen before: a replay.
     pub again: bool,
+    /// Never seen, but after a later PSN: its bytes count for its message,
+    /// nothing else.
+    pub late: bool,
 }
 
 /// Replays after a silence with no NAK (timeouts) on one flow: what the
@@ -284,6 +287,7 @@ struct Sent {
 struct Message {
     last_psn: u32,
     first_ts: u64,
+    bytes: u64,
 }
 
 /// A READ request waiting for its responses.
@@ -318,12 +322,15 @@ pub struct FlowTiming {
     behind: u64,
 }
 
-fn push_bounded<T>(q: &mut VecDeque<T>, v: T, dropped: &mut u64) {
-    if q.len() >= MAX_PENDING {
-        q.pop_front();
-        *dropped += 1;
-    }
+/// Pushes `v`, giving back the oldest when `q` was full.
+fn push_bounded<T>(q: &mut VecDeque<T>, v: T) -> Option<T> {
+    let out = if q.len() >= MAX_PENDING {
+        q.pop_front()
+    } else {
+        None
+    };
     q.push_back(v);
+    out
 }
 
 impl FlowTiming {
@@ -336,7 +343,12 @@ impl FlowTiming {
             payload,
             dma_len,
             again,
+            late,
         } = req;
+        if late {
+            self.late(psn, payload);
+            return;
+        }
         if again {
             if let Some(i) = self.sent_index(psn) {
                 self.sent[i].sends += 1;
@@ -346,16 +358,19 @@ impl FlowTiming {
             }
             return;
         }
-        let mut unused = 0;
-        push_bounded(&mut self.sent, Sent { psn, sends: 1, ts }, &mut unused);
+        push_bounded(&mut self.sent, Sent { psn, sends: 1, ts });
         use Operation::*;
         match op {
-            SendFirst | WriteFirst => self.current = Some((ts, payload)),
-            SendMiddle | WriteMiddle => {
-                if let Some((_, b)) = &mut self.current {
-                    *b += payload;
-                }
+            // A message whose LAST never showed is left incomplete.
+            SendFirst | WriteFirst => {
+                let unfinished = self.current.replace((ts, payload)).is_some();
+                self.lost_track += u64::from(unfinished);
             }
+            // A MIDDLE without its FIRST in the capture (yet) starts it.
+            SendMiddle | WriteMiddle => match &mut self.current {
+                Some((_, b)) => *b += payload,
+                None => self.current = Some((ts, payload)),
+            },
             SendLast | SendLastImm | SendLastInvalidate | WriteLast | WriteLastImm => {
                 // A LAST without its FIRST in the capture starts here.
                 let (first, bytes) = self.current.take().unwrap_or((ts, 0));
@@ -365,31 +380,53 @@ impl FlowTiming {
                 self.message(ts, psn, payload, left);
             }
             ReadRequest => {
-                self.sizes.add(dma_len, left);
-                self.message_bytes += dma_len;
-                push_bounded(
-                    &mut self.reads,
-                    Read {
-                        psn,
-                        ts,
-                        sends: 1,
-                        answered: false,
-                    },
-                    &mut self.lost_track,
-                );
+                self.count_message(dma_len, left);
+                let read = Read {
+                    psn,
+                    ts,
+                    sends: 1,
+                    answered: false,
+                };
+                if push_bounded(&mut self.reads, read).is_some() {
+                    self.lost_track += 1;
+                }
             }
             _ => {}
         }
     }
 
-    fn message(&mut self, first_ts: u64, last_psn: u32, bytes: u64, left: &mut u64) {
+    /// A message's size, counted once it is done with (completed, given
+    /// up, or at the end).
+    fn count_message(&mut self, bytes: u64, left: &mut u64) {
         self.sizes.add(bytes, left);
         self.message_bytes += bytes;
-        push_bounded(
-            &mut self.messages,
-            Message { last_psn, first_ts },
-            &mut self.lost_track,
-        );
+    }
+
+    /// A late packet: its bytes go to the message it belongs to, the
+    /// oldest waiting one that ends at or after it, else the one in
+    /// progress.
+    fn late(&mut self, psn: u32, payload: u64) {
+        if let Some(m) = self
+            .messages
+            .iter_mut()
+            .find(|m| at_or_after(psn, m.last_psn))
+        {
+            m.bytes += payload;
+        } else if let Some((_, b)) = &mut self.current {
+            *b += payload;
+        }
+    }
+
+    fn message(&mut self, first_ts: u64, last_psn: u32, bytes: u64, left: &mut u64) {
+        let m = Message {
+            last_psn,
+            first_ts,
+            bytes,
+        };
+        if let Some(old) = push_bounded(&mut self.messages, m) {
+            self.lost_track += 1;
+            self.count_message(old.bytes, left);
+        }
     }
 
     /// An answer at `ts` that samples the round trip of the request
@@ -429,6 +466,7 @@ impl FlowTiming {
                 break;
             }
             self.messages.pop_front();
+            self.count_message(m.bytes, left);
             if ts >= m.first_ts {
                 self.completion.add(ts - m.first_ts, left);
                 said.completion_ns.get_or_insert(ts - m.first_ts);
@@ -520,15 +558,21 @@ impl FlowTiming {
     }
 
     pub fn report(&mut self) -> Option<TimingReport> {
+        // The messages still waiting count too (kept past the budget: the
+        // analysis is over).
+        let mut left = u64::MAX;
+        while let Some(m) = self.messages.pop_front() {
+            self.count_message(m.bytes, &mut left);
+            self.lost_track += 1;
+        }
         let sizes = self.sizes.sizes();
         let messages = sizes.map(|size| Messages {
             count: self.sizes.count(),
             bytes: self.message_bytes,
             size,
         });
-        let incomplete = (self.messages.len() + self.reads.len()) as u64
-            + u64::from(self.current.is_some())
-            + self.lost_track;
+        let incomplete =
+            self.reads.len() as u64 + u64::from(self.current.is_some()) + self.lost_track;
         let acks = (self.acks > 0).then(|| Acks {
             count: self.acks,
             per_request_packets: self.acked_packets as f64 / self.acks as f64,
@@ -741,6 +785,7 @@ mod tests {
                 payload: 8,
                 dma_len: 0,
                 again: false,
+                late: false,
             };
             t.request(req, &mut left);
         }
@@ -757,6 +802,7 @@ mod tests {
                 payload: 8,
                 dma_len: 0,
                 again: true,
+                late: false,
             },
             &mut left,
         );

@@ -418,6 +418,21 @@ pub struct GenArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub duration: Option<u64>,
 
+    /// The responder's ACK and NAK delay (the round trip a capture beside
+    /// it sees): one duration, or several drawn from at random per answer
+    /// (e.g. 2us or 1us,5us,50us)
+    #[arg(long, value_name = "DURATION[,...]", value_delimiter = ',', default_value = "2us", value_parser = parse_duration)]
+    pub rtt: Vec<u64>,
+
+    /// ACK every N request packets of a message, and at its end (coalesced
+    /// ACKs) [default: one ACK per message]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub ack_every: Option<u32>,
+
+    /// A READ request to its first response (the responder's think time)
+    #[arg(long, value_name = "DURATION", default_value = "2us", value_parser = parse_duration)]
+    pub read_delay: u64,
+
     /// Link speed the frames are paced at and pause quanta last
     #[arg(long, value_name = "SPEED", default_value = "100G", value_parser = parse_link_speed)]
     pub link_speed: u64,

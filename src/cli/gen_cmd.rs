@@ -75,6 +75,9 @@ pub fn run(args: &GenArgs) -> Result<(), RunError> {
         link_speed_bps: args.link_speed,
         duration_ns: args.duration,
         ts_resolution_ns: format.ts_resolution_ns(),
+        rtt_ns: args.rtt.clone(),
+        ack_every: args.ack_every,
+        read_delay_ns: args.read_delay,
     };
     let started = std::time::Instant::now();
     let out: Box<dyn Write + Send> = if to_stdout {

@@ -7,6 +7,7 @@ pub mod ib;
 pub mod pcap;
 pub mod samples;
 pub mod scenario;
+pub mod timing;
 
 pub use frame::{ExtHeaders, NetSpec, Payload, RoceFrame, build_pause, build_pfc, build_roce};
 pub use pcap::{BackgroundWriter, CaptureWriter, OutFormat};

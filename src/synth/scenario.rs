@@ -105,6 +105,13 @@ pub struct GenOptions {
     /// Timestamp resolution of the file written (1000 for a µs pcap): the
     /// truth states times as the file can show them.
     pub ts_resolution_ns: u64,
+    /// The responder's ACK (and NAK) delay, drawn from this list.
+    pub rtt_ns: Vec<u64>,
+    /// ACK every this many request packets of a message (and at its end);
+    /// `None`: one ACK per message.
+    pub ack_every: Option<u32>,
+    /// READ request to its first response.
+    pub read_delay_ns: u64,
 }
 
 impl Default for GenOptions {
@@ -123,21 +130,26 @@ impl Default for GenOptions {
             link_speed_bps: 100_000_000_000,
             duration_ns: None,
             ts_resolution_ns: 1,
+            rtt_ns: vec![ACK_DELAY_NS],
+            ack_every: None,
+            read_delay_ns: ACK_DELAY_NS,
         }
     }
 }
 
 /// The facts a capture must produce, with the report's own keys.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
 pub struct Truth {
     pub scenario: Scenario,
     pub seed: u64,
     pub frames: u64,
     pub flows: Vec<FlowTruth>,
     pub pfc: PfcTruth,
+    /// `capture.vantage`.
+    pub vantage: Option<crate::analysis::timing::Vantage>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
 pub struct FlowTruth {
     pub src: String,
     pub dst: String,
@@ -149,6 +161,10 @@ pub struct FlowTruth {
     pub ecn_ce: u64,
     pub cnps: u64,
     pub naks: NakCounts,
+    /// `flows[].timing` (without `throughput.series`); left out when the
+    /// run was too large for the truth to keep every sample.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timing: Option<crate::analysis::timing::TimingReport>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, Default)]
@@ -180,6 +196,8 @@ struct QpState {
     msn: u32,
     busy_until: u64,
     last_cnp: Option<u64>,
+    /// When the responder last answered (its answers leave in order).
+    last_answer: u64,
     loss: bool,
     reorder: bool,
     ecn: bool,
@@ -200,6 +218,26 @@ pub struct Generator<'s> {
     intervals: Vec<IntervalTruth>,
     /// Frame buffers written out, ready for reuse.
     pool: Vec<Vec<u8>>,
+    /// Timing facts per flow, while they fit in the truth.
+    timing: FxHashMap<Key, super::timing::FlowTimingTruth>,
+    timing_items: u64,
+    /// The first and last frame written (times as shown).
+    span: Option<(u64, u64)>,
+}
+
+/// A request packet's appearances in the capture (true times).
+#[derive(Debug, Default, Clone)]
+struct Seen {
+    times: Vec<u64>,
+}
+
+impl Seen {
+    fn first(&self) -> Option<u64> {
+        self.times.first().copied()
+    }
+    fn before(&self, t: u64) -> usize {
+        self.times.iter().filter(|&&x| x < t).count()
+    }
 }
 
 fn ser_ns(len: usize, bps: u64) -> u64 {
@@ -233,7 +271,41 @@ impl<'s> Generator<'s> {
             gsi_psn: FxHashMap::default(),
             intervals: Vec::new(),
             pool: Vec::new(),
+            timing: FxHashMap::default(),
+            timing_items: 0,
+            span: None,
         }
+    }
+
+    /// The time the file shows for `t`.
+    fn shown(&self, t: u64) -> u64 {
+        let res = self.opts.ts_resolution_ns.max(1);
+        t - t % res
+    }
+
+    /// The timing facts of flow `key`, while the truth keeps them.
+    fn timing(&mut self, key: Key) -> Option<&mut super::timing::FlowTimingTruth> {
+        if self.timing_items > super::timing::MAX_TRUTH_ITEMS {
+            return None;
+        }
+        self.timing_items += 1;
+        Some(self.timing.entry(key).or_default())
+    }
+
+    /// The responder's delay before an answer: from `--rtt`.
+    fn answer_delay(&mut self) -> u64 {
+        match self.opts.rtt_ns.len() {
+            0 => ACK_DELAY_NS,
+            1 => self.opts.rtt_ns[0],
+            n => self.opts.rtt_ns[self.rng.below(n as u64) as usize],
+        }
+    }
+
+    /// When an answer due at `t` leaves: after the QP's previous answer.
+    fn answer_at(q: &mut QpState, t: u64) -> u64 {
+        let t = t.max(q.last_answer);
+        q.last_answer = t;
+        t
     }
 
     fn flow(&mut self, key: Key) -> &mut FlowTruth {
@@ -254,8 +326,21 @@ impl<'s> Generator<'s> {
 
     /// Schedules a RoCE frame at `ts` and counts it on its flow.
     fn roce(&mut self, ts: u64, f: &super::frame::RoceFrame<'_>) {
+        self.roce_again(ts, f, false);
+    }
+
+    /// [`roce`](Self::roce) for a frame that may be a replay.
+    fn roce_again(&mut self, ts: u64, f: &super::frame::RoceFrame<'_>, replay: bool) {
         let (s, d) = net_src_dst(&f.net);
-        self.flow((s, d, f.bth.dest_qp)).packets += 1;
+        let key = (s, d, f.bth.dest_qp);
+        self.flow(key).packets += 1;
+        let n = f.payload.len() as u64;
+        if n > 0 {
+            let shown = self.shown(ts);
+            if let Some(t) = self.timing(key) {
+                t.payload.push((shown, n, replay));
+            }
+        }
         let mut buf = self.pool.pop().unwrap_or_default();
         buf.clear();
         super::frame::build_roce(f, &mut buf);
@@ -277,6 +362,8 @@ impl<'s> Generator<'s> {
                 break;
             };
             (self.sink)(ts, &f)?;
+            let shown = self.shown(ts);
+            self.span = Some(self.span.map_or((shown, shown), |(a, _)| (a, shown)));
             // Reuse the buffer for a later frame.
             if self.pool.len() < 1024 {
                 self.pool.push(f);
@@ -402,6 +489,7 @@ impl<'s> Generator<'s> {
                     msn: 0,
                     busy_until: 0,
                     last_cnp: None,
+                    last_answer: 0,
                     loss: name == Scenario::Loss || (mixed && i % 4 == 1),
                     reorder: name == Scenario::Reorder || (mixed && i % 4 == 2),
                     ecn: name == Scenario::Incast || (mixed && i % 4 == 3),
@@ -457,7 +545,20 @@ impl<'s> Generator<'s> {
         }
         self.drain(u64::MAX)?;
 
-        let flows = self.order.iter().map(|k| self.truth[k].clone()).collect();
+        let (first, last) = self.span.unwrap_or((0, 0));
+        let kept = self.timing_items <= super::timing::MAX_TRUTH_ITEMS;
+        let mut timing = std::mem::take(&mut self.timing);
+        let flows = self
+            .order
+            .iter()
+            .map(|k| {
+                let mut f = self.truth[k].clone();
+                if kept {
+                    f.timing = timing.remove(k).and_then(|t| t.report(first, last));
+                }
+                f
+            })
+            .collect();
         Ok(Truth {
             scenario: name,
             seed: o.seed,
@@ -466,6 +567,7 @@ impl<'s> Generator<'s> {
             pfc: PfcTruth {
                 intervals: self.intervals,
             },
+            vantage: super::timing::vantage(o.qps, name == Scenario::Incast),
         })
     }
 
@@ -484,49 +586,7 @@ impl<'s> Generator<'s> {
         let msn = q.msn;
 
         if kind == 2 {
-            // READ: one request consuming n PSNs, n responses.
-            let psn = q.next_psn;
-            q.next_psn = (psn + n) & 0xff_ffff;
-            let req = c.read(psn, size);
-            let mut t = t0;
-            let dropped = q.loss && self.rng.chance(o.loss);
-            let captured = !(dropped && o.loss_side == LossSide::Receiver);
-            if captured {
-                let mut frame = req;
-                if q.ecn && self.rng.chance(o.ecn) {
-                    frame.net = frame.net.with_ecn(3);
-                    self.ce(q, t, data_key, back_key);
-                }
-                self.roce(t, &frame);
-            }
-            let frame = req;
-            self.now = t + ser_ns(74, bps) + GAP_NS;
-            if dropped {
-                // The only packet: nothing follows, so the requester times out.
-                t += RTO_NS;
-                self.roce(t, &frame);
-                if o.loss_side == LossSide::Sender {
-                    self.flow(data_key).retransmits += 1;
-                }
-            }
-            let mut rt = t + ACK_DELAY_NS;
-            for k in 0..n {
-                let op = match (n, k) {
-                    (1, _) => 0x10,
-                    (_, 0) => 0x0d,
-                    (_, k) if k == n - 1 => 0x0f,
-                    _ => 0x0e,
-                };
-                let len = if k == n - 1 {
-                    size - pmtu * (n - 1)
-                } else {
-                    pmtu
-                };
-                let f = c.read_resp(op, psn + k, len as usize, msn);
-                self.roce(rt, &f);
-                rt += ser_ns(len as usize + 70, bps) + GAP_NS;
-            }
-            return Ok(rt);
+            return Ok(self.read_message(q, t0, n, msn, data_key, back_key));
         }
 
         // SEND (0) or WRITE (1): n packets.
@@ -559,6 +619,12 @@ impl<'s> Generator<'s> {
         let swap_at =
             (q.reorder && n >= 2 && drop_at.is_none() && self.rng.chance(o.reorder * f64::from(n)))
                 .then(|| self.rng.below(u64::from(n - 1)) as u32);
+        // Each packet's appearances in the capture, and the answers: (when,
+        // the PSN they name (offset), a NAK).
+        let mut seen = vec![Seen::default(); n as usize];
+        let mut answers: Vec<(u64, u32, bool)> = Vec::new();
+        // The first packet the fault touches: ACKs before it only.
+        let fault = drop_at.or(swap_at).unwrap_or(n);
 
         let mut t = t0;
         let mut times = Vec::with_capacity(n as usize);
@@ -566,8 +632,7 @@ impl<'s> Generator<'s> {
         if let Some(s) = swap_at {
             order.swap(s as usize, s as usize + 1);
         }
-        let mut sent = Vec::with_capacity(n as usize);
-        for &k in &order {
+        for (pos, &k) in order.iter().enumerate() {
             let mut f = frames[k as usize];
             let lost = drop_at == Some(k);
             if !(lost && o.loss_side == LossSide::Receiver) {
@@ -576,37 +641,60 @@ impl<'s> Generator<'s> {
                     self.ce(q, t, data_key, back_key);
                 }
                 self.roce(t, &f);
+                seen[k as usize].times.push(t);
             }
-            sent.push(f);
             times.push(t);
             t += ser_ns(f.payload.len() + 70, bps) + GAP_NS;
+            // Coalesced ACKs: every N packets of the message before a fault.
+            if let Some(every) = o.ack_every
+                && k < fault
+                && k + 1 < n
+                && (pos as u32 + 1).is_multiple_of(every.max(1))
+            {
+                let d = self.answer_delay();
+                let at = Self::answer_at(q, times[pos] + d);
+                let ack = c.ack(first_psn + k, AckKind::Ack, 31, msn - 1);
+                self.roce(at, &ack);
+                answers.push((at, k, false));
+            }
         }
         self.now = t;
         let mut done = t;
 
-        if let Some(s) = swap_at {
-            // The responder sees s+1 before s: NAK(s), then go-back-N s, s+1.
-            let nak_t = times[s as usize + 1] + ACK_DELAY_NS;
-            let nak = c.ack(first_psn + s, AckKind::Nak, 0, msn - 1);
-            self.roce(nak_t, &nak);
-            // Go-back-N starts once the burst in flight has left.
-            let mut rt = (nak_t + ACK_DELAY_NS).max(t);
-            for k in s..n {
-                self.roce(rt, &frames[k as usize]);
+        // Replays of packets `from..n` starting at `at`; returns when done.
+        let replay = |g: &mut Self, from: u32, at: u64, seen: &mut [Seen]| {
+            let mut rt = at;
+            for k in from..n {
+                let again = !seen[k as usize].times.is_empty();
+                g.roce_again(rt, &frames[k as usize], again);
+                seen[k as usize].times.push(rt);
                 rt += ser_ns(frames[k as usize].payload.len() + 70, bps) + GAP_NS;
             }
+            rt
+        };
+        let mut silence = None;
+        if let Some(s) = swap_at {
+            // The responder sees s+1 before s: NAK(s), then go-back-N s, s+1.
+            let d = self.answer_delay();
+            let nak_t = Self::answer_at(q, times[s as usize + 1] + d);
+            let nak = c.ack(first_psn + s, AckKind::Nak, 0, msn - 1);
+            self.roce(nak_t, &nak);
+            answers.push((nak_t, s, true));
+            // Go-back-N starts once the burst in flight has left.
+            done = replay(self, s, (nak_t + ACK_DELAY_NS).max(t), &mut seen);
             let ft = self.flow(data_key);
             ft.out_of_order += 1;
             ft.retransmits += u64::from(n - s);
             self.flow(back_key).naks.psn_seq_err += 1;
-            done = rt;
         } else if let Some(j) = drop_at {
             let replay_from;
             if j + 1 < n {
                 // The next packet reveals the hole: NAK(j), go-back-N j..n.
-                let nak_t = times[j as usize + 1] + ACK_DELAY_NS;
+                let d = self.answer_delay();
+                let nak_t = Self::answer_at(q, times[j as usize + 1] + d);
                 let nak = c.ack(first_psn + j, AckKind::Nak, 0, msn - 1);
                 self.roce(nak_t, &nak);
+                answers.push((nak_t, j, true));
                 self.flow(back_key).naks.psn_seq_err += 1;
                 replay_from = (nak_t + ACK_DELAY_NS).max(t);
                 let ft = self.flow(data_key);
@@ -622,19 +710,135 @@ impl<'s> Generator<'s> {
                 replay_from = t + RTO_NS;
                 if o.loss_side == LossSide::Sender {
                     self.flow(data_key).retransmits += 1;
+                    // The flow's last frame before the replay: the lost one.
+                    silence = Some(self.shown(replay_from) - self.shown(times[n as usize - 1]));
                 }
             }
-            let mut rt = replay_from;
-            for k in j..n {
-                self.roce(rt, &frames[k as usize]);
-                rt += ser_ns(frames[k as usize].payload.len() + 70, bps) + GAP_NS;
-            }
-            done = rt;
+            done = replay(self, j, replay_from, &mut seen);
         }
-        // One ACK per message.
+        // The ACK of the whole message.
+        let d = self.answer_delay();
+        let ack_t = Self::answer_at(q, done + d);
         let ack = c.ack(first_psn + n - 1, AckKind::Ack, 31, msn);
-        self.roce(done + ACK_DELAY_NS, &ack);
-        Ok(done + ACK_DELAY_NS)
+        self.roce(ack_t, &ack);
+        answers.push((ack_t, n - 1, false));
+
+        // The timing facts, by the README's definitions: a packet is late
+        // when a later PSN of its message was seen first.
+        let late: Vec<bool> = (0..n as usize)
+            .map(|k| {
+                let f = seen[k].first();
+                seen[k + 1..]
+                    .iter()
+                    .any(|x| matches!((x.first(), f), (Some(a), Some(b)) if a < b))
+            })
+            .collect();
+        let start = seen.iter().filter_map(Seen::first).min().unwrap_or(t0);
+        let shown = |g: &Self, t: u64| g.shown(t);
+        let samples: Vec<u64> = answers
+            .iter()
+            .filter_map(|&(at, k, _)| {
+                let s = &seen[k as usize];
+                (!late[k as usize] && s.before(at) == 1)
+                    .then(|| shown(self, at) - shown(self, s.times[0]))
+            })
+            .collect();
+        let pushed = (0..n as usize)
+            .filter(|&k| !late[k] && !seen[k].times.is_empty())
+            .count() as u64;
+        let completion = shown(self, ack_t) - shown(self, start);
+        if let Some(tt) = self.timing(data_key) {
+            tt.rtt.extend(samples);
+            tt.acks += answers.len() as u64;
+            tt.acked_packets += pushed;
+            tt.sizes.push(u64::from(size));
+            tt.bytes += u64::from(size);
+            tt.completion.push(completion);
+            tt.silences.extend(silence);
+        }
+        Ok(ack_t)
+    }
+
+    /// A READ of `n` PSNs: one request (replayed after a timeout when
+    /// dropped), `n` responses.
+    fn read_message(
+        &mut self,
+        q: &mut QpState,
+        t0: u64,
+        n: u32,
+        msn: u32,
+        data_key: Key,
+        back_key: Key,
+    ) -> u64 {
+        let o = self.opts.clone();
+        let c = q.conn;
+        let (size, pmtu, bps) = (o.size.max(1), o.pmtu.max(256), o.link_speed_bps);
+        let psn = q.next_psn;
+        q.next_psn = (psn + n) & 0xff_ffff;
+        let req = c.read(psn, size);
+        let mut t = t0;
+        let dropped = q.loss && self.rng.chance(o.loss);
+        let captured = !(dropped && o.loss_side == LossSide::Receiver);
+        // The request's appearances in the capture.
+        let mut seen = Seen::default();
+        if captured {
+            let mut frame = req;
+            if q.ecn && self.rng.chance(o.ecn) {
+                frame.net = frame.net.with_ecn(3);
+                self.ce(q, t, data_key, back_key);
+            }
+            self.roce(t, &frame);
+            seen.times.push(t);
+        }
+        let frame = req;
+        self.now = t + ser_ns(74, bps) + GAP_NS;
+        let mut silence = None;
+        if dropped {
+            // The only packet: nothing follows, so the requester times out.
+            t += RTO_NS;
+            self.roce_again(t, &frame, captured);
+            seen.times.push(t);
+            if o.loss_side == LossSide::Sender {
+                self.flow(data_key).retransmits += 1;
+                silence = Some(self.shown(t) - self.shown(t0));
+            }
+        }
+        let first_rt = t + o.read_delay_ns;
+        let mut rt = first_rt;
+        let mut last_rt = rt;
+        for k in 0..n {
+            let op = match (n, k) {
+                (1, _) => 0x10,
+                (_, 0) => 0x0d,
+                (_, k) if k == n - 1 => 0x0f,
+                _ => 0x0e,
+            };
+            let len = if k == n - 1 {
+                size - pmtu * (n - 1)
+            } else {
+                pmtu
+            };
+            let f = c.read_resp(op, psn + k, len as usize, msn);
+            self.roce(rt, &f);
+            last_rt = rt;
+            rt += ser_ns(len as usize + 70, bps) + GAP_NS;
+        }
+        q.last_answer = q.last_answer.max(last_rt);
+        let start = seen.times[0];
+        let once = seen.before(first_rt) == 1;
+        let (first_shown, last_shown, start_shown) =
+            (self.shown(first_rt), self.shown(last_rt), self.shown(start));
+        if let Some(tt) = self.timing(data_key) {
+            tt.sizes.push(u64::from(size));
+            tt.bytes += u64::from(size);
+            if once {
+                tt.rtt.push(first_shown - start_shown);
+                tt.read_latency.push(first_shown - start_shown);
+            }
+            tt.completion.push(last_shown - start_shown);
+            tt.silences.extend(silence);
+        }
+        rt
     }
 
     /// A CE mark at `t` on the data flow; the receiver answers with a CNP
