@@ -125,6 +125,46 @@ fn psn_chart() {
 }
 
 #[test]
+fn timing_view_of_a_flow() {
+    let mut a = app("loss-receiver.ns.pcap");
+    press(&mut a, "w");
+    assert!(matches!(a.view(), View::Timing(0)));
+    let t = a.timing.as_ref().unwrap();
+    let report = a.report.flows[0].timing.as_ref().unwrap();
+    // The histograms hold the report's samples; the chart its throughput.
+    assert_eq!(t.rtt.len() as u64, report.rtt.unwrap().count);
+    assert_eq!(t.completion.len() as u64, report.completion.unwrap().count);
+    let tp = report.throughput.as_ref().unwrap();
+    let bits: f64 = t
+        .first_sends
+        .iter()
+        .chain(&t.replays)
+        .map(|p| p.1 * tp.bin_ns as f64)
+        .sum();
+    assert!((bits / 8.0 - tp.payload_bytes as f64).abs() < 1.0, "{bits}");
+    assert!(t.replays.iter().any(|p| p.1 > 0.0));
+    insta::assert_snapshot!("tui_timing", screen(&mut a));
+    let small = screen_of(&mut a, 80, 24);
+    for want in ["Throughput: flow #1", "RTT (", "completion (", "replays"] {
+        assert!(small.contains(want), "80x24 lacks {want}:\n{small}");
+    }
+    press(&mut a, "⎋");
+    assert!(matches!(a.view(), View::Flows));
+}
+
+#[test]
+fn histogram_buckets_hold_every_sample() {
+    let s: Vec<u64> = (1..=1000).collect();
+    let h = tui::app::histogram(&s, 8);
+    assert_eq!(h.len(), 8);
+    assert_eq!(h.iter().map(|b| b.1).sum::<u64>(), 1000);
+    assert_eq!(h.last().unwrap().0, 1000);
+    assert!(h.windows(2).all(|w| w[0].0 < w[1].0));
+    assert_eq!(tui::app::histogram(&[5, 5], 8), vec![(5, 2)]);
+    assert!(tui::app::histogram(&[], 8).is_empty());
+}
+
+#[test]
 fn pfc_timeline() {
     let mut a = app("pfc-storm.pcapng");
     press(&mut a, "t");

@@ -36,6 +36,8 @@ pub enum View {
     Packets(Scope),
     Detail,
     Chart(usize),
+    /// Where the time went: round trips, completions, throughput.
+    Timing(usize),
     Pauses,
 }
 
@@ -130,6 +132,44 @@ pub struct ChartData {
     pub sampled: bool,
 }
 
+/// One flow's timing: the samples its answers gave and its throughput.
+#[derive(Debug, Clone, Default)]
+pub struct TimingData {
+    pub flow: usize,
+    pub rtt: Vec<u64>,
+    pub completion: Vec<u64>,
+    /// (seconds since capture start, Gb/s) per bin: first sends, replays.
+    pub first_sends: Vec<(f64, f64)>,
+    pub replays: Vec<(f64, f64)>,
+    pub bin_ns: u64,
+}
+
+/// Up to `rows` buckets of `samples`, spaced evenly on a log scale from
+/// the smallest to the largest: (upper bound, count).
+pub fn histogram(samples: &[u64], rows: usize) -> Vec<(u64, u64)> {
+    let (Some(&lo), Some(&hi)) = (samples.iter().min(), samples.iter().max()) else {
+        return Vec::new();
+    };
+    let rows = rows.max(1);
+    let (l, h) = ((lo.max(1) as f64).ln(), (hi.max(1) as f64).ln());
+    let n = if hi == lo { 1 } else { rows };
+    let bounds: Vec<u64> = (1..=n)
+        .map(|i| {
+            if i == n {
+                hi
+            } else {
+                (l + (h - l) * i as f64 / n as f64).exp().round() as u64
+            }
+        })
+        .collect();
+    let mut out: Vec<(u64, u64)> = bounds.iter().map(|&b| (b, 0)).collect();
+    for &v in samples {
+        let i = bounds.partition_point(|&b| b < v).min(n - 1);
+        out[i].1 += 1;
+    }
+    out
+}
+
 /// A display filter applied in the TUI: the frames it matches (by
 /// position) and the flows with at least one of them.
 pub struct DisplayFilter {
@@ -181,6 +221,7 @@ pub struct App {
     pub packet_rows: Vec<PacketRow>,
     pub detail: Option<Detail>,
     pub chart: Option<ChartData>,
+    pub timing: Option<TimingData>,
     pub pause_sel: usize,
     pub status: String,
     /// Height of the list area at the last draw.
@@ -233,6 +274,7 @@ impl App {
             packet_rows: Vec::new(),
             detail: None,
             chart: None,
+            timing: None,
             pause_sel: 0,
             status: String::new(),
             page: 20,
@@ -505,6 +547,39 @@ impl App {
         self.stack.push(View::Detail);
     }
 
+    fn open_timing(&mut self, flow: usize) {
+        let mut data = TimingData {
+            flow,
+            ..TimingData::default()
+        };
+        // The samples ride on the answers: the frames of the other
+        // direction.
+        if let Some(peer) = self.peers.get(flow).copied().flatten() {
+            for (&pos, &(rtt, done)) in &self.index.timing {
+                if self.index.flows.get(pos as usize) == Some(&(peer as u32)) {
+                    data.rtt.extend(rtt);
+                    data.completion.extend(done);
+                }
+            }
+        }
+        let t0 = self.index.first_ts_ns;
+        if let Some(tp) = self.report.flows[flow]
+            .timing
+            .as_ref()
+            .and_then(|t| t.throughput.as_ref())
+        {
+            data.bin_ns = tp.bin_ns;
+            let gbps = |bytes: u64| bytes as f64 * 8.0 / tp.bin_ns.max(1) as f64;
+            for p in tp.series.iter().flatten() {
+                let x = p.t_ns.saturating_sub(t0) as f64 / 1e9;
+                data.first_sends.push((x, gbps(p.bytes - p.replayed_bytes)));
+                data.replays.push((x, gbps(p.replayed_bytes)));
+            }
+        }
+        self.timing = Some(data);
+        self.stack.push(View::Timing(flow));
+    }
+
     fn open_chart(&mut self, flow: usize) {
         const MAX_POINTS: usize = 20_000;
         let positions: Vec<u32> = self
@@ -646,7 +721,7 @@ impl App {
                 }
             }
             View::Pauses => self.pause_sel = step(self.pause_sel, self.report.pfc.intervals.len()),
-            View::Chart(_) => {}
+            View::Chart(_) | View::Timing(_) => {}
         }
     }
 
@@ -755,7 +830,7 @@ impl App {
                 _ => {}
             },
             KeyCode::Char('a') if self.view() == View::Flows => self.open_packets(Scope::All),
-            KeyCode::Char('p') => {
+            KeyCode::Char('p') | KeyCode::Char('w') => {
                 let flow = match self.view() {
                     View::Flows => self.selected_flow(),
                     View::Packets(Scope::Flow(f)) => Some(f),
@@ -767,8 +842,10 @@ impl App {
                         .map(|&f| f as usize),
                     _ => None,
                 };
-                if let Some(f) = flow {
-                    self.open_chart(f);
+                match (flow, key.code) {
+                    (Some(f), KeyCode::Char('p')) => self.open_chart(f),
+                    (Some(f), _) => self.open_timing(f),
+                    _ => {}
                 }
             }
             KeyCode::Char('t') if self.view() != View::Pauses => self.stack.push(View::Pauses),

@@ -209,6 +209,9 @@ pub fn load_input(
 ) -> Result<App, CaptureError> {
     let Input { file, name, note } = input;
     let link_speed = opts.link_speed;
+    // The timing view draws each flow's throughput over time.
+    let mut opts = opts;
+    opts.timeline_series = true;
     let io_err = |source| CaptureError::Io {
         path: name.clone().into(),
         source,

@@ -93,15 +93,18 @@ pub fn render(app: &App, f: &mut Frame) {
         View::Packets(scope) => packets(app, f, body, scope),
         View::Detail => detail(app, f, body),
         View::Chart(flow) => chart(app, f, body, flow),
+        View::Timing(flow) => timing(app, f, body, flow),
         View::Pauses => pauses(app, f, body),
     }
     let keys = match app.view() {
         View::Flows => {
-            "↑↓ move  Enter packets  a all packets  p PSN chart  t pauses  / filter  s sort  ? help  q quit"
+            "↑↓ move  Enter packets  a all  p PSN chart  w timing  t pauses  / filter  s sort  ? help"
         }
-        View::Packets(_) => "↑↓ move  Enter detail  p PSN chart  g/G top/end  Esc back  ? help",
+        View::Packets(_) => {
+            "↑↓ move  Enter detail  p PSN chart  w timing  g/G top/end  Esc back  ? help"
+        }
         View::Detail => "↑↓ field  Tab tree/hex  Esc back  ? help",
-        View::Chart(_) => "Esc back  ? help",
+        View::Chart(_) | View::Timing(_) => "Esc back  ? help",
         View::Pauses => "↑↓ move  Enter frames  Esc back  ? help",
     };
     let foot_text = if let Some(t) = &app.editing {
@@ -569,6 +572,129 @@ fn chart(app: &App, f: &mut Frame, area: Rect, flow: usize) {
     f.render_widget(chart, area);
 }
 
+/// A histogram of durations as horizontal bars, one row per bucket.
+fn duration_bars(f: &mut Frame, area: Rect, title: &str, samples: &[u64], color: Color) {
+    use crate::output::packets::human_ns;
+    let block = Block::default().borders(Borders::ALL).title(format!(
+        " {title} ({} samples) ",
+        grouped(samples.len() as u64)
+    ));
+    let rows = usize::from(area.height.saturating_sub(2)).clamp(1, 12);
+    let buckets = super::app::histogram(samples, rows);
+    if buckets.is_empty() {
+        f.render_widget(
+            Paragraph::new(" no samples: nothing answered this flow").block(block),
+            area,
+        );
+        return;
+    }
+    let most = buckets.iter().map(|b| b.1).max().unwrap_or(1).max(1);
+    // Bounds closer than the rounding shows are given in nanoseconds.
+    let mut labels: Vec<String> = buckets
+        .iter()
+        .map(|b| format!("≤{}", human_ns(b.0)))
+        .collect();
+    if labels.windows(2).any(|w| w[0] == w[1]) {
+        labels = buckets
+            .iter()
+            .map(|b| format!("≤{} ns", grouped(b.0)))
+            .collect();
+    }
+    let label_w = labels.iter().map(|l| l.chars().count()).max().unwrap_or(9);
+    let count_w = 7usize;
+    let bar_w = usize::from(area.width.saturating_sub(2)).saturating_sub(label_w + count_w + 2);
+    let lines: Vec<Line> = buckets
+        .iter()
+        .zip(&labels)
+        .map(|(&(_, n), label)| {
+            let len = (n as usize * bar_w).div_ceil(most as usize);
+            Line::from(vec![
+                Span::raw(format!("{label:>label_w$} ")),
+                Span::styled("█".repeat(len), Style::new().fg(color)),
+                Span::raw(format!(" {}", fit(n, count_w))),
+            ])
+        })
+        .collect();
+    f.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// Where the time went on one flow: its throughput over time (replays in
+/// their own colour) above its round trip and completion histograms.
+fn timing(app: &App, f: &mut Frame, area: Rect, flow: usize) {
+    let Some(t) = &app.timing else { return };
+    let fl = &app.report.flows[flow];
+    let [top, bottom] =
+        Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(area);
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(bottom);
+    let title = format!(
+        " Throughput: flow #{} {} → {} QP 0x{:06x} (bins of {}) ",
+        flow + 1,
+        fl.src,
+        fl.dst,
+        fl.destqp,
+        crate::output::packets::human_ns(t.bin_ns)
+    );
+    if t.first_sends.is_empty() {
+        f.render_widget(
+            Paragraph::new(" no payload on this flow")
+                .block(Block::default().borders(Borders::ALL).title(title)),
+            top,
+        );
+    } else {
+        let (x0, x1) = (
+            t.first_sends.first().map_or(0.0, |p| p.0),
+            t.first_sends.last().map_or(1.0, |p| p.0),
+        );
+        let x1 = if x1 - x0 < 1e-9 { x0 + 1e-6 } else { x1 };
+        let y1 = t
+            .first_sends
+            .iter()
+            .zip(&t.replays)
+            .map(|(a, b)| a.1.max(b.1))
+            .fold(0.0f64, f64::max)
+            .max(1e-3);
+        let replayed: f64 = t.replays.iter().map(|p| p.1).sum();
+        let mut datasets = vec![
+            Dataset::default()
+                .name("first sends")
+                .marker(Marker::Braille)
+                .graph_type(GraphType::Line)
+                .style(Style::new().fg(Color::Cyan))
+                .data(&t.first_sends),
+        ];
+        if replayed > 0.0 {
+            datasets.push(
+                Dataset::default()
+                    .name("replays")
+                    .marker(Marker::Braille)
+                    .graph_type(GraphType::Line)
+                    .style(Style::new().fg(Color::Red))
+                    .data(&t.replays),
+            );
+        }
+        let chart = Chart::new(datasets)
+            .legend_position(Some(LegendPosition::TopRight))
+            .hidden_legend_constraints((Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)))
+            .block(Block::default().borders(Borders::ALL).title(title))
+            .x_axis(
+                Axis::default()
+                    .title("seconds")
+                    .bounds([x0, x1])
+                    .labels([format!("{x0:.6}"), format!("{x1:.6}")]),
+            )
+            .y_axis(
+                Axis::default()
+                    .title("Gb/s")
+                    .bounds([0.0, y1])
+                    .labels(["0".to_string(), format!("{y1:.1}")]),
+            );
+        f.render_widget(chart, top);
+    }
+    duration_bars(f, left, "RTT", &t.rtt, Color::Green);
+    duration_bars(f, right, "completion", &t.completion, Color::Yellow);
+}
+
 fn pauses(app: &App, f: &mut Frame, area: Rect) {
     let pfc = &app.report.pfc;
     let c = &app.report.capture;
@@ -680,6 +806,7 @@ const HELP: &[(&str, &str)] = &[
     ("Tab", "detail: tree ↔ hex; flows ↔ PFC timeline"),
     ("a", "all frames (from the flows table)"),
     ("p", "PSN chart of the selected flow"),
+    ("w", "where the time went: RTT, completion, throughput"),
     ("t", "PFC timeline"),
     ("/", "filter: display filter, or address or QP"),
     ("s  S", "sort by the next column / reverse"),
