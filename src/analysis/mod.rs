@@ -219,8 +219,8 @@ pub struct Analyzer {
     /// Flows that sent RC or XRC requests, per (src, dst): where an ACK
     /// flow looks for the requests it answers.
     requesters: Map<(Addr, Addr), Vec<u32>>,
-    /// Timing samples that may still be kept (`--max-timing-samples`).
-    timing_left: u64,
+    /// Every flow's timing samples (at most `--max-timing-samples`).
+    logs: timing::Logs,
     /// The throughput bins' grain.
     timeline: throughput::Timeline,
     /// Every ICRC checked so far was wrong: the capture path does not keep
@@ -256,7 +256,7 @@ impl Analyzer {
             pmtu_generation: 1,
             icrc_summarised: false,
             requesters: Map::default(),
-            timing_left: l.timing_samples,
+            logs: timing::Logs::new(l.timing_samples),
             timeline: throughput::Timeline::new(opts.timeline_bin_ns, opts.timeline_series),
             budget: Budget {
                 events_per_flow: l.events_per_flow,
@@ -454,7 +454,7 @@ impl Analyzer {
             totals,
             icrc_summarised,
             requesters,
-            timing_left,
+            logs,
             timeline,
             ..
         } = self;
@@ -557,7 +557,7 @@ impl Analyzer {
                 again: v == Verdict::Retransmit,
                 late: v == Verdict::OutOfOrder,
             };
-            t.request(req, timing_left);
+            t.request(req, &mut timing::Log { flow: id, logs });
         }
         // The answer's side: on the request flow, once the borrow ends.
         let answer = match (op, &r.aeth) {
@@ -652,14 +652,17 @@ impl Analyzer {
             self.flows[id as usize].answers = found;
             q = found;
         }
-        let left = &mut self.timing_left;
+        let log = &mut timing::Log {
+            flow: q,
+            logs: &mut self.logs,
+        };
         match self
             .flows
             .get_mut(q as usize)
             .and_then(|f| f.timing.as_mut())
         {
-            Some(t) if op.is_read_response() => t.read_response(op, psn, ts, left),
-            Some(t) => t.ack(psn, nak, ts, left),
+            Some(t) if op.is_read_response() => t.read_response(op, psn, ts, log),
+            Some(t) => t.ack(psn, nak, ts, log),
             None => timing::Answer::default(),
         }
     }
@@ -802,13 +805,20 @@ impl Analyzer {
     /// Like [`finish`](Self::finish), also giving for each flow id that
     /// [`packet`](Self::packet) returned its index in `report.flows`.
     pub fn finish_indexed(mut self, info: CaptureInfo) -> (Report, Vec<usize>) {
-        for f in &mut self.flows {
+        for (id, f) in self.flows.iter_mut().enumerate() {
+            if let Some(t) = f.timing.as_mut() {
+                t.flush(&mut timing::Log {
+                    flow: id as u32,
+                    logs: &mut self.logs,
+                });
+            }
             let key = f.key;
             let inferred = self.pmtu.get(&host_pair(key.src, key.dst)).copied();
             f.finish(inferred, self.opts.pmtu, &mut self.budget);
         }
         self.pauses.finish(self.totals.last_ts);
         self.timeline.end(self.totals.last_ts);
+        self.logs.sort();
         pairing::build_report(self, info)
     }
 }

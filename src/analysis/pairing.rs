@@ -155,9 +155,11 @@ impl AddrText {
 
 /// The report of a flow; its episodes and events move into it.
 fn flow_report(
+    id: u32,
     f: &mut FlowState,
     text: &mut AddrText,
     timeline: &super::throughput::Timeline,
+    logs: &super::timing::Logs,
 ) -> FlowReport {
     let missing = f.missing();
     let c = f.take_cold();
@@ -194,7 +196,7 @@ fn flow_report(
         events_dropped: c.events_dropped,
         timing: {
             let rate = f.rate.as_mut().and_then(|r| r.report(timeline));
-            match (f.timing.as_mut().and_then(|t| t.report()), rate) {
+            match (f.timing.as_ref().and_then(|t| t.report(id, logs)), rate) {
                 (Some(mut t), rate) => {
                     t.timeout = c.timeouts.report();
                     t.throughput = rate;
@@ -230,7 +232,8 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
     let mut flows: Vec<FlowReport> = a
         .flows
         .iter_mut()
-        .map(|f| flow_report(f, &mut text, &a.timeline))
+        .enumerate()
+        .map(|(id, f)| flow_report(id as u32, f, &mut text, &a.timeline, &a.logs))
         .collect();
     // Sort by trouble; `order[new] = old`, `pos[old] = new`.
     let mut order: Vec<usize> = (0..flows.len()).collect();

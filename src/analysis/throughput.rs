@@ -1,24 +1,22 @@
 //! Payload throughput per flow over time (README, "Timing": `throughput`).
 //!
 //! The bin width is not known until the capture ends (by default the
-//! capture is split in about [`AUTO_BINS`] bins), so the frame loop counts
-//! in a finer grain: `base × 2^k` ns from the capture's first frame, with
-//! `k` raised whenever the capture grows past [`AUTO_GRAIN_BINS`] grains
-//! (each flow merges its own bins by pairs when it next sees a frame, or
-//! at the end). The report's bins are a whole number of grains, so every
-//! figure is exact. Each flow keeps only its non-empty grains, at most
-//! [`AUTO_GRAIN_BINS`] (or [`MAX_FIXED_BINS`] with `--timeline BIN`).
+//! capture is split in at most [`AUTO_BINS`] bins), so the frame loop
+//! counts in bins of `base × 2^k` ns from the capture's first frame, with
+//! `k` raised whenever the capture grows past the bins allowed (each flow
+//! merges its own bins by pairs when it next sees a frame, or at the end):
+//! every figure is exact. Each flow keeps only its non-empty bins, at most
+//! [`AUTO_BINS`] (or [`MAX_FIXED_BINS`] with `--timeline BIN`).
 
 use serde::Serialize;
 
-/// Bins the capture is split in by default, at most: each is a whole
-/// number of grains, so there are between 144 and 200.
+/// Bins the capture is split in by default, at most: their width doubles
+/// as the capture grows, so there are between 101 and 200 (fewer for a
+/// capture shorter than 200 of the shortest bins).
 pub const AUTO_BINS: u64 = 200;
-/// The shortest bin by default (a whole number of grains): narrower bins
-/// would hold a part of one frame.
-pub const MIN_AUTO_BIN_NS: u64 = 1_000;
-/// Grains a capture spans at most by default.
-pub const AUTO_GRAIN_BINS: u64 = 1024;
+/// The shortest bin by default (2^10 ns): narrower bins would hold a part
+/// of one frame.
+pub const MIN_AUTO_BIN_NS: u64 = 1 << 10;
 /// Bins a capture spans at most with `--timeline BIN`: past it the bin is
 /// doubled (with a warning).
 pub const MAX_FIXED_BINS: u64 = 1 << 16;
@@ -27,7 +25,7 @@ pub const MAX_FIXED_BINS: u64 = 1 << 16;
 #[derive(Debug, Clone)]
 pub struct Timeline {
     origin: Option<u64>,
-    /// 1 ns, or the bin `--timeline BIN` asked for.
+    /// [`MIN_AUTO_BIN_NS`], or the bin `--timeline BIN` asked for.
     base: u64,
     fixed: bool,
     shift: u32,
@@ -44,7 +42,7 @@ impl Timeline {
     pub fn new(bin: Option<u64>, series: bool) -> Self {
         let (base, fixed, limit) = match bin {
             Some(b) if b > 0 => (b, true, MAX_FIXED_BINS),
-            _ => (1, false, AUTO_GRAIN_BINS),
+            _ => (MIN_AUTO_BIN_NS, false, AUTO_BINS),
         };
         Timeline {
             origin: None,
@@ -82,11 +80,18 @@ impl Timeline {
     fn place(&mut self, ts: u64) -> (u32, u32) {
         let origin = *self.origin.get_or_insert(ts);
         let off = ts.saturating_sub(origin);
-        if off / self.grain >= self.limit {
+        // By default the grain is a power of two: a shift, not a division.
+        let idx = if self.fixed {
+            off / self.grain
+        } else {
+            off >> (self.shift + MIN_AUTO_BIN_NS.trailing_zeros())
+        };
+        if idx >= self.limit {
             self.widen(off);
+            return self.place(ts);
         }
         self.max_ts = self.max_ts.max(ts);
-        ((off / self.grain) as u32, self.shift)
+        (idx as u32, self.shift)
     }
 
     #[cold]
@@ -98,21 +103,11 @@ impl Timeline {
     }
 
     /// The report's bin width: `--timeline BIN` (doubled as often as the
-    /// capture needed), else the smallest whole number of grains that
-    /// splits the capture in at most [`AUTO_BINS`] bins, and at least
-    /// [`MIN_AUTO_BIN_NS`].
+    /// capture needed), else the shortest 2^k ns, at least
+    /// [`MIN_AUTO_BIN_NS`], that splits the capture in at most
+    /// [`AUTO_BINS`] bins.
     pub fn bin_ns(&self) -> u64 {
-        if self.fixed {
-            return self.grain;
-        }
-        let span = self.max_ts.saturating_sub(self.origin.unwrap_or(0)) / self.grain + 1;
-        let floor = MIN_AUTO_BIN_NS.div_ceil(self.grain);
-        self.grain * span.div_ceil(AUTO_BINS).max(floor)
-    }
-
-    /// Grains per report bin.
-    fn per_bin(&self) -> u64 {
-        self.bin_ns() / self.grain
+        self.grain
     }
 
     /// The bin `--timeline BIN` asked for, when the capture made it wider.
@@ -135,20 +130,101 @@ impl Timeline {
     }
 }
 
-/// One grain of one flow.
+/// One grain of one flow: 16 bytes.
 #[derive(Debug, Clone, Copy, Default)]
 struct Grain {
     idx: u32,
     packets: u32,
     bytes: u64,
-    replayed: u64,
 }
 
-/// One flow's non-empty grains, in time order.
+/// Non-empty grains in time order: the latest in `cur` (a frame touches
+/// only it until its grain ends), the others in `list`.
+#[derive(Debug, Default)]
+struct Grains {
+    cur: Option<Grain>,
+    list: Vec<Grain>,
+}
+
+impl Grains {
+    #[inline]
+    fn add(&mut self, idx: u32, bytes: u64) {
+        match &mut self.cur {
+            Some(g) if g.idx == idx => {
+                g.packets += 1;
+                g.bytes += bytes;
+            }
+            Some(g) if g.idx > idx => self.insert(idx, bytes),
+            None if self.list.last().is_some_and(|g| g.idx >= idx) => self.insert(idx, bytes),
+            cur => {
+                let new = Grain {
+                    idx,
+                    packets: 1,
+                    bytes,
+                };
+                if let Some(done) = cur.replace(new) {
+                    self.list.push(done);
+                }
+            }
+        }
+    }
+
+    /// A frame earlier than the latest (time went backwards).
+    #[cold]
+    fn insert(&mut self, idx: u32, bytes: u64) {
+        self.list.extend(self.cur.take());
+        match self.list.binary_search_by_key(&idx, |g| g.idx) {
+            Ok(i) => {
+                self.list[i].packets += 1;
+                self.list[i].bytes += bytes;
+            }
+            Err(i) => self.list.insert(
+                i,
+                Grain {
+                    idx,
+                    packets: 1,
+                    bytes,
+                },
+            ),
+        }
+    }
+
+    /// Merges the grains into grains `2^by` times wider.
+    #[cold]
+    fn coarsen(&mut self, by: u32) {
+        self.list.extend(self.cur.take());
+        let mut out = 0usize;
+        for i in 0..self.list.len() {
+            let mut g = self.list[i];
+            g.idx = g.idx.checked_shr(by).unwrap_or(0);
+            if out > 0 && self.list[out - 1].idx == g.idx {
+                self.list[out - 1].packets += g.packets;
+                self.list[out - 1].bytes += g.bytes;
+            } else {
+                self.list[out] = g;
+                out += 1;
+            }
+        }
+        self.list.truncate(out);
+    }
+
+    /// The report's bins: (bin, bytes, packets).
+    fn bins(&mut self) -> Vec<(u64, u64, u64)> {
+        self.list.extend(self.cur.take());
+        self.list
+            .iter()
+            .map(|g| (u64::from(g.idx), g.bytes, u64::from(g.packets)))
+            .collect()
+    }
+}
+
+/// One flow's payload over time: all of it, and the replays' apart (they
+/// are rare).
 #[derive(Debug, Default)]
 pub struct Rate {
     shift: u32,
-    grains: Vec<Grain>,
+    all: Grains,
+    replays: Grains,
 }
 
 /// `flows[].timing.throughput`.
@@ -191,65 +267,18 @@ impl Rate {
         if self.shift < shift {
             self.coarsen(shift);
         }
-        let replayed = if replayed { payload } else { 0 };
-        match self.grains.last_mut() {
-            Some(g) if g.idx == idx => {
-                g.packets += 1;
-                g.bytes += payload;
-                g.replayed += replayed;
-            }
-            Some(g) if g.idx > idx => self.insert(idx, payload, replayed),
-            _ => self.grains.push(Grain {
-                idx,
-                packets: 1,
-                bytes: payload,
-                replayed,
-            }),
+        self.all.add(idx, payload);
+        if replayed {
+            self.replays.add(idx, payload);
         }
     }
 
-    /// A frame earlier than the flow's latest (time went backwards).
-    #[cold]
-    fn insert(&mut self, idx: u32, payload: u64, replayed: u64) {
-        match self.grains.binary_search_by_key(&idx, |g| g.idx) {
-            Ok(i) => {
-                let g = &mut self.grains[i];
-                g.packets += 1;
-                g.bytes += payload;
-                g.replayed += replayed;
-            }
-            Err(i) => self.grains.insert(
-                i,
-                Grain {
-                    idx,
-                    packets: 1,
-                    bytes: payload,
-                    replayed,
-                },
-            ),
-        }
-    }
-
-    /// Merges the grains into grains `2^(shift - self.shift)` times wider.
     #[cold]
     fn coarsen(&mut self, shift: u32) {
         let by = shift - self.shift;
         self.shift = shift;
-        let mut out = 0usize;
-        for i in 0..self.grains.len() {
-            let mut g = self.grains[i];
-            g.idx = g.idx.checked_shr(by).unwrap_or(0);
-            if out > 0 && self.grains[out - 1].idx == g.idx {
-                let o = &mut self.grains[out - 1];
-                o.packets += g.packets;
-                o.bytes += g.bytes;
-                o.replayed += g.replayed;
-            } else {
-                self.grains[out] = g;
-                out += 1;
-            }
-        }
-        self.grains.truncate(out);
+        self.all.coarsen(by);
+        self.replays.coarsen(by);
     }
 
     /// The flow's throughput in the capture's final bins.
@@ -257,21 +286,9 @@ impl Rate {
         if self.shift < tl.shift {
             self.coarsen(tl.shift);
         }
-        let per = tl.per_bin().max(1);
         let bin_ns = tl.bin_ns();
-        // The report's bins: (index, bytes, replayed, packets).
-        let mut bins: Vec<(u64, u64, u64, u64)> = Vec::new();
-        for g in &self.grains {
-            let b = u64::from(g.idx) / per;
-            match bins.last_mut() {
-                Some(last) if last.0 == b => {
-                    last.1 += g.bytes;
-                    last.2 += g.replayed;
-                    last.3 += u64::from(g.packets);
-                }
-                _ => bins.push((b, g.bytes, g.replayed, u64::from(g.packets))),
-            }
-        }
+        let bins = self.all.bins();
+        let replays = self.replays.bins();
         let (first, last) = (bins.first()?.0, bins.last()?.0);
         let payload: u64 = bins.iter().map(|b| b.1).sum();
         if payload == 0 {
@@ -282,22 +299,15 @@ impl Rate {
         let series = tl.series.then(|| {
             let mut out = Vec::with_capacity((last - first + 1) as usize);
             let mut it = bins.iter().peekable();
+            let mut re = replays.iter().peekable();
             for b in first..=last {
-                let t_ns = tl.origin() + b * bin_ns;
-                match it.next_if(|x| x.0 == b) {
-                    Some(&(_, bytes, replayed_bytes, packets)) => out.push(Point {
-                        t_ns,
-                        bytes,
-                        replayed_bytes,
-                        packets,
-                    }),
-                    None => out.push(Point {
-                        t_ns,
-                        bytes: 0,
-                        replayed_bytes: 0,
-                        packets: 0,
-                    }),
-                }
+                let (bytes, packets) = it.next_if(|x| x.0 == b).map_or((0, 0), |x| (x.1, x.2));
+                out.push(Point {
+                    t_ns: tl.origin() + b * bin_ns,
+                    bytes,
+                    replayed_bytes: re.next_if(|x| x.0 == b).map_or(0, |x| x.1),
+                    packets,
+                });
             }
             out
         });
@@ -306,7 +316,7 @@ impl Rate {
             mean_bps: bps(payload, span),
             peak_bps: bps(peak, bin_ns),
             payload_bytes: payload,
-            replayed_bytes: bins.iter().map(|b| b.2).sum(),
+            replayed_bytes: replays.iter().map(|b| b.1).sum(),
             series,
         })
     }
@@ -329,7 +339,7 @@ mod tests {
         assert_eq!(t.payload_bytes, 1_000_000);
         assert_eq!(t.replayed_bytes, 100_000);
         let s = t.series.as_ref().unwrap();
-        assert!((144..=200).contains(&s.len()), "{} bins", s.len());
+        assert!((101..=200).contains(&s.len()), "{} bins", s.len());
         assert_eq!(s.iter().map(|p| p.bytes).sum::<u64>(), 1_000_000);
         assert_eq!(s.iter().map(|p| p.packets).sum::<u64>(), 10_000);
         assert_eq!(t.bin_ns, Timeline::bin_for(1_000, 1_000 + 9_999_000, None));

@@ -30,19 +30,97 @@ fn at_or_after(a: u32, b: u32) -> bool {
     b.wrapping_sub(a) & 0xff_ffff < 0x80_0000
 }
 
-/// Exact statistics of a set of durations or sizes.
+/// What a sample measures: each kind has its own log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Rtt = 0,
+    Completion = 1,
+    ReadLatency = 2,
+    Size = 3,
+}
+
+/// The samples of one kind for all flows, in the order they came: one
+/// vector appended to (a frame touches its end, not a vector per flow),
+/// sorted once at the end so that each flow's samples lie together in
+/// order. A sample below 2^32 takes 8 bytes (`flow << 32 | value`).
+#[derive(Debug, Default)]
+pub struct SampleLog {
+    narrow: Vec<u64>,
+    wide: Vec<(u32, u64)>,
+}
+
+impl SampleLog {
+    fn push(&mut self, flow: u32, v: u64) {
+        match u32::try_from(v) {
+            Ok(v) => self.narrow.push(u64::from(flow) << 32 | u64::from(v)),
+            Err(_) => self.wide.push((flow, v)),
+        }
+    }
+
+    fn sort(&mut self) {
+        self.narrow.sort_unstable();
+        self.wide.sort_unstable();
+    }
+
+    /// Flow `flow`'s samples, sorted: below 2^32 (in the low half), then
+    /// the others (all larger).
+    fn of(&self, flow: u32) -> (&[u64], &[(u32, u64)]) {
+        let f = u64::from(flow);
+        let lo = self.narrow.partition_point(|&x| x >> 32 < f);
+        let hi = self.narrow.partition_point(|&x| x >> 32 <= f);
+        let wlo = self.wide.partition_point(|w| w.0 < flow);
+        let whi = self.wide.partition_point(|w| w.0 <= flow);
+        (&self.narrow[lo..hi], &self.wide[wlo..whi])
+    }
+}
+
+/// Every flow's kept samples, and how many more may be kept
+/// (`--max-timing-samples`).
+#[derive(Debug, Default)]
+pub struct Logs {
+    kinds: [SampleLog; 4],
+    left: u64,
+    sorted: bool,
+}
+
+impl Logs {
+    pub fn new(budget: u64) -> Self {
+        Logs {
+            left: budget,
+            ..Logs::default()
+        }
+    }
+
+    /// Sorts the logs: after this, only [`FlowTiming::report`] reads them.
+    pub fn sort(&mut self) {
+        for k in &mut self.kinds {
+            k.sort();
+        }
+        self.sorted = true;
+    }
+}
+
+/// Where one flow's samples go.
+pub struct Log<'a> {
+    pub flow: u32,
+    pub logs: &'a mut Logs,
+}
+
+/// Exact statistics of a set of durations or sizes: the count, sum,
+/// minimum and maximum here, the samples themselves in a [`SampleLog`].
 #[derive(Debug, Default, Clone)]
 pub struct Samples {
-    kept: Vec<u64>,
     count: u64,
+    kept: u64,
     sum: u128,
     min: u64,
     max: u64,
 }
 
 impl Samples {
-    /// Adds `v`; kept for the percentiles while `left` allows.
-    pub fn add(&mut self, v: u64, left: &mut u64) {
+    /// Adds `v` of `kind`; kept for the percentiles while the budget
+    /// allows.
+    pub fn add(&mut self, kind: Kind, v: u64, log: &mut Log<'_>) {
         if self.count == 0 {
             self.min = v;
             self.max = v;
@@ -51,9 +129,11 @@ impl Samples {
         self.sum += u128::from(v);
         self.min = self.min.min(v);
         self.max = self.max.max(v);
-        if *left > 0 {
-            *left -= 1;
-            self.kept.push(v);
+        let logs = &mut *log.logs;
+        if logs.left > 0 {
+            logs.left -= 1;
+            self.kept += 1;
+            logs.kinds[kind as usize].push(log.flow, v);
         }
     }
 
@@ -61,23 +141,26 @@ impl Samples {
         self.count
     }
 
-    /// Nearest rank: the ⌈q·n⌉-th smallest of the kept samples.
-    fn rank(sorted: &[u64], q_percent: u64) -> u64 {
-        let n = sorted.len() as u64;
-        let k = (q_percent * n).div_ceil(100).max(1);
-        sorted[(k - 1) as usize]
-    }
-
-    /// The statistics, `None` without samples.
-    pub fn stats(&mut self) -> Option<Stats> {
+    /// The statistics, `None` without samples; `log` sorted.
+    pub fn stats(&self, kind: Kind, flow: u32, logs: &Logs) -> Option<Stats> {
         if self.count == 0 {
             return None;
         }
-        self.kept.sort_unstable();
-        let (p50, p99) = if self.kept.is_empty() {
+        debug_assert!(logs.sorted);
+        let (narrow, wide) = logs.kinds[kind as usize].of(flow);
+        let n = (narrow.len() + wide.len()) as u64;
+        // Nearest rank: the ⌈q·n⌉-th smallest of the kept samples.
+        let rank = |q: u64| {
+            let k = ((q * n).div_ceil(100).max(1) - 1) as usize;
+            match narrow.get(k) {
+                Some(&x) => x & 0xffff_ffff,
+                None => wide[k - narrow.len()].1,
+            }
+        };
+        let (p50, p99) = if n == 0 {
             (self.min, self.max)
         } else {
-            (Self::rank(&self.kept, 50), Self::rank(&self.kept, 99))
+            (rank(50), rank(99))
         };
         Some(Stats {
             count: self.count,
@@ -86,16 +169,6 @@ impl Samples {
             p99_ns: p99,
             max_ns: self.max,
             mean_ns: (self.sum / u128::from(self.count)) as u64,
-        })
-    }
-
-    /// As sizes: `{min, p50, p99, max}`.
-    pub fn sizes(&mut self) -> Option<Sizes> {
-        self.stats().map(|s| Sizes {
-            min: s.min_ns,
-            p50: s.p50_ns,
-            p99: s.p99_ns,
-            max: s.max_ns,
         })
     }
 }
@@ -335,7 +408,7 @@ fn push_bounded<T>(q: &mut VecDeque<T>, v: T) -> Option<T> {
 
 impl FlowTiming {
     /// A request packet, seen for the first time or again.
-    pub fn request(&mut self, req: Request, left: &mut u64) {
+    pub fn request(&mut self, req: Request, log: &mut Log<'_>) {
         let Request {
             op,
             psn,
@@ -374,13 +447,13 @@ impl FlowTiming {
             SendLast | SendLastImm | SendLastInvalidate | WriteLast | WriteLastImm => {
                 // A LAST without its FIRST in the capture starts here.
                 let (first, bytes) = self.current.take().unwrap_or((ts, 0));
-                self.message(first, psn, bytes + payload, left);
+                self.message(first, psn, bytes + payload, log);
             }
             SendOnly | SendOnlyImm | SendOnlyInvalidate | WriteOnly | WriteOnlyImm => {
-                self.message(ts, psn, payload, left);
+                self.message(ts, psn, payload, log);
             }
             ReadRequest => {
-                self.count_message(dma_len, left);
+                self.count_message(dma_len, log);
                 let read = Read {
                     psn,
                     ts,
@@ -397,8 +470,8 @@ impl FlowTiming {
 
     /// A message's size, counted once it is done with (completed, given
     /// up, or at the end).
-    fn count_message(&mut self, bytes: u64, left: &mut u64) {
-        self.sizes.add(bytes, left);
+    fn count_message(&mut self, bytes: u64, log: &mut Log<'_>) {
+        self.sizes.add(Kind::Size, bytes, log);
         self.message_bytes += bytes;
     }
 
@@ -417,7 +490,7 @@ impl FlowTiming {
         }
     }
 
-    fn message(&mut self, first_ts: u64, last_psn: u32, bytes: u64, left: &mut u64) {
+    fn message(&mut self, first_ts: u64, last_psn: u32, bytes: u64, log: &mut Log<'_>) {
         let m = Message {
             last_psn,
             first_ts,
@@ -425,7 +498,7 @@ impl FlowTiming {
         };
         if let Some(old) = push_bounded(&mut self.messages, m) {
             self.lost_track += 1;
-            self.count_message(old.bytes, left);
+            self.count_message(old.bytes, log);
         }
     }
 
@@ -440,7 +513,7 @@ impl FlowTiming {
         psn: u32,
         ts: u64,
         sample: Option<u32>,
-        left: &mut u64,
+        log: &mut Log<'_>,
         said: &mut Answer,
     ) -> u64 {
         if let Some(p) = sample
@@ -449,7 +522,7 @@ impl FlowTiming {
             && s.sends == 1
             && ts >= s.ts
         {
-            self.rtt.add(ts - s.ts, left);
+            self.rtt.add(Kind::Rtt, ts - s.ts, log);
             said.rtt_ns = Some(ts - s.ts);
             self.behind += u64::from(i + 1 < self.sent.len());
         }
@@ -466,9 +539,9 @@ impl FlowTiming {
                 break;
             }
             self.messages.pop_front();
-            self.count_message(m.bytes, left);
+            self.count_message(m.bytes, log);
             if ts >= m.first_ts {
-                self.completion.add(ts - m.first_ts, left);
+                self.completion.add(Kind::Completion, ts - m.first_ts, log);
                 said.completion_ns.get_or_insert(ts - m.first_ts);
             }
         }
@@ -477,7 +550,7 @@ impl FlowTiming {
 
     /// An ACK (`nak` false) or a NAK of `psn` at `ts`: a round trip from
     /// the request of that PSN either way.
-    pub fn ack(&mut self, psn: u32, nak: bool, ts: u64, left: &mut u64) -> Answer {
+    pub fn ack(&mut self, psn: u32, nak: bool, ts: u64, log: &mut Log<'_>) -> Answer {
         self.acks += 1;
         // A NAK acknowledges what came before the PSN it names.
         let acked = if nak {
@@ -486,12 +559,12 @@ impl FlowTiming {
             psn
         };
         let mut said = Answer::default();
-        self.acked_packets += self.acknowledged(acked, ts, Some(psn), left, &mut said);
+        self.acked_packets += self.acknowledged(acked, ts, Some(psn), log, &mut said);
         said
     }
 
     /// A READ response packet of `psn` at `ts`.
-    pub fn read_response(&mut self, op: Operation, psn: u32, ts: u64, left: &mut u64) -> Answer {
+    pub fn read_response(&mut self, op: Operation, psn: u32, ts: u64, log: &mut Log<'_>) -> Answer {
         let mut said = Answer::default();
         // The READ it answers: the latest one at or before its PSN.
         let Some(i) = self.reads.iter().rposition(|r| at_or_after(r.psn, psn)) else {
@@ -505,20 +578,20 @@ impl FlowTiming {
         if first && psn == r.psn && !r.answered && ts >= r.ts {
             self.reads[i].answered = true;
             if r.sends == 1 {
-                self.read_latency.add(ts - r.ts, left);
+                self.read_latency.add(Kind::ReadLatency, ts - r.ts, log);
             }
         }
         // The responses acknowledge the requests before them, and the READ
         // itself (the RTT sample of its PSN with its first response).
         let sample = (first && psn == r.psn).then_some(psn);
-        self.acknowledged(psn, ts, sample, left, &mut said);
+        self.acknowledged(psn, ts, sample, log, &mut said);
         if matches!(
             op,
             Operation::ReadResponseLast | Operation::ReadResponseOnly
         ) {
             self.reads.drain(..=i);
             if ts >= r.ts {
-                self.completion.add(ts - r.ts, left);
+                self.completion.add(Kind::Completion, ts - r.ts, log);
                 said.completion_ns.get_or_insert(ts - r.ts);
             }
         }
@@ -553,19 +626,27 @@ impl FlowTiming {
     pub fn unkept(&self) -> u64 {
         [&self.rtt, &self.completion, &self.read_latency, &self.sizes]
             .iter()
-            .map(|s| s.count - s.kept.len() as u64)
+            .map(|s| s.count - s.kept)
             .sum()
     }
 
-    pub fn report(&mut self) -> Option<TimingReport> {
-        // The messages still waiting count too (kept past the budget: the
-        // analysis is over).
-        let mut left = u64::MAX;
+    /// The end of the capture: the messages still waiting are counted
+    /// (incomplete), before the logs are sorted.
+    pub fn flush(&mut self, log: &mut Log<'_>) {
         while let Some(m) = self.messages.pop_front() {
-            self.count_message(m.bytes, &mut left);
+            self.count_message(m.bytes, log);
             self.lost_track += 1;
         }
-        let sizes = self.sizes.sizes();
+    }
+
+    /// The report of flow `flow` (its samples in the sorted `logs`).
+    pub fn report(&self, flow: u32, logs: &Logs) -> Option<TimingReport> {
+        let sizes = self.sizes.stats(Kind::Size, flow, logs).map(|s| Sizes {
+            min: s.min_ns,
+            p50: s.p50_ns,
+            p99: s.p99_ns,
+            max: s.max_ns,
+        });
         let messages = sizes.map(|size| Messages {
             count: self.sizes.count(),
             bytes: self.message_bytes,
@@ -578,11 +659,11 @@ impl FlowTiming {
             per_request_packets: self.acked_packets as f64 / self.acks as f64,
         });
         let t = TimingReport {
-            rtt: self.rtt.stats(),
+            rtt: self.rtt.stats(Kind::Rtt, flow, logs),
             messages,
-            completion: self.completion.stats(),
+            completion: self.completion.stats(Kind::Completion, flow, logs),
             incomplete,
-            read_latency: self.read_latency.stats(),
+            read_latency: self.read_latency.stats(Kind::ReadLatency, flow, logs),
             acks,
             timeout: None,
             throughput: None,
@@ -739,41 +820,98 @@ mod tests {
 
     #[test]
     fn nearest_rank_percentiles() {
-        let mut s = Samples::default();
-        let mut left = u64::MAX;
+        let mut logs = Logs::new(u64::MAX);
+        // Flow 1 between flows 0 and 2 in the log: its own samples only,
+        // one of them past 2^32 ns.
+        let (mut a, mut s, mut c) = (Samples::default(), Samples::default(), Samples::default());
         for v in [50, 10, 40, 20, 30] {
-            s.add(v, &mut left);
+            a.add(
+                Kind::Rtt,
+                v * 1000,
+                &mut Log {
+                    flow: 0,
+                    logs: &mut logs,
+                },
+            );
+            s.add(
+                Kind::Rtt,
+                v,
+                &mut Log {
+                    flow: 1,
+                    logs: &mut logs,
+                },
+            );
+            c.add(
+                Kind::Rtt,
+                v + 1,
+                &mut Log {
+                    flow: 2,
+                    logs: &mut logs,
+                },
+            );
         }
-        let st = s.stats().unwrap();
-        assert_eq!(
-            (st.min_ns, st.p50_ns, st.p99_ns, st.max_ns, st.mean_ns),
-            (10, 30, 50, 50, 30)
+        s.add(
+            Kind::Rtt,
+            5 << 32,
+            &mut Log {
+                flow: 1,
+                logs: &mut logs,
+            },
         );
-        // 100 samples 1..=100: p50 the 50th, p99 the 99th.
-        let mut s = Samples::default();
+        // 100 samples 1..=100 of another kind: p50 the 50th, p99 the 99th.
+        let mut h = Samples::default();
         for v in (1..=100).rev() {
-            s.add(v, &mut left);
+            h.add(
+                Kind::Size,
+                v,
+                &mut Log {
+                    flow: 1,
+                    logs: &mut logs,
+                },
+            );
         }
-        let st = s.stats().unwrap();
+        logs.sort();
+        let st = s.stats(Kind::Rtt, 1, &logs).unwrap();
+        assert_eq!(
+            (st.min_ns, st.p50_ns, st.p99_ns, st.max_ns, st.count),
+            (10, 30, 5 << 32, 5 << 32, 6)
+        );
+        let st = h.stats(Kind::Size, 1, &logs).unwrap();
         assert_eq!((st.p50_ns, st.p99_ns), (50, 99));
+        let st = c.stats(Kind::Rtt, 2, &logs).unwrap();
+        assert_eq!((st.p50_ns, st.mean_ns), (31, 31));
     }
 
     #[test]
     fn past_the_budget_counts_stay_exact() {
+        let mut logs = Logs::new(2);
         let mut s = Samples::default();
-        let mut left = 2;
         for v in [5, 1, 9, 7] {
-            s.add(v, &mut left);
+            s.add(
+                Kind::Completion,
+                v,
+                &mut Log {
+                    flow: 3,
+                    logs: &mut logs,
+                },
+            );
         }
-        let st = s.stats().unwrap();
+        logs.sort();
+        let st = s.stats(Kind::Completion, 3, &logs).unwrap();
         assert_eq!((st.count, st.min_ns, st.max_ns, st.mean_ns), (4, 1, 9, 5));
-        assert_eq!(left, 0);
+        // The percentiles of the two kept: 5 and 1.
+        assert_eq!((st.p50_ns, st.p99_ns), (1, 5));
+        assert_eq!((logs.left, s.count - s.kept), (0, 2));
     }
 
     #[test]
     fn waiting_requests_are_found_across_the_wrap() {
         let mut t = FlowTiming::default();
-        let mut left = u64::MAX;
+        let mut logs = Logs::new(u64::MAX);
+        let left = &mut Log {
+            flow: 0,
+            logs: &mut logs,
+        };
         let psns: Vec<u32> = (0..40u32)
             .map(|k| (0xff_fff0 + 2 * k) & 0xff_ffff)
             .collect();
@@ -787,7 +925,7 @@ mod tests {
                 again: false,
                 late: false,
             };
-            t.request(req, &mut left);
+            t.request(req, left);
         }
         for &psn in &psns {
             assert!(t.waits_for(psn), "{psn:#x}");
@@ -804,11 +942,11 @@ mod tests {
                 again: true,
                 late: false,
             },
-            &mut left,
+            left,
         );
-        assert_eq!(t.ack(psns[20], false, 2_000, &mut left).rtt_ns, None);
+        assert_eq!(t.ack(psns[20], false, 2_000, left).rtt_ns, None);
         assert_eq!(
-            t.ack(psns[21], false, 2_000, &mut left).rtt_ns,
+            t.ack(psns[21], false, 2_000, left).rtt_ns,
             Some(2_000 - 210)
         );
         assert!(!t.waits_for(psns[0]) && t.waits_for(psns[22]));
