@@ -21,6 +21,67 @@ const LINKS: [LinkType; 6] = [
 /// when it parses, evaluated on one frame of each opcode and on PFC and
 /// PAUSE frames, with `not (F)` the negation of `F` and `(F) or (F)` the
 /// same as `F` on every one; every field's values print.
+/// NVMe-oF capsules and what the RDMA CM carries for them: every view
+/// parses or says it is short, every Repr comes back the same through its
+/// emit, every name is found.
+pub fn nvme_capsule(data: &[u8]) {
+    use crate::wire::nvme::*;
+    for q in [QueueKind::Admin, QueueKind::Io] {
+        if let Ok(s) = SqeRepr::parse(data) {
+            let _ = (
+                s.name(q),
+                s.has_lba(q),
+                s.slba(),
+                s.nlb(),
+                s.fuse(),
+                s.psdt(),
+            );
+            let _ = (
+                s.connect(),
+                s.property(),
+                s.sgl.type_name(),
+                s.sgl.in_capsule(),
+            );
+            let mut out = [0u8; SQE_LEN];
+            s.emit(&mut out).expect("an SQE fits 64 bytes");
+            assert_eq!(SqeRepr::parse(&out), Ok(s), "SQE round trip");
+        }
+    }
+    if let Ok(c) = CqeRepr::parse(data) {
+        let _ = (
+            c.status_name(),
+            sct_name(c.sct()),
+            c.failed(),
+            c.dnr(),
+            c.crd(),
+        );
+        let mut out = [0u8; CQE_LEN];
+        c.emit(&mut out).expect("a CQE fits 16 bytes");
+        assert_eq!(CqeRepr::parse(&out), Ok(c), "CQE round trip");
+    }
+    if let Ok(h) = CmIpHeader::parse(data) {
+        let mut out = [0u8; CM_IP_HEADER_LEN];
+        h.emit(&mut out).expect("fits");
+        assert_eq!(CmIpHeader::parse(&out), Ok(h), "CM IP header round trip");
+        let _ = Ulp::of_port(h.port).name();
+        if let Ok(d) = CmReqData::parse(data.get(CM_IP_HEADER_LEN..).unwrap_or_default()) {
+            let mut out = [0u8; CmReqData::LEN];
+            d.emit(&mut out).expect("fits");
+            assert_eq!(CmReqData::parse(&out), Ok(d), "CM REQ data round trip");
+        }
+    }
+    if let Ok(c) = ConnectData::new(data) {
+        let _ = (c.hostid(), c.cntlid(), c.subnqn(), c.hostnqn());
+    }
+    let sid = data
+        .first_chunk::<8>()
+        .map_or(0, |b| u64::from_be_bytes(*b));
+    if let Some(p) = service_port(sid) {
+        assert_eq!(service_id(p), sid, "ServiceID round trip");
+    }
+    let _ = rej_status_name(data.len() as u16);
+}
+
 pub fn display_filter(data: &[u8]) {
     use crate::fields::{Ctx, FIELDS};
     use crate::filter::Filter;

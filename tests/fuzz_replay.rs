@@ -69,3 +69,8 @@ fn native_frame_inputs() {
 fn display_filter_inputs() {
     assert!(replay("display_filter", roce_dissect::fuzzing::display_filter) >= 20);
 }
+
+#[test]
+fn nvme_capsule_inputs() {
+    assert!(replay("nvme_capsule", roce_dissect::fuzzing::nvme_capsule) >= 5);
+}

@@ -23,6 +23,7 @@ pub mod grh;
 pub mod icrc;
 pub mod lrh;
 pub mod mad;
+pub mod nvme;
 pub mod opcode;
 pub mod pause;
 pub mod reth;
