@@ -184,6 +184,7 @@ fn main() -> std::io::Result<()> {
                         local_qpn: 0x11,
                         starting_psn: 0,
                         mtu: 5,
+                        nvme: None,
                     },
                 );
                 put(&mut w, &bytes(&cm_frame(c.mac_a, c.mac_b, c.net, i, &req)))?;
@@ -221,6 +222,7 @@ fn main() -> std::io::Result<()> {
                     local_qpn: 0x11,
                     starting_psn: 0,
                     mtu: 1,
+                    nvme: None,
                 },
             );
             put(&mut w, &bytes(&cm_frame(c.mac_a, c.mac_b, c.net, 1, &req)))?;

@@ -534,6 +534,7 @@ fn cm_pairs_connections() {
             local_qpn: 0x11,
             starting_psn: 100,
             mtu: 3,
+            nvme: None,
         },
     );
     let rep = cm_mad(
@@ -631,6 +632,7 @@ fn a_new_cm_connection_on_reused_qps_restarts_the_psn_sequence() {
                 local_qpn: 0x11,
                 starting_psn: psn,
                 mtu: 5,
+                nvme: None,
             },
         );
         let rep = cm_mad(
@@ -1023,6 +1025,7 @@ fn ud_sources_pause_sources_intervals_and_cm_requests_have_budgets() {
                 local_qpn: 0x11,
                 starting_psn: 0,
                 mtu: 5,
+                nvme: None,
             },
         );
         t.at(
@@ -1083,6 +1086,7 @@ fn a_read_of_2_to_the_23_psns_leaves_nothing_missing() {
             local_qpn: 0x11,
             starting_psn: 10,
             mtu: 1,
+            nvme: None,
         },
     );
     t.at(1, bytes(&cm_frame(c.mac_a, c.mac_b, c.net, 1, &mad)));

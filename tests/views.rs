@@ -18,6 +18,7 @@ fn sample_capture(dir: &std::path::Path) -> std::path::PathBuf {
             local_qpn: 0x42,
             starting_psn: 777,
             mtu: 5,
+            nvme: None,
         },
     );
     frames.push(roce_dissect::synth::conn::bytes(&cm_frame(

@@ -547,6 +547,7 @@ fn json_line(
                 local_qpn,
                 starting_psn,
                 mtu,
+                ..
             } => {
                 w.u64(q!("local_comm_id"), u64::from(local_comm_id));
                 w.u64(q!("service_id"), service_id);

@@ -695,6 +695,7 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                         local_qpn,
                         starting_psn,
                         mtu,
+                        ..
                     } => {
                         t.text(2, format!("Local Communication ID: 0x{local_comm_id:08x}"));
                         t.text(2, format!("Service ID: 0x{service_id:016x}"));

@@ -385,6 +385,7 @@ impl<'s> Generator<'s> {
                     local_qpn: c.qp_a,
                     starting_psn: 0,
                     mtu: pmtu_code(self.opts.pmtu),
+                    nvme: None,
                 },
             ),
             (

@@ -55,6 +55,9 @@ pub enum CmMessage {
         starting_psn: u32,
         /// Path MTU code (1 = 256 ... 5 = 4096).
         mtu: u8,
+        /// NVMe-oF's private data, when the ServiceID is port 4420's and
+        /// the private data was captured.
+        nvme: Option<super::nvme::CmReqData>,
     },
     Rep {
         local_comm_id: u32,
@@ -313,8 +316,39 @@ fn req(i: &[u8]) -> IResult<&[u8], CmMessage> {
             local_qpn,
             starting_psn,
             mtu: mtu_byte >> 4,
+            nvme: None,
         },
     ))
+}
+
+/// Where a REQ's private data starts in its message: after the primary
+/// and alternate paths (92 bytes of it).
+pub const REQ_PRIVATE_DATA: usize = 140;
+
+/// A REQ to the NVMe-oF port with NVMe-oF's private data read (after the
+/// RDMA CM's IP header).
+fn with_private_data(m: CmMessage, body: &[u8]) -> CmMessage {
+    use super::nvme::{CM_IP_HEADER_LEN, CmReqData, NVME_PORT, service_port};
+    match m {
+        CmMessage::Req {
+            local_comm_id,
+            service_id,
+            local_qpn,
+            starting_psn,
+            mtu,
+            ..
+        } if service_port(service_id) == Some(NVME_PORT) => CmMessage::Req {
+            local_comm_id,
+            service_id,
+            local_qpn,
+            starting_psn,
+            mtu,
+            nvme: body
+                .get(REQ_PRIVATE_DATA.saturating_add(CM_IP_HEADER_LEN)..)
+                .and_then(|d| CmReqData::parse(d).ok()),
+        },
+        other => other,
+    }
 }
 
 fn rep(i: &[u8]) -> IResult<&[u8], CmMessage> {
@@ -349,7 +383,7 @@ pub fn parse(buf: &[u8]) -> Result<(MadHeader, Option<CmMessage>), Truncated> {
         return Ok((hdr, None));
     }
     let msg = match hdr.attribute_id {
-        attr::REQ => req(body).map(|(_, m)| m),
+        attr::REQ => req(body).map(|(_, m)| with_private_data(m, body)),
         attr::REP => rep(body).map(|(_, m)| m),
         attr::RTU => two_ids(body).map(|(_, (l, r))| CmMessage::Rtu {
             local_comm_id: l,
@@ -409,7 +443,25 @@ pub fn emit_cm(transaction_id: u64, msg: &CmMessage, buf: &mut [u8]) -> Result<(
             local_qpn,
             starting_psn,
             mtu,
+            nvme,
         } => {
+            if let Some(d) = nvme {
+                // The RDMA CM's IP header (addresses left zero), then
+                // NVMe-oF's data.
+                use super::nvme::{CM_IP_HEADER_LEN, CmIpHeader, CmReqData};
+                let mut p = [0u8; CM_IP_HEADER_LEN + CmReqData::LEN];
+                let (h, rest) = p.split_at_mut(CM_IP_HEADER_LEN);
+                let ip = CmIpHeader {
+                    ip_version: 4,
+                    port: super::nvme::NVME_PORT,
+                    ..CmIpHeader::default()
+                };
+                ip.emit(h)?;
+                d.emit(rest)?;
+                w.at = HEADER_LEN.saturating_add(REQ_PRIVATE_DATA);
+                w.bytes(&p);
+                w.at = HEADER_LEN;
+            }
             w.bytes(&local_comm_id.to_be_bytes());
             w.bytes(&[0; 4]);
             w.bytes(&service_id.to_be_bytes());
@@ -528,6 +580,22 @@ mod tests {
                 local_qpn: 0x11,
                 starting_psn: 0xabcdef,
                 mtu: 3,
+                nvme: None,
+            },
+            // An NVMe-oF I/O queue's REQ: its private data comes back.
+            CmMessage::Req {
+                local_comm_id: 0x99,
+                service_id: super::super::nvme::service_id(4420),
+                local_qpn: 0x21,
+                starting_psn: 5,
+                mtu: 5,
+                nvme: Some(super::super::nvme::CmReqData {
+                    recfmt: 0,
+                    qid: 3,
+                    hrqsize: 128,
+                    hsqsize: 127,
+                    cntlid: 1,
+                }),
             },
             CmMessage::Rep {
                 local_comm_id: 7,
