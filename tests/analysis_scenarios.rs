@@ -563,6 +563,83 @@ fn cm_pairs_connections() {
 }
 
 #[test]
+fn cm_service_ids_name_the_upper_layer_protocol() {
+    use roce_dissect::synth::frame::{cm_frame, cm_mad};
+    use roce_dissect::wire::mad::CmMessage;
+    use roce_dissect::wire::nvme::{CmReqData, service_id};
+    let c = conn();
+    for (sid, nvme, ulp, by, qid) in [
+        (
+            service_id(4420),
+            Some(2u16),
+            "nvme",
+            Value::from("cm"),
+            Value::from(2),
+        ),
+        (service_id(20049), None, "nfs", "cm".into(), Value::Null),
+        (service_id(2050), None, "nfs", "cm".into(), Value::Null),
+        (
+            service_id(445),
+            None,
+            "smb-direct",
+            "cm".into(),
+            Value::Null,
+        ),
+        (service_id(3260), None, "iser", "cm".into(), Value::Null),
+        (service_id(9999), None, "unknown", Value::Null, Value::Null),
+        // Not the TCP port space.
+        (0x4420, None, "unknown", Value::Null, Value::Null),
+    ] {
+        let mut t = Trace::new();
+        let req = cm_mad(
+            1,
+            &CmMessage::Req {
+                local_comm_id: 7,
+                service_id: sid,
+                local_qpn: 0x11,
+                starting_psn: 100,
+                mtu: 5,
+                nvme: nvme.map(|qid| CmReqData {
+                    qid,
+                    hrqsize: 32,
+                    hsqsize: 31,
+                    ..CmReqData::default()
+                }),
+            },
+        );
+        let rep = cm_mad(
+            1,
+            &CmMessage::Rep {
+                local_comm_id: 9,
+                remote_comm_id: 7,
+                local_qpn: 0x22,
+                starting_psn: 500,
+            },
+        );
+        t.at(1, bytes(&cm_frame(c.mac_a, c.mac_b, c.net, 1, &req)));
+        t.at(
+            2,
+            bytes(&cm_frame(c.mac_b, c.mac_a, c.net.reversed(), 1, &rep)),
+        );
+        t.at(3, bytes(&c.req(0x04, 100, 64)));
+        t.at(4, bytes(&c.ack(100, AckKind::Ack, 31, 1)));
+        let r = report(&t);
+        let conns = r["connections"].as_array().unwrap();
+        let cm = conns
+            .iter()
+            .find(|x| x["paired_by"] == "cm")
+            .unwrap_or_else(|| panic!("{sid:#x}: no CM connection in {conns:?}"));
+        assert_eq!(cm["ulp"], ulp, "{sid:#x}");
+        assert_eq!(cm["ulp_by"], by, "{sid:#x}");
+        assert_eq!(
+            cm.get("qid").cloned().unwrap_or(Value::Null),
+            qid,
+            "{sid:#x}"
+        );
+    }
+}
+
+#[test]
 fn ud_flows_track_each_source_qp() {
     use roce_dissect::synth::frame::{ExtHeaders, Payload, RoceFrame};
     use roce_dissect::wire::{BthRepr, DethRepr, Opcode};

@@ -188,7 +188,14 @@ struct Totals {
 }
 
 /// A CM REQ waiting for its REP: (src, dst, local QPN).
-type PendingReq = (Addr, Addr, u32);
+#[derive(Debug, Clone, Copy)]
+struct PendingReq {
+    src: Addr,
+    dst: Addr,
+    qpn: u32,
+    /// What the REQ's ServiceID and private data say of the connection.
+    ulp: report::ConnUlp,
+}
 
 /// Consumes packets in capture order and builds the [`Report`].
 pub struct Analyzer {
@@ -206,6 +213,9 @@ pub struct Analyzer {
     cm_reqs: Map<u32, PendingReq>,
     /// Flow pairs learnt from CM, both ways.
     cm_peer: Map<FlowKey, FlowKey>,
+    /// The upper-layer protocol of connections the CM set up, by either
+    /// flow's key.
+    cm_ulp: Map<FlowKey, report::ConnUlp>,
     /// Flows with a CE mark waiting for its CNP, per (src, dst), in the
     /// order of their marks: (flow, time of the mark). An entry whose flow
     /// no longer waits for that mark is skipped when it comes up.
@@ -245,6 +255,7 @@ impl Analyzer {
             pmtu: Map::default(),
             naks: Map::default(),
             cm_reqs: Map::default(),
+            cm_ulp: Map::default(),
             cm_peer: Map::default(),
             pending_ce: Map::default(),
             speeds: speed::SpeedsUsed::default(),
@@ -712,13 +723,28 @@ impl Analyzer {
                 local_comm_id,
                 local_qpn,
                 mtu,
+                service_id,
+                nvme,
                 ..
             } => {
+                let ulp = crate::wire::nvme::service_port(service_id).map_or(
+                    crate::wire::nvme::Ulp::Unknown,
+                    crate::wire::nvme::Ulp::of_port,
+                );
+                let req = PendingReq {
+                    src: key.src,
+                    dst: key.dst,
+                    qpn: local_qpn,
+                    ulp: report::ConnUlp {
+                        ulp,
+                        by: report::UlpBy::Cm,
+                        qid: nvme.map(|d| d.qid),
+                    },
+                };
                 if self.cm_reqs.contains_key(&local_comm_id)
                     || (self.cm_reqs.len() as u64) < self.opts.limits.cm_pending
                 {
-                    self.cm_reqs
-                        .insert(local_comm_id, (key.src, key.dst, local_qpn));
+                    self.cm_reqs.insert(local_comm_id, req);
                 } else {
                     self.totals.cm_dropped += 1;
                 }
@@ -733,7 +759,13 @@ impl Analyzer {
             } => {
                 // REP travels B → A; the REQ went A → B from QP qa. The REQ
                 // is answered: it no longer waits.
-                let Some(&(a, b, qa)) = self.cm_reqs.get(&remote_comm_id) else {
+                let Some(&PendingReq {
+                    src: a,
+                    dst: b,
+                    qpn: qa,
+                    ulp,
+                }) = self.cm_reqs.get(&remote_comm_id)
+                else {
                     return;
                 };
                 if a != key.dst || b != key.src {
@@ -752,6 +784,10 @@ impl Analyzer {
                 };
                 self.cm_peer.insert(data, back);
                 self.cm_peer.insert(back, data);
+                if ulp.ulp != crate::wire::nvme::Ulp::Unknown {
+                    self.cm_ulp.insert(data, ulp);
+                    self.cm_ulp.insert(back, ulp);
+                }
                 // A new connection on QPs seen before starts new PSN
                 // sequences (rping reconnecting reuses its QP numbers).
                 for k in [data, back] {

@@ -258,11 +258,15 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
                 let (x, y) = (pos[old], pos[other]);
                 if x < y {
                     let (f, g) = (&flows[old], &flows[other]);
+                    let ulp = a.cm_ulp.get(&a.flows[old].key);
                     connections.push(Connection {
                         flows: [x, y],
                         paired_by: *by,
                         ecn_ce: f.ecn_ce + g.ecn_ce,
                         cnps: f.cnps + g.cnps,
+                        ulp: ulp.map_or(crate::wire::nvme::Ulp::Unknown, |u| u.ulp),
+                        ulp_by: ulp.map(|u| u.by),
+                        qid: ulp.and_then(|u| u.qid),
                     });
                 }
             }

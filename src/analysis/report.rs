@@ -346,6 +346,32 @@ pub struct Connection {
     /// CE-marked packets in either direction, and the CNPs returned.
     pub ecn_ce: u64,
     pub cnps: u64,
+    /// The upper-layer protocol it carries (`unknown` when nothing said).
+    pub ulp: crate::wire::nvme::Ulp,
+    /// How that was known: `cm` (the CM REQ's ServiceID), `heuristic`
+    /// or `option` (`--ulp`); null for `unknown`.
+    pub ulp_by: Option<UlpBy>,
+    /// NVMe-oF: the queue it is (0: the admin queue), when the CM REQ's
+    /// private data said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qid: Option<u16>,
+}
+
+/// How a connection's upper-layer protocol was known.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum UlpBy {
+    Cm,
+    Heuristic,
+    Option,
+}
+
+/// What the analysis knows of a connection's upper-layer protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnUlp {
+    pub ulp: crate::wire::nvme::Ulp,
+    pub by: UlpBy,
+    pub qid: Option<u16>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
