@@ -93,3 +93,152 @@ fn a_cm_req_to_port_4420_carries_the_queue_it_opens() {
         assert_eq!(&bytes[2..4], &4420u16.to_be_bytes());
     }
 }
+
+/// An NVMe-oF I/O queue set up by the CM (queue 1), a Read of 8 blocks
+/// answered after 30 µs, a Write answered with an error, and a Read on
+/// a connection the CM never announced (not decoded).
+fn io_queue_capture(dir: &std::path::Path) -> std::path::PathBuf {
+    use roce_dissect::synth::conn::{Conn, bytes};
+    use roce_dissect::synth::frame::NetSpec;
+    use roce_dissect::wire::nvme::{CqeRepr, SglRepr, SqeRepr};
+    use std::net::Ipv4Addr;
+    let conn = |host: u8, qp_a: u32, qp_b: u32| Conn {
+        mac_a: [2, 0, 0, 0, 0, host],
+        mac_b: [2, 0, 0, 0, 1, 1],
+        net: NetSpec::V2Ipv4 {
+            src: Ipv4Addr::new(10, 0, 0, host),
+            dst: Ipv4Addr::new(10, 0, 1, 1),
+            dscp: 26,
+            ecn: 2,
+            ttl: 64,
+            sport: 0xc000,
+        },
+        qp_a,
+        qp_b,
+        vlan: None,
+    };
+    let c = conn(1, 0x40 + 1, 0x80);
+    let mut req = nvme_req(1);
+    if let CmMessage::Req { local_qpn, .. } = &mut req {
+        *local_qpn = c.qp_a;
+    }
+    let rep = CmMessage::Rep {
+        local_comm_id: 0x77,
+        remote_comm_id: 0x2001,
+        local_qpn: c.qp_b,
+        starting_psn: 1000,
+    };
+    let sqe = |opcode: u8, cid: u16, slba: u64, nlb: u16| {
+        let s = SqeRepr {
+            opcode,
+            flags: 0x40,
+            cid,
+            nsid: 1,
+            sgl: SglRepr {
+                address: 0x7f00_0000_1000,
+                length: (u32::from(nlb) + 1) * 512,
+                key: 0x1234,
+                sgl_type: 4,
+                subtype: 0,
+            },
+            cdw10_15: [slba as u32, (slba >> 32) as u32, u32::from(nlb), 0, 0, 0],
+            ..SqeRepr::default()
+        };
+        let mut b = vec![0u8; 64];
+        s.emit(&mut b).unwrap();
+        b
+    };
+    let cqe = |cid: u16, sqhd: u16, status: u16| {
+        let mut b = vec![0u8; 16];
+        CqeRepr {
+            result: 0,
+            sqhd,
+            sqid: 1,
+            cid,
+            status,
+        }
+        .emit(&mut b)
+        .unwrap();
+        b
+    };
+    let read = sqe(0x02, 17, 2048, 7);
+    let write = sqe(0x01, 18, 4096, 0);
+    let ok = cqe(17, 1, 0);
+    // Unrecovered Read Error with DNR: media errors (type 2), code 0x81.
+    let bad = cqe(18, 2, 0x8000 | 2 << 9 | 0x81 << 1);
+    let other = conn(9, 0x300, 0x301);
+    let stray = sqe(0x02, 5, 0, 0);
+    let mut frames = vec![
+        bytes(&cm_frame(c.mac_a, c.mac_b, c.net, 1, &cm_mad(1, &req))),
+        bytes(&cm_frame(
+            c.mac_b,
+            c.mac_a,
+            c.net.reversed(),
+            1,
+            &cm_mad(1, &rep),
+        )),
+        bytes(&c.send(true, 1000, &read)),
+        bytes(&c.send(false, 1000, &ok)),
+        bytes(&c.send(true, 1001, &write)),
+        bytes(&c.send(false, 1001, &bad)),
+        bytes(&other.send(true, 7, &stray)),
+    ];
+    // Frame times: 0, 10 µs, 20 µs, 50 µs (the Read's answer), 60, 90.
+    let times = [0u64, 10_000, 20_000, 50_000, 60_000, 90_000, 95_000];
+    let mut w = roce_dissect::synth::CaptureWriter::new(
+        Vec::new(),
+        roce_dissect::synth::OutFormat::PcapNanos,
+    )
+    .unwrap();
+    for (f, t) in frames.drain(..).zip(times) {
+        w.write(1_700_000_000_000_000_000 + t, &f).unwrap();
+    }
+    let p = dir.join("nvme.pcap");
+    std::fs::write(&p, w.into_inner()).unwrap();
+    p
+}
+
+#[test]
+fn packets_show_the_capsules_of_a_queue_the_cm_set_up() {
+    let d = tempfile::tempdir().unwrap();
+    let p = io_queue_capture(d.path());
+    if let Some(k) = std::env::var_os("NVME_KEEP") {
+        std::fs::copy(&p, k).unwrap();
+    }
+    let out = common::bin().arg("packets").arg(&p).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 7, "{text}");
+    assert!(
+        lines[2].ends_with("NVMe Read CID=17 NSID=1 LBA=2048 len=8"),
+        "{}",
+        lines[2]
+    );
+    assert!(
+        lines[3].ends_with("NVMe CQE CID=17 SQHD=1 Successful Completion"),
+        "{}",
+        lines[3]
+    );
+    assert!(
+        lines[4].ends_with("NVMe Write CID=18 NSID=1 LBA=4096 len=1"),
+        "{}",
+        lines[4]
+    );
+    assert!(
+        lines[5].ends_with("NVMe CQE CID=18 SQHD=2 Unrecovered Read Error DNR"),
+        "{}",
+        lines[5]
+    );
+    // No CM for that connection: not known to be NVMe-oF (yet).
+    assert!(!lines[6].contains("NVMe"), "{}", lines[6]);
+    // The report names the connection.
+    let out = common::bin().arg(&p).arg("--json").output().unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &r["connections"][0];
+    assert_eq!(
+        (c["ulp"].as_str(), c["ulp_by"].as_str()),
+        (Some("nvme"), Some("cm"))
+    );
+    assert_eq!(c["qid"], 1);
+}

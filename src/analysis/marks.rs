@@ -141,6 +141,16 @@ pub struct FrameAnalysis {
     /// oldest one's, when it completes several;
     /// `roce.analysis.message_completion`).
     pub completion_ns: Option<u64>,
+    /// A SEND ONLY on an NVMe-oF connection: a command capsule (host to
+    /// controller) or a response capsule.
+    pub nvme: Option<NvmeRole>,
+}
+
+/// What an NVMe-oF SEND carries, and the queue it is on when known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NvmeRole {
+    Command { qid: Option<u16> },
+    Response { qid: Option<u16> },
 }
 
 impl Default for FrameAnalysis {
@@ -152,6 +162,7 @@ impl Default for FrameAnalysis {
             episode: 0,
             ack_rtt_ns: None,
             completion_ns: None,
+            nvme: None,
         }
     }
 }

@@ -450,6 +450,14 @@ impl Analyzer {
         if let Some(cm) = &r.cm {
             self.cm_message(key, cm);
         }
+        if !self.cm_ulp.is_empty()
+            && matches!(
+                op,
+                Some(Operation::SendOnly | Operation::SendOnlyImm | Operation::SendOnlyInvalidate)
+            )
+        {
+            out.nvme = self.nvme_role(key);
+        }
 
         // From here on the flow is borrowed once, beside the other fields
         // it meets: each `self.flows[id]` was a bounds check and a reload.
@@ -714,6 +722,18 @@ impl Analyzer {
         false
     }
 
+    /// What a SEND ONLY on flow `key` carries, on an NVMe-oF connection.
+    #[cold]
+    #[inline(never)]
+    fn nvme_role(&self, key: &FlowKey) -> Option<marks::NvmeRole> {
+        let u = self.cm_ulp.get(key)?;
+        (u.ulp == crate::wire::nvme::Ulp::Nvme).then_some(if u.commands {
+            marks::NvmeRole::Command { qid: u.qid }
+        } else {
+            marks::NvmeRole::Response { qid: u.qid }
+        })
+    }
+
     #[cold]
     #[inline(never)]
     fn cm_message(&mut self, key: &FlowKey, cm: &CmMessage) {
@@ -739,6 +759,7 @@ impl Analyzer {
                         ulp,
                         by: report::UlpBy::Cm,
                         qid: nvme.map(|d| d.qid),
+                        commands: true,
                     },
                 };
                 if self.cm_reqs.contains_key(&local_comm_id)
@@ -786,7 +807,11 @@ impl Analyzer {
                 self.cm_peer.insert(back, data);
                 if ulp.ulp != crate::wire::nvme::Ulp::Unknown {
                     self.cm_ulp.insert(data, ulp);
-                    self.cm_ulp.insert(back, ulp);
+                    let answers = report::ConnUlp {
+                        commands: false,
+                        ..ulp
+                    };
+                    self.cm_ulp.insert(back, answers);
                 }
                 // A new connection on QPs seen before starts new PSN
                 // sequences (rping reconnecting reuses its QP numbers).

@@ -372,6 +372,9 @@ pub struct ConnUlp {
     pub ulp: crate::wire::nvme::Ulp,
     pub by: UlpBy,
     pub qid: Option<u16>,
+    /// On the host's flow to the controller (its SENDs are commands), not
+    /// the other way.
+    pub commands: bool,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]

@@ -222,6 +222,7 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
                 Mode::Text => {
                     let mut line =
                         packets::summary_line(pkt, first, ts_digits, link_speed.bps(pkt.if_speed));
+                    packets::push_nvme(&mut line, pkt, found.nvme);
                     packets::push_marks(&mut line, found.marks);
                     writeln!(out, "{line}")?;
                     if args.verbose {

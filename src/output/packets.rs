@@ -309,6 +309,66 @@ pub fn info(p: &Packet<'_>, link_bps: u64) -> String {
     s
 }
 
+/// Appends what an NVMe-oF capsule says (`NVMe Read CID=17 NSID=1
+/// LBA=2048 len=8`, `NVMe CQE CID=17 SQHD=5 Successful Completion`) to its
+/// summary line, when the analysis knows the frame carries one.
+pub fn push_nvme(
+    line: &mut String,
+    p: &Packet<'_>,
+    role: Option<crate::analysis::marks::NvmeRole>,
+) {
+    use crate::analysis::marks::NvmeRole;
+    use crate::wire::nvme::{CqeRepr, QueueKind, SqeRepr};
+    let Some(role) = role else { return };
+    let payload = p
+        .offsets
+        .payload
+        .zip(p.payload_len)
+        .and_then(|(at, n)| {
+            p.data
+                .get(usize::from(at)..usize::from(at).saturating_add(n as usize))
+        })
+        .unwrap_or_default();
+    match role {
+        NvmeRole::Command { qid } => {
+            let Ok(s) = SqeRepr::parse(payload) else {
+                line.push_str(" NVMe [short command capsule]");
+                return;
+            };
+            let q = QueueKind::of_qid(qid.unwrap_or(1));
+            let _ = write!(line, " NVMe {} CID={}", s.name(q), s.cid);
+            if s.has_lba(q) {
+                let _ = write!(
+                    line,
+                    " NSID={} LBA={} len={}",
+                    s.nsid,
+                    s.slba(),
+                    u32::from(s.nlb()) + 1
+                );
+            }
+            if let Some(c) = s.connect() {
+                let _ = write!(line, " qid={} sqsize={}", c.qid, u32::from(c.sqsize) + 1);
+            }
+        }
+        NvmeRole::Response { .. } => {
+            let Ok(c) = CqeRepr::parse(payload) else {
+                line.push_str(" NVMe [short response capsule]");
+                return;
+            };
+            let _ = write!(
+                line,
+                " NVMe CQE CID={} SQHD={} {}",
+                c.cid,
+                c.sqhd,
+                c.status_name()
+            );
+            if c.dnr() {
+                line.push_str(" DNR");
+            }
+        }
+    }
+}
+
 /// Appends the tags of what the analysis found in a frame (`[retransmit]
 /// [gap]`) to its summary line; a tag the line already carries (the
 /// header's own `[CE]` or `[bad ICRC]`) is not repeated.

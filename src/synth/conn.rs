@@ -49,6 +49,14 @@ impl Conn {
         }
     }
 
+    /// A SEND ONLY carrying `payload` (a capsule), from A or from B.
+    pub fn send<'a>(&self, from_a: bool, psn: u32, payload: &'a [u8]) -> RoceFrame<'a> {
+        RoceFrame {
+            payload: Payload::Bytes(payload),
+            ..self.frame(from_a, 0x04, psn, 0, ExtHeaders::default())
+        }
+    }
+
     /// A request from A (SEND, WRITE, atomics) with `payload` bytes.
     pub fn req(&self, opcode: u8, psn: u32, payload: usize) -> RoceFrame<'static> {
         let ext = ExtHeaders {

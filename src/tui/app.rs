@@ -459,6 +459,8 @@ impl App {
                 episode: self.index.counts.get(&pos).map_or(0, |c| c.1),
                 ack_rtt_ns: self.index.timing.get(&pos).and_then(|t| t.0),
                 completion_ns: self.index.timing.get(&pos).and_then(|t| t.1),
+                // Not kept by the TUI's index (no filter field reads it yet).
+                nvme: None,
             };
             let ctx = crate::fields::Ctx {
                 pkt: &p,
