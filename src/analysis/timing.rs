@@ -655,7 +655,16 @@ impl FlowTiming {
     /// waiting packets are in PSN order (modulo 2^24) from the oldest, as
     /// only first transmissions are added.
     fn sent_index(&self, psn: u32) -> Option<usize> {
+        // Most answers name the newest request (a coalesced ACK of a
+        // message's last packet) or the oldest (a READ's first response).
+        let last = self.sent.len().checked_sub(1)?;
+        if self.sent[last].psn == psn {
+            return Some(last);
+        }
         let base = self.sent.front()?.psn;
+        if base == psn {
+            return Some(0);
+        }
         let off = |p: u32| p.wrapping_sub(base) & 0xff_ffff;
         self.sent
             .binary_search_by_key(&off(psn), |s| off(s.psn))
