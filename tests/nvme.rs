@@ -168,8 +168,10 @@ fn io_queue_capture(dir: &std::path::Path) -> std::path::PathBuf {
     let bad = cqe(18, 2, 0x8000 | 2 << 9 | 0x81 << 1);
     let other = conn(9, 0x300, 0x301);
     let stray = sqe(0x02, 5, 0, 0);
+    let mut req_mad = cm_mad(1, &req);
+    roce_dissect::synth::frame::fill_req_primary_path(&mut req_mad, &c.net);
     let mut frames = vec![
-        bytes(&cm_frame(c.mac_a, c.mac_b, c.net, 1, &cm_mad(1, &req))),
+        bytes(&cm_frame(c.mac_a, c.mac_b, c.net, 1, &req_mad)),
         bytes(&cm_frame(
             c.mac_b,
             c.mac_a,
@@ -241,4 +243,84 @@ fn packets_show_the_capsules_of_a_queue_the_cm_set_up() {
         (Some("nvme"), Some("cm"))
     );
     assert_eq!(c["qid"], 1);
+}
+
+#[test]
+fn capsules_decode_as_tshark_decodes_them() {
+    use roce_dissect::capture::CaptureFile;
+    use roce_dissect::dissect::{DissectOptions, dissect};
+    use roce_dissect::wire::nvme::{CqeRepr, SqeRepr};
+    if !common::have_tshark() {
+        common::skip("NVMe-oF capsules against tshark", "tshark is not installed");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let p = io_queue_capture(d.path());
+    let out = Command::new("tshark")
+        .args(["-n", "-r"])
+        .arg(&p)
+        .args(["-T", "fields"])
+        .args(
+            [
+                "nvme.cmd.opc",
+                "nvme.cmd.cid",
+                "nvme.cmd.nsid",
+                "nvme.cmd.slba",
+                "nvme.cmd.nlb",
+                "nvme.cqe.cid",
+                "nvme.cqe.sqhd",
+                "nvme.cqe.status",
+                "nvme.cmd_latency",
+            ]
+            .iter()
+            .flat_map(|f| ["-e", f]),
+        )
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let theirs: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
+    // Ours, from the same frames' payloads, in tshark's notation.
+    let file = CaptureFile::open(&p).unwrap();
+    let mut ours = Vec::new();
+    let mut command_ts = std::collections::HashMap::new();
+    for f in file.frames().unwrap() {
+        let f = f.unwrap();
+        let pkt = dissect(&f, &DissectOptions::default());
+        let payload = pkt
+            .offsets
+            .payload
+            .map(|at| {
+                &pkt.data[usize::from(at)..usize::from(at) + pkt.payload_len.unwrap() as usize]
+            })
+            .unwrap_or_default();
+        let n = f.number;
+        let mut row = vec![String::new(); 9];
+        // Frames 3 and 5 are commands, 4 and 6 their answers; 7 is on a
+        // connection the CM never set up (neither of us decodes it).
+        match n {
+            3 | 5 => {
+                let s = SqeRepr::parse(payload).unwrap();
+                row[0] = format!("0x{:02x}", s.opcode);
+                row[1] = format!("0x{:04x}", s.cid);
+                row[2] = format!("0x{:08x}", s.nsid);
+                row[3] = format!("0x{:016x}", s.slba());
+                row[4] = (u32::from(s.nlb()) + 1).to_string();
+                command_ts.insert(s.cid, f.ts_ns);
+            }
+            4 | 6 => {
+                let c = CqeRepr::parse(payload).unwrap();
+                row[5] = format!("0x{:04x}", c.cid);
+                row[6] = format!("0x{:04x}", c.sqhd);
+                row[7] = format!("0x{:04x}", c.status);
+                let ms = (f.ts_ns - command_ts[&c.cid]) as f64 / 1e6;
+                row[8] = format!("{ms}");
+            }
+            _ => {}
+        }
+        ours.push(row);
+    }
+    assert_eq!(theirs.len(), ours.len(), "{text}");
+    for (i, (t, o)) in theirs.iter().zip(&ours).enumerate() {
+        assert_eq!(t, o, "frame {}", i + 1);
+    }
 }

@@ -423,6 +423,26 @@ pub fn cm_mad(transaction_id: u64, msg: &CmMessage) -> [u8; mad::MAD_LEN] {
     b
 }
 
+/// Where a CM REQ's primary path names the local and remote port GIDs
+/// (in the MAD: its header, then 52 bytes of the REQ before the path's
+/// two LIDs).
+const REQ_PRIMARY_GIDS: usize = mad::HEADER_LEN + 52 + 4;
+
+/// Fills a CM REQ's primary path with the connection's GIDs (for RoCE v2
+/// its IPs, IPv4 as `::ffff:a.b.c.d`), as a real REQ does: tshark ties
+/// the connection's later packets (NVMe-oF capsules) to the REQ by them.
+pub fn fill_req_primary_path(mad_bytes: &mut [u8], net: &NetSpec) {
+    let (src, dst) = match *net {
+        NetSpec::V2Ipv4 { src, dst, .. } => (src.to_ipv6_mapped(), dst.to_ipv6_mapped()),
+        NetSpec::V2Ipv6 { src, dst, .. } => (src, dst),
+        NetSpec::V1 { sgid, dgid, .. } => (sgid, dgid),
+    };
+    if let Some(b) = mad_bytes.get_mut(REQ_PRIMARY_GIDS..REQ_PRIMARY_GIDS + 32) {
+        b[..16].copy_from_slice(&src.octets());
+        b[16..].copy_from_slice(&dst.octets());
+    }
+}
+
 /// A UD SEND Only to QP1 carrying `mad_bytes` (RDMA CM).
 pub fn cm_frame<'a>(
     src_mac: [u8; 6],
