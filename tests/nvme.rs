@@ -323,4 +323,72 @@ fn capsules_decode_as_tshark_decodes_them() {
     for (i, (t, o)) in theirs.iter().zip(&ours).enumerate() {
         assert_eq!(t, o, "frame {}", i + 1);
     }
+    // And `packets -T fields` with the same fields (all but the latency,
+    // still to come) prints what tshark prints, byte for byte.
+    let fields = [
+        "nvme.cmd.opc",
+        "nvme.cmd.cid",
+        "nvme.cmd.nsid",
+        "nvme.cmd.slba",
+        "nvme.cmd.nlb",
+        "nvme.cqe.cid",
+        "nvme.cqe.sqhd",
+        "nvme.cqe.status",
+    ];
+    let tshark_fields = |args: &[&str]| {
+        let out = Command::new("tshark")
+            .args(["-n", "-r"])
+            .arg(&p)
+            .args(["-T", "fields"])
+            .args(fields.iter().flat_map(|f| ["-e", f]))
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let ours = |args: &[&str]| {
+        let out = common::bin()
+            .arg("packets")
+            .arg(&p)
+            .args(["-T", "fields"])
+            .args(fields.iter().flat_map(|f| ["-e", f]))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(ours(&[]), tshark_fields(&[]));
+    // A filter on them too: the failed command's answer.
+    let failed = ["-Y", "nvme.cqe.status != 0"];
+    assert_eq!(ours(&failed), tshark_fields(&failed));
+    assert_eq!(ours(&failed).lines().count(), 1);
+}
+
+#[test]
+fn the_tui_shows_and_filters_the_capsules() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let d = tempfile::tempdir().unwrap();
+    let p = io_queue_capture(d.path());
+    let mut app =
+        roce_dissect::tui::load(&p, &Default::default(), Default::default(), &mut |_, _| {})
+            .unwrap();
+    for ch in "/nvme.cqe.status != 0".chars() {
+        app.handle_key(KeyEvent::new(KeyCode::Char(ch), KeyModifiers::NONE));
+    }
+    app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    let found = app.display.as_ref().expect("a display filter");
+    assert_eq!(found.matched, 1);
+    assert!(found.frames[5], "frame 6, the failed command's answer");
+    // Its packet list line names the capsule.
+    app.handle_key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE));
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(160, 30)).unwrap();
+    app.prepare(t.get_frame().area());
+    assert!(
+        app.packet_rows.iter().any(|r| r
+            .text
+            .ends_with("NVMe CQE CID=18 SQHD=2 Unrecovered Read Error DNR")),
+        "{:?}",
+        app.packet_rows.iter().map(|r| &r.text).collect::<Vec<_>>()
+    );
 }

@@ -5,12 +5,15 @@
 use std::borrow::Cow;
 use std::net::IpAddr;
 
+use super::Ctx;
 use super::{Base, Field, FieldType, Value};
 use crate::analysis::Mark;
+use crate::analysis::marks::NvmeRole;
 use crate::dissect::{Packet, RoceVersion};
 use crate::wire::PauseRepr;
 use crate::wire::aeth::AckKind;
 use crate::wire::mad::CmMessage;
+use crate::wire::nvme::{CqeRepr, QueueKind, SqeRepr};
 
 use Base::{Dec, DecHex, Hex, HexDec};
 use FieldType::{Bool, Bytes, Ether, Ipv4, Ipv6, Presence, RelTime, Str, Uint};
@@ -1231,7 +1234,133 @@ pub static FIELDS: &[Field] = &[
         in_tshark: false,
         get: |c, o| o.extend(c.flow_number.map(Value::Uint)),
     },
+    Field {
+        name: "nvme.cmd.opc",
+        title: "Opcode",
+        ty: Uint(8),
+        base: Hex,
+        in_tshark: true,
+        get: |c, o| {
+            o.extend(
+                nvme_sqe(c)
+                    .map(|(s, _)| u64::from(s.opcode))
+                    .map(Value::Uint),
+            )
+        },
+    },
+    Field {
+        name: "nvme.cmd.cid",
+        title: "Command ID",
+        ty: Uint(16),
+        base: Hex,
+        in_tshark: true,
+        get: |c, o| o.extend(nvme_sqe(c).map(|(s, _)| u64::from(s.cid)).map(Value::Uint)),
+    },
+    Field {
+        name: "nvme.cmd.nsid",
+        title: "Namespace Id",
+        ty: Uint(32),
+        base: Hex,
+        in_tshark: true,
+        get: |c, o| {
+            o.extend(
+                nvme_sqe(c)
+                    .filter(|(s, _)| !s.is_fabrics())
+                    .map(|(s, _)| u64::from(s.nsid))
+                    .map(Value::Uint),
+            )
+        },
+    },
+    Field {
+        name: "nvme.cmd.slba",
+        title: "Start LBA",
+        ty: Uint(64),
+        base: Hex,
+        in_tshark: true,
+        get: |c, o| {
+            o.extend(
+                nvme_sqe(c)
+                    .filter(|(s, q)| s.has_lba(*q))
+                    .map(|(s, _)| s.slba())
+                    .map(Value::Uint),
+            )
+        },
+    },
+    Field {
+        name: "nvme.cmd.nlb",
+        title: "Absolute Number of Logical Blocks",
+        ty: Uint(16),
+        base: DecHex,
+        in_tshark: true,
+        get: |c, o| {
+            o.extend(
+                nvme_sqe(c)
+                    .filter(|(s, q)| s.has_lba(*q))
+                    .map(|(s, _)| u64::from(s.nlb()) + 1)
+                    .map(Value::Uint),
+            )
+        },
+    },
+    Field {
+        name: "nvme.cqe.sqhd",
+        title: "SQ Head Pointer",
+        ty: Uint(16),
+        base: Hex,
+        in_tshark: true,
+        get: |c, o| o.extend(nvme_cqe(c).map(|q| u64::from(q.sqhd)).map(Value::Uint)),
+    },
+    Field {
+        name: "nvme.cqe.sqid",
+        title: "SQ Identifier",
+        ty: Uint(16),
+        base: Hex,
+        in_tshark: true,
+        get: |c, o| o.extend(nvme_cqe(c).map(|q| u64::from(q.sqid)).map(Value::Uint)),
+    },
+    Field {
+        name: "nvme.cqe.cid",
+        title: "Command Identifier",
+        ty: Uint(16),
+        base: Hex,
+        in_tshark: true,
+        get: |c, o| o.extend(nvme_cqe(c).map(|q| u64::from(q.cid)).map(Value::Uint)),
+    },
+    Field {
+        name: "nvme.cqe.status",
+        title: "Status Field",
+        ty: Uint(16),
+        base: Hex,
+        in_tshark: true,
+        get: |c, o| o.extend(nvme_cqe(c).map(|q| u64::from(q.status)).map(Value::Uint)),
+    },
 ];
+
+/// The capsule's bytes, when the analysis says the frame carries one.
+fn nvme_capsule<'p>(c: &Ctx<'p, '_>) -> Option<(crate::analysis::marks::NvmeRole, &'p [u8])> {
+    let role = c.analysis?.nvme?;
+    let p = c.pkt;
+    let at = usize::from(p.offsets.payload?);
+    let n = usize::try_from(p.payload_len?).ok()?;
+    Some((role, p.data.get(at..at.checked_add(n)?)?))
+}
+
+/// A command capsule's SQE and the command set it is read in.
+fn nvme_sqe(c: &Ctx<'_, '_>) -> Option<(SqeRepr, QueueKind)> {
+    match nvme_capsule(c)? {
+        (NvmeRole::Command { qid }, b) => {
+            Some((SqeRepr::parse(b).ok()?, QueueKind::of_qid(qid.unwrap_or(1))))
+        }
+        _ => None,
+    }
+}
+
+/// A response capsule's CQE.
+fn nvme_cqe(c: &Ctx<'_, '_>) -> Option<CqeRepr> {
+    match nvme_capsule(c)? {
+        (NvmeRole::Response { .. }, b) => CqeRepr::parse(b).ok(),
+        _ => None,
+    }
+}
 
 fn pfc_enabled(p: &Packet<'_>, c: u8) -> Option<bool> {
     match p.pause {

@@ -196,9 +196,15 @@ impl Filter {
     }
 }
 
+/// Whether `f`'s value comes from the analysis: `roce.analysis.*`, and
+/// `nvme.*` (a SEND is a capsule on a connection the analysis knows).
+fn reads_analysis(f: &Field) -> bool {
+    f.name.starts_with("roce.analysis.") || f.name.starts_with("nvme.")
+}
+
 /// Whether `f` is known only to the frame loop, not from the frame.
 fn contextual(f: &Field) -> bool {
-    f.name.starts_with("roce.analysis.")
+    reads_analysis(f)
         || matches!(
             f.name,
             "frame.number" | "frame.time_relative" | "frame.time_delta"
@@ -375,7 +381,7 @@ impl<'t> Parser<'t> {
         };
         match fields::lookup(name) {
             Some(f) => {
-                if f.name.starts_with("roce.analysis.") {
+                if reads_analysis(f) {
                     self.uses_analysis = true;
                 }
                 Ok(f)
@@ -537,7 +543,7 @@ impl<'t> Parser<'t> {
             && literal::parse(w, target(op)).is_none()
         {
             self.pos += 1;
-            if f.name.starts_with("roce.analysis.") {
+            if reads_analysis(f) {
                 self.uses_analysis = true;
             }
             if !comparable(target(op), f.ty) {

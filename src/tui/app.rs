@@ -459,8 +459,7 @@ impl App {
                 episode: self.index.counts.get(&pos).map_or(0, |c| c.1),
                 ack_rtt_ns: self.index.timing.get(&pos).and_then(|t| t.0),
                 completion_ns: self.index.timing.get(&pos).and_then(|t| t.1),
-                // Not kept by the TUI's index (no filter field reads it yet).
-                nvme: None,
+                nvme: self.index.nvme.get(&pos).copied(),
             };
             let ctx = crate::fields::Ctx {
                 pkt: &p,
@@ -692,9 +691,11 @@ impl App {
                 .get(pos as usize)
                 .copied()
                 .unwrap_or_default();
+            let mut text = summary_line(&p, t0, 9, self.link_speed.bps(p.if_speed));
+            crate::output::packets::push_nvme(&mut text, &p, self.index.nvme.get(&pos).copied());
             rows.push(PacketRow {
                 number: f.number,
-                text: summary_line(&p, t0, 9, self.link_speed.bps(p.if_speed)),
+                text,
                 marks,
                 pause: p.pause.is_some(),
             });

@@ -22,6 +22,8 @@ pub struct FrameIndex {
     /// For the answers that sampled them: the round trip and the message
     /// completion time, by frame position.
     pub timing: std::collections::HashMap<u32, (Option<u64>, Option<u64>)>,
+    /// The NVMe-oF capsules among them (the `nvme.*` fields).
+    pub nvme: std::collections::HashMap<u32, crate::analysis::marks::NvmeRole>,
     pub first_ts_ns: u64,
 }
 
@@ -68,6 +70,10 @@ pub fn first_pass(
                 let pos = (index.offsets.len() - 1) as u32;
                 let t = (found.ack_rtt_ns, found.completion_ns);
                 index.timing.insert(pos, t);
+            }
+            if let Some(role) = found.nvme {
+                let pos = (index.offsets.len() - 1) as u32;
+                index.nvme.insert(pos, role);
             }
         },
     )?;
