@@ -6,12 +6,13 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::flow::{Fingerprint, FlowKey};
 use super::index::hash_key;
+use super::nvme::Capsule;
 use crate::capture::{Frame, LinkType};
 use crate::dissect::{DissectOptions, ETHERTYPE_ROCE_V1, Packet, RoceVersion, dissect};
 use crate::wire::icrc::{self, InPlace, NetHeader};
 use crate::wire::mad::CmMessage;
 use crate::wire::pause::PauseRepr;
-use crate::wire::{AethRepr, BthRepr, DethRepr, GrhRepr, RethRepr, bth, grh};
+use crate::wire::{AethRepr, BthRepr, DethRepr, GrhRepr, Operation, RethRepr, bth, grh};
 
 /// DestQP of the GSI (CM MADs): decoded the full way.
 const GSI_QP: u32 = 1;
@@ -66,11 +67,67 @@ pub struct RoceFacts {
     pub pcp: Option<u8>,
     /// Ethernet destination (the port a pause would stop).
     pub dst_mac: Option<[u8; 6]>,
-    pub cm: Option<CmMessage>,
+    /// What an upper layer reads: a CM message, a SEND's capsule, a
+    /// RETH's address and key.
+    pub upper: Upper,
     pub fingerprint: Fingerprint,
     /// `hash_key(&key)`, computed where the frame is dissected (off the
     /// analysis thread).
     pub flow_hash: u64,
+}
+
+/// What a RoCE packet carries for the layers above the transport. One
+/// frame has at most one of them: CM messages ride UD SENDs on QP 1,
+/// capsules are RC SENDs, a RETH is on WRITEs and READ requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Upper {
+    None,
+    Cm(CmMessage),
+    /// The start of a SEND FIRST or ONLY of 16 bytes or more: an NVMe-oF
+    /// capsule, if its connection carries NVMe-oF.
+    Capsule(Capsule),
+    /// The RETH's virtual address and key.
+    Reth {
+        va: u64,
+        r_key: u32,
+    },
+}
+
+impl Upper {
+    /// For a packet of operation `op` with these headers and payload.
+    #[inline]
+    fn of(
+        op: Option<Operation>,
+        cm: Option<CmMessage>,
+        reth: Option<RethRepr>,
+        payload: impl FnOnce() -> Option<Capsule>,
+    ) -> Upper {
+        if let Some(m) = cm {
+            return Upper::Cm(m);
+        }
+        if let Some(r) = reth {
+            return Upper::Reth {
+                va: r.va,
+                r_key: r.r_key,
+            };
+        }
+        match op {
+            Some(
+                Operation::SendFirst
+                | Operation::SendOnly
+                | Operation::SendOnlyImm
+                | Operation::SendOnlyInvalidate,
+            ) => payload().map_or(Upper::None, Upper::Capsule),
+            _ => Upper::None,
+        }
+    }
+
+    pub fn cm(&self) -> Option<&CmMessage> {
+        match self {
+            Upper::Cm(m) => Some(m),
+            _ => None,
+        }
+    }
 }
 
 impl Facts {
@@ -126,7 +183,11 @@ impl Facts {
                 dscp: pkt.dscp(),
                 pcp: pkt.pcp(),
                 dst_mac: pkt.eth.map(|e| e.dst),
-                cm: pkt.cm,
+                upper: Upper::of(bth.opcode.operation(), pkt.cm, pkt.reth, || {
+                    let (at, n) = pkt.offsets.payload.zip(pkt.payload_len)?;
+                    let at = usize::from(at);
+                    Capsule::of(pkt.data.get(at..at.saturating_add(n as usize))?)
+                }),
                 fingerprint: Fingerprint::of(pkt),
             })
         } else {
@@ -366,7 +427,10 @@ fn fast<R>(frame: &Frame<'_>, opts: &DissectOptions, emit: impl FnOnce(Facts) ->
             dscp: Some(net.tclass >> 2),
             pcp,
             dst_mac: Some(dst_mac),
-            cm: None,
+            upper: Upper::of(b.opcode.operation(), None, reth, || {
+                let at = bth::LEN + headers_len;
+                Capsule::of(region.get(at..claimed - icrc::LEN - usize::from(b.padcnt))?)
+            }),
             fingerprint: Fingerprint::of_bytes(data),
         }),
     }))

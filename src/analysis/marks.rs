@@ -149,8 +149,15 @@ pub struct FrameAnalysis {
 /// What an NVMe-oF SEND carries, and the queue it is on when known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NvmeRole {
-    Command { qid: Option<u16> },
-    Response { qid: Option<u16> },
+    Command {
+        qid: Option<u16>,
+    },
+    Response {
+        qid: Option<u16>,
+        /// Its command's latency (`nvme.cmd_latency`), when the command
+        /// was seen.
+        latency_ns: Option<u64>,
+    },
 }
 
 impl Default for FrameAnalysis {

@@ -8,6 +8,7 @@ mod flow;
 pub mod hints;
 mod index;
 pub mod marks;
+pub mod nvme;
 mod pairing;
 pub mod pfc;
 pub mod psn;
@@ -26,7 +27,7 @@ use std::collections::VecDeque;
 pub type Map<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 pub use budget::{DEFAULT_MAX_EVENTS_TOTAL, Limits};
-pub use facts::{Body, Facts, RoceFacts};
+pub use facts::{Body, Facts, RoceFacts, Upper};
 use flow::{Budget, FlowState, RecentNak};
 pub use flow::{Fingerprint, FlowKey};
 use index::{FlowIndex, hash_key};
@@ -67,6 +68,8 @@ pub struct AnalysisOptions {
     pub timeline_bin_ns: Option<u64>,
     /// `--timeline`: each flow's throughput series in the report.
     pub timeline_series: bool,
+    /// `--ulp`: which connections carry NVMe-oF when the CM does not say.
+    pub ulp: nvme::UlpRule,
 }
 
 /// The common "trust DSCP" map: 24-31 → 3 (RoCE), 48-55 → 6 (CNP).
@@ -122,6 +125,7 @@ impl Default for AnalysisOptions {
             limits: Limits::default(),
             timeline_bin_ns: None,
             timeline_series: false,
+            ulp: nvme::UlpRule::Auto,
         }
     }
 }
@@ -233,6 +237,8 @@ pub struct Analyzer {
     logs: timing::Logs,
     /// The throughput bins' grain.
     timeline: throughput::Timeline,
+    /// NVMe-oF queues and their I/Os.
+    nvme: nvme::Tracker,
     /// Every ICRC checked so far was wrong: the capture path does not keep
     /// them, and an event per frame would say nothing the hint does not.
     icrc_summarised: bool,
@@ -269,6 +275,7 @@ impl Analyzer {
             requesters: Map::default(),
             logs: timing::Logs::new(l.timing_samples),
             timeline: throughput::Timeline::new(opts.timeline_bin_ns, opts.timeline_series),
+            nvme: nvme::Tracker::new(opts.ulp.clone(), l.timing_samples),
             budget: Budget {
                 events_per_flow: l.events_per_flow,
                 events_left: l.events_total,
@@ -447,16 +454,8 @@ impl Analyzer {
             out.marks.set(Mark::Duplicate);
             return out;
         }
-        if let Some(cm) = &r.cm {
+        if let Some(cm) = r.upper.cm() {
             self.cm_message(key, cm);
-        }
-        if !self.cm_ulp.is_empty()
-            && matches!(
-                op,
-                Some(Operation::SendOnly | Operation::SendOnlyImm | Operation::SendOnlyInvalidate)
-            )
-        {
-            out.nvme = self.nvme_role(key);
         }
 
         // From here on the flow is borrowed once, beside the other fields
@@ -623,7 +622,122 @@ impl Analyzer {
             out.ack_rtt_ns = said.rtt_ns;
             out.completion_ns = said.completion_ns;
         }
+        // NVMe-oF: capsules, and the data of the I/Os they started.
+        match r.upper {
+            Upper::Capsule(c) => {
+                let replay = out.marks.has(Mark::Retransmission);
+                out.nvme = self.nvme_capsule(id, key, &c, r, pkt, replay);
+            }
+            Upper::Reth { va, r_key } if self.nvme.active() => {
+                if let Some(
+                    o @ (Operation::WriteFirst
+                    | Operation::WriteOnly
+                    | Operation::WriteOnlyImm
+                    | Operation::ReadRequest),
+                ) = op
+                {
+                    let len = r.dma_len.unwrap_or(0);
+                    self.nvme
+                        .transfer(id, key.src, key.dst, o, bth.psn, va, r_key, len, pkt.ts_ns);
+                }
+            }
+            _ if self.nvme.active() && self.nvme.has_transfers(id) => {
+                if matches!(
+                    op,
+                    Some(
+                        Operation::WriteMiddle
+                            | Operation::WriteLast
+                            | Operation::WriteLastImm
+                            | Operation::ReadResponseFirst
+                            | Operation::ReadResponseMiddle
+                            | Operation::ReadResponseLast
+                            | Operation::ReadResponseOnly
+                    )
+                ) {
+                    self.nvme.continuation(id, bth.psn, pkt.ts_ns);
+                }
+            }
+            _ => {}
+        }
         out
+    }
+
+    /// A SEND that starts a message with 16 bytes or more, on flow `id`:
+    /// an NVMe-oF command or response capsule when its connection carries
+    /// NVMe-oF (the CM said, `--ulp` says, or the payloads show it).
+    #[cold]
+    #[inline(never)]
+    fn nvme_capsule(
+        &mut self,
+        id: u32,
+        key: &FlowKey,
+        c: &nvme::Capsule,
+        r: &RoceFacts,
+        pkt: &Facts,
+        replay: bool,
+    ) -> Option<marks::NvmeRole> {
+        use crate::wire::nvme::{CQE_LEN, SQE_LEN, Ulp};
+        let len = r.payload_len.unwrap_or(0) as usize;
+        let (number, ts, psn) = (pkt.number, pkt.ts_ns, r.bth.psn);
+        let role = |s: nvme::Said| {
+            s.confirmed.then_some(match s.side {
+                nvme::Side::Commands => marks::NvmeRole::Command { qid: s.qid },
+                nvme::Side::Responses => marks::NvmeRole::Response {
+                    qid: s.qid,
+                    latency_ns: s.latency_ns,
+                },
+            })
+        };
+        let t = &mut self.nvme;
+        let queue = match t.side(id) {
+            Some(known) => Some(known),
+            None => match self.cm_ulp.get(key).copied() {
+                Some(u) if u.ulp != Ulp::Nvme => return None,
+                Some(u) if u.commands => {
+                    if len < SQE_LEN {
+                        return None;
+                    }
+                    t.open(id, key.src, key.dst, u.by, u.qid)
+                        .map(|q| (q, nvme::Side::Commands))
+                }
+                Some(_) => {
+                    let peer = self.cm_peer.get(key)?;
+                    let flows = &self.flows;
+                    let cmd = self
+                        .index
+                        .get(peer, hash_key(peer), |i| &flows[i as usize].key)?;
+                    let (q, _) = t.side(cmd)?;
+                    t.bind(q, id);
+                    Some((q, nvme::Side::Responses))
+                }
+                None if self.cm_peer.contains_key(key) => None,
+                None if len >= SQE_LEN => {
+                    let forced = t.rule.forces(key.dst, None);
+                    if !(forced || t.rule.heuristic()) || !c.looks_like_command(len as u32) {
+                        return None;
+                    }
+                    let by = if forced {
+                        report::UlpBy::Option
+                    } else {
+                        report::UlpBy::Heuristic
+                    };
+                    t.open(id, key.src, key.dst, by, None)
+                        .map(|q| (q, nvme::Side::Commands))
+                }
+                None if len == CQE_LEN && t.active() => {
+                    let q = t.waiting_for(key.dst, key.src, c.cqe_cid())?;
+                    t.bind(q, id);
+                    Some((q, nvme::Side::Responses))
+                }
+                None => None,
+            },
+        };
+        let (q, side) = queue?;
+        match side {
+            nvme::Side::Commands if len >= SQE_LEN => role(t.command(q, c, number, ts, psn)),
+            nvme::Side::Responses if len == CQE_LEN => role(t.response(q, c, number, ts, replay)),
+            _ => None,
+        }
     }
 
     /// An ACK, NAK or READ response on flow `id` (`key`): timing samples
@@ -722,18 +836,6 @@ impl Analyzer {
         false
     }
 
-    /// What a SEND ONLY on flow `key` carries, on an NVMe-oF connection.
-    #[cold]
-    #[inline(never)]
-    fn nvme_role(&self, key: &FlowKey) -> Option<marks::NvmeRole> {
-        let u = self.cm_ulp.get(key)?;
-        (u.ulp == crate::wire::nvme::Ulp::Nvme).then_some(if u.commands {
-            marks::NvmeRole::Command { qid: u.qid }
-        } else {
-            marks::NvmeRole::Response { qid: u.qid }
-        })
-    }
-
     #[cold]
     #[inline(never)]
     fn cm_message(&mut self, key: &FlowKey, cm: &CmMessage) {
@@ -747,17 +849,23 @@ impl Analyzer {
                 nvme,
                 ..
             } => {
-                let ulp = crate::wire::nvme::service_port(service_id).map_or(
+                let port = crate::wire::nvme::service_port(service_id);
+                let mut ulp = port.map_or(
                     crate::wire::nvme::Ulp::Unknown,
                     crate::wire::nvme::Ulp::of_port,
                 );
+                let mut by = report::UlpBy::Cm;
+                if ulp == crate::wire::nvme::Ulp::Unknown && self.nvme.rule.forces(key.dst, port) {
+                    ulp = crate::wire::nvme::Ulp::Nvme;
+                    by = report::UlpBy::Option;
+                }
                 let req = PendingReq {
                     src: key.src,
                     dst: key.dst,
                     qpn: local_qpn,
                     ulp: report::ConnUlp {
                         ulp,
-                        by: report::UlpBy::Cm,
+                        by,
                         qid: nvme.map(|d| d.qid),
                         commands: true,
                     },

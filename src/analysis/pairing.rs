@@ -258,7 +258,7 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
                 let (x, y) = (pos[old], pos[other]);
                 if x < y {
                     let (f, g) = (&flows[old], &flows[other]);
-                    let ulp = a.cm_ulp.get(&a.flows[old].key);
+                    let ulp = conn_ulp(&a, old, other);
                     connections.push(Connection {
                         flows: [x, y],
                         paired_by: *by,
@@ -284,6 +284,17 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
         }
     }
     connections.sort_by_key(|c| c.flows);
+    let mut conn_at = vec![None; flows.len()];
+    for (i, c) in connections.iter().enumerate() {
+        for f in c.flows {
+            conn_at[f] = Some(i);
+        }
+    }
+    let tracker = std::mem::replace(
+        &mut a.nvme,
+        super::nvme::Tracker::new(super::nvme::UlpRule::Auto, 0),
+    );
+    let nvme = tracker.report(|flow| conn_at[pos[flow as usize]], |addr| text.get(addr));
     // In place: moving the reports into new vectors cost two more copies
     // of them in memory not yet touched (0.3 ms of 1024 flows' 0.6).
     permute(&mut flows, &order);
@@ -354,6 +365,7 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
         flows,
         connections,
         pfc,
+        nvme,
         hints: Vec::new(),
     };
     report.hints = hints::hints(&report);
@@ -363,6 +375,30 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
     // nothing waits for it.
     drop_elsewhere(a);
     (report, pos)
+}
+
+/// What is known of the upper-layer protocol of the connection of flows
+/// `old` and `other`: the CM's word, else the NVMe-oF tracker's (which
+/// also knows the queue id from a Fabrics Connect).
+fn conn_ulp(a: &Analyzer, old: usize, other: usize) -> Option<super::report::ConnUlp> {
+    let tracked = a
+        .nvme
+        .ulp_of(old as u32)
+        .or_else(|| a.nvme.ulp_of(other as u32));
+    match a.cm_ulp.get(&a.flows[old].key).copied() {
+        Some(mut u) => {
+            if u.qid.is_none() {
+                u.qid = tracked.and_then(|t| t.1);
+            }
+            Some(u)
+        }
+        None => tracked.map(|(by, qid)| super::report::ConnUlp {
+            ulp: crate::wire::nvme::Ulp::Nvme,
+            by,
+            qid,
+            commands: true,
+        }),
+    }
 }
 
 /// How the warnings about the report's lists (events, pause intervals)

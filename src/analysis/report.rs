@@ -12,6 +12,9 @@ pub struct Report {
     pub flows: Vec<FlowReport>,
     pub connections: Vec<Connection>,
     pub pfc: PfcReport,
+    /// NVMe-oF queues and I/Os, when the capture has them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nvme: Option<super::nvme::NvmeReport>,
     pub hints: Vec<Hint>,
 }
 

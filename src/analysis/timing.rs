@@ -189,6 +189,11 @@ impl Samples {
         self.count
     }
 
+    /// Samples kept for the percentiles.
+    pub fn kept(&self) -> u64 {
+        self.kept
+    }
+
     /// The statistics, `None` without samples; `log` sorted.
     pub fn stats(&self, kind: Kind, flow: u32, logs: &Logs) -> Option<Stats> {
         if self.count == 0 {

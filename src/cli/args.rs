@@ -156,6 +156,14 @@ pub struct AnalysisArgs {
     #[arg(long, value_name = "BIN", num_args = 0..=1, value_parser = parse_bin)]
     pub timeline: Option<Option<u64>>,
 
+    /// Upper-layer protocol of connections the RDMA CM does not describe:
+    /// nvme (every connection whose SENDs read as NVMe-oF commands),
+    /// nvme@IP[:PORT] (those to this controller; PORT is the NVMe-oF
+    /// service port, read from CM requests), or none (the CM only, no
+    /// payload heuristic). Repeatable
+    #[arg(long, value_name = "ULP[@IP[:PORT]]")]
+    pub ulp: Vec<String>,
+
     /// Timing samples (round trips, completions, READ latencies, message sizes) kept for exact percentiles, in all; past it counts, minimum, maximum and mean stay exact, with a warning
     #[arg(long, value_name = "N", default_value_t = budget::DEFAULT_MAX_TIMING_SAMPLES, help_heading = "Memory budgets")]
     pub max_timing_samples: u64,
@@ -182,6 +190,14 @@ impl AnalysisArgs {
             },
             timeline_bin_ns: self.timeline.flatten(),
             timeline_series: self.timeline.is_some(),
+            ulp: {
+                let mut rule = crate::analysis::nvme::UlpRule::default();
+                for u in &self.ulp {
+                    rule.add(u)
+                        .map_err(|e| RunError::Usage(format!("--ulp {e}")))?;
+                }
+                rule
+            },
         })
     }
 }

@@ -195,6 +195,151 @@ fn throughput_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
     );
 }
 
+/// The NVMe-oF queues, their latencies, the slowest I/Os and the errors.
+fn nvme_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
+    let Some(n) = &r.nvme else { return };
+    let failed: u64 = n.queues.iter().map(|q| q.errors).sum();
+    let _ = writeln!(
+        s,
+        "\n{}",
+        st.bold(&format!(
+            "NVMe-oF ({} queue{}, {} commands, {} failed, {} unanswered; README \"NVMe-oF\")",
+            n.queues.len(),
+            if n.queues.len() == 1 { "" } else { "s" },
+            grouped(n.commands),
+            grouped(failed),
+            grouped(n.unanswered_total),
+        ))
+    );
+    let _ = writeln!(
+        s,
+        "  queue flows    cmds errs depth  lat p50  lat p99 1st data      read   written"
+    );
+    let cell = |x: Option<crate::analysis::timing::Stats>,
+                f: fn(&crate::analysis::timing::Stats) -> u64| {
+        x.map_or("-".to_string(), |v| human_ns(f(&v)))
+    };
+    let shown = if o.all { usize::MAX } else { MAX_TIMING_ROWS };
+    let pairs: std::collections::BTreeSet<(&str, &str)> = n
+        .queues
+        .iter()
+        .map(|q| (q.host.as_str(), q.controller.as_str()))
+        .collect();
+    for q in n.queues.iter().take(shown) {
+        let flows = q
+            .connection
+            .and_then(|c| r.connections.get(c))
+            .map_or("-".to_string(), |c| {
+                format!("#{}/#{}", c.flows[0] + 1, c.flows[1] + 1)
+            });
+        let errs = if q.errors > 0 {
+            st.red(&format!("{:>5}", grouped(q.errors)))
+        } else {
+            format!("{:>5}", 0)
+        };
+        let _ = write!(
+            s,
+            "  {:<5} {:<7}{:>6}{}{:>6}{:>9}{:>9}{:>9}{:>10}{:>10}",
+            q.qid.map_or("q?".to_string(), |i| format!("q{i}")),
+            flows,
+            grouped(q.commands),
+            errs,
+            grouped(q.outstanding_max),
+            cell(q.latency, |v| v.p50_ns),
+            cell(q.latency, |v| v.p99_ns),
+            cell(q.first_data, |v| v.p50_ns),
+            human_bytes(q.bytes_read),
+            human_bytes(q.bytes_written),
+        );
+        if pairs.len() > 1 {
+            let _ = write!(
+                s,
+                "  {} → {}",
+                terminal_safe(&q.host),
+                terminal_safe(&q.controller)
+            );
+        }
+        s.push('\n');
+    }
+    if n.queues.len() > shown {
+        let _ = writeln!(
+            s,
+            "  ... {} more (--all lists them)",
+            n.queues.len() - shown
+        );
+    }
+    if let [(host, ctrl)] = pairs.iter().collect::<Vec<_>>()[..] {
+        let _ = writeln!(
+            s,
+            "      host {} → controller {} ({})",
+            terminal_safe(host),
+            terminal_safe(ctrl),
+            match n.queues.first().map(|q| q.ulp_by) {
+                Some(crate::analysis::report::UlpBy::Cm) => "known from the RDMA CM",
+                Some(crate::analysis::report::UlpBy::Option) => "as --ulp says",
+                _ => "recognised by its capsules",
+            }
+        );
+    }
+    let _ = writeln!(
+        s,
+        "      depth: most commands outstanding · 1st data: command to the controller's\n      first RDMA WRITE or READ (p50) · a queue's max is its slowest I/O"
+    );
+    if !n.slowest.is_empty() {
+        let _ = writeln!(s, "  Slowest I/Os");
+        let _ = writeln!(
+            s,
+            "    latency queue   CID command             LBA     bytes frames         status"
+        );
+        for io in n.slowest.iter().take(if o.all { usize::MAX } else { 10 }) {
+            let status = io.status.unwrap_or("-");
+            let status = if status == "Successful Completion" {
+                "ok".to_string()
+            } else {
+                st.red(status)
+            };
+            let _ = writeln!(
+                s,
+                "  {:>9} {:<4}{:>6} {:<12}{:>11}{:>10} {:<14} {}",
+                io.latency_ns.map_or("-".to_string(), human_ns),
+                io.qid.map_or("q?".to_string(), |i| format!("q{i}")),
+                io.cid,
+                terminal_safe(&io.opcode),
+                io.lba.map_or("-".to_string(), |l| l.to_string()),
+                human_bytes(u64::from(io.bytes)),
+                format!(
+                    "{}→{}",
+                    io.command_frame,
+                    io.cqe_frame.map_or("?".to_string(), |f| f.to_string())
+                ),
+                status
+            );
+        }
+    }
+    for e in &n.errors {
+        let _ = writeln!(
+            s,
+            "  {} {} × {} (status type {}, code {:#04x})",
+            st.red("Failed:"),
+            e.status,
+            grouped(e.count),
+            e.sct,
+            e.sc
+        );
+    }
+    for io in n.unanswered.iter().take(if o.all { usize::MAX } else { 5 }) {
+        let _ = writeln!(
+            s,
+            "  {} {} CID {} on {} (frame {})",
+            st.yellow("Never answered:"),
+            terminal_safe(&io.opcode),
+            io.cid,
+            io.qid.map_or("q?".to_string(), |i| format!("q{i}")),
+            io.command_frame
+        );
+    }
+}
+
 /// Rows of the pause summary unless `--all`.
 pub const MAX_PAUSE_ROWS: usize = 20;
 
@@ -464,6 +609,7 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
 
     timing_section(&mut s, r, o, &st);
     throughput_section(&mut s, r, o, &st);
+    nvme_section(&mut s, r, o, &st);
 
     let _ = writeln!(s, "\n{}", st.bold("Capture quality"));
     let res = if c.ts_resolution_ns == 0 {

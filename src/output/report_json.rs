@@ -27,6 +27,7 @@ pub fn write<W: Write>(mut w: W, report: &Report) -> std::io::Result<()> {
         flows,
         connections,
         pfc,
+        nvme,
         hints,
     } = report;
     let mut out = Vec::with_capacity(PIECE + (16 << 10));
@@ -48,6 +49,10 @@ pub fn write<W: Write>(mut w: W, report: &Report) -> std::io::Result<()> {
     serde_at(&mut out, connections, 1)?;
     out.extend_from_slice(b",\n  \"pfc\": ");
     pfc_report(&mut out, &mut w, pfc)?;
+    if let Some(n) = nvme {
+        out.extend_from_slice(b",\n  \"nvme\": ");
+        serde_at(&mut out, n, 1)?;
+    }
     out.extend_from_slice(b",\n  \"hints\": ");
     serde_at(&mut out, hints, 1)?;
     out.extend_from_slice(b"\n}\n");

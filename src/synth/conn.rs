@@ -17,7 +17,8 @@ pub struct Conn {
 }
 
 impl Conn {
-    fn frame(
+    /// A frame of `opcode` from A (else from B) to the other's QP.
+    pub fn frame(
         &self,
         from_a: bool,
         opcode: u8,

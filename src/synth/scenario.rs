@@ -37,6 +37,10 @@ pub enum Scenario {
     PfcStorm,
     /// All of it, over RoCE v1 and v2, IPv4 and IPv6
     Mixed,
+    /// NVMe-oF: an admin and I/O queues set up by the CM, Connect, reads
+    /// and writes (keyed SGLs and in-capsule data), a slow I/O, an error
+    /// status and a lost data packet replayed
+    Nvme,
 }
 
 impl Scenario {
@@ -49,6 +53,18 @@ impl Scenario {
         Scenario::Mixed,
     ];
 
+    /// Every scenario: [`ALL`](Self::ALL) (whose truth states timing too)
+    /// and `nvme` (whose truth states the NVMe-oF I/Os instead).
+    pub const EVERY: [Scenario; 7] = [
+        Scenario::Clean,
+        Scenario::Loss,
+        Scenario::Reorder,
+        Scenario::Incast,
+        Scenario::PfcStorm,
+        Scenario::Mixed,
+        Scenario::Nvme,
+    ];
+
     /// Its name on the command line and in the truth.
     pub const fn name(self) -> &'static str {
         match self {
@@ -58,12 +74,13 @@ impl Scenario {
             Scenario::Incast => "incast",
             Scenario::PfcStorm => "pfc-storm",
             Scenario::Mixed => "mixed",
+            Scenario::Nvme => "nvme",
         }
     }
 
     /// The scenario called `name`.
     pub fn from_name(name: &str) -> Option<Scenario> {
-        Scenario::ALL.into_iter().find(|s| s.name() == name)
+        Scenario::EVERY.into_iter().find(|s| s.name() == name)
     }
 }
 
@@ -147,6 +164,10 @@ pub struct Truth {
     pub pfc: PfcTruth,
     /// `capture.vantage`.
     pub vantage: Option<crate::analysis::timing::Vantage>,
+    /// The report's `nvme` (its `connection` indexes left null: they
+    /// depend on the flows' order by trouble).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nvme: Option<crate::analysis::nvme::NvmeReport>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
@@ -223,7 +244,12 @@ pub struct Generator<'s> {
     timing_items: u64,
     /// The first and last frame written (times as shown).
     span: Option<(u64, u64)>,
+    /// Frames whose number the truth states, by their schedule order:
+    /// their number once written.
+    watch: FxHashMap<u64, u64>,
 }
+
+mod nvme;
 
 /// A request packet's appearances in the capture (true times).
 #[derive(Debug, Default, Clone)]
@@ -274,6 +300,7 @@ impl<'s> Generator<'s> {
             timing: FxHashMap::default(),
             timing_items: 0,
             span: None,
+            watch: FxHashMap::default(),
         }
     }
 
@@ -329,8 +356,15 @@ impl<'s> Generator<'s> {
         self.roce_again(ts, f, false);
     }
 
+    /// [`roce`](Self::roce) for a frame whose number the truth states.
+    fn roce_watched(&mut self, ts: u64, f: &super::frame::RoceFrame<'_>) -> u64 {
+        let seq = self.roce_again(ts, f, false);
+        self.watch.insert(seq, 0);
+        seq
+    }
+
     /// [`roce`](Self::roce) for a frame that may be a replay.
-    fn roce_again(&mut self, ts: u64, f: &super::frame::RoceFrame<'_>, replay: bool) {
+    fn roce_again(&mut self, ts: u64, f: &super::frame::RoceFrame<'_>, replay: bool) -> u64 {
         let (s, d) = net_src_dst(&f.net);
         let key = (s, d, f.bth.dest_qp);
         self.flow(key).packets += 1;
@@ -344,12 +378,14 @@ impl<'s> Generator<'s> {
         let mut buf = self.pool.pop().unwrap_or_default();
         buf.clear();
         super::frame::build_roce(f, &mut buf);
-        self.push(ts, buf);
+        self.push(ts, buf)
     }
 
-    fn push(&mut self, ts: u64, frame: Vec<u8>) {
+    /// Schedules `frame` at `ts`; its place in the schedule.
+    fn push(&mut self, ts: u64, frame: Vec<u8>) -> u64 {
         self.seq += 1;
         self.heap.push(Reverse((ts, self.seq, frame)));
+        self.seq
     }
 
     /// Writes every scheduled frame up to `until`.
@@ -358,9 +394,12 @@ impl<'s> Generator<'s> {
             if *ts > until {
                 break;
             }
-            let Some(Reverse((ts, _, f))) = self.heap.pop() else {
+            let Some(Reverse((ts, seq, f))) = self.heap.pop() else {
                 break;
             };
+            if let Some(n) = self.watch.get_mut(&seq) {
+                *n = self.frames + 1;
+            }
             (self.sink)(ts, &f)?;
             let shown = self.shown(ts);
             self.span = Some(self.span.map_or((shown, shown), |(a, _)| (a, shown)));
@@ -374,6 +413,18 @@ impl<'s> Generator<'s> {
     }
 
     fn cm_setup(&mut self, c: &Conn, t: u64) -> u64 {
+        self.cm_setup_as(c, t, 0x0106_0000_0000_4791, None)
+    }
+
+    /// The CM handshake for a service, with NVMe-oF private data (whose
+    /// REQ names the path's GIDs, as tshark needs to follow the queue).
+    fn cm_setup_as(
+        &mut self,
+        c: &Conn,
+        t: u64,
+        service_id: u64,
+        nvme: Option<crate::wire::nvme::CmReqData>,
+    ) -> u64 {
         let (a, b) = net_src_dst(&c.net);
         let comm = 0x1000 + c.qp_a;
         let msgs = [
@@ -381,11 +432,11 @@ impl<'s> Generator<'s> {
                 true,
                 CmMessage::Req {
                     local_comm_id: comm,
-                    service_id: 0x0106_0000_0000_4791,
+                    service_id,
                     local_qpn: c.qp_a,
                     starting_psn: 0,
                     mtu: pmtu_code(self.opts.pmtu),
-                    nvme: None,
+                    nvme,
                 },
             ),
             (
@@ -418,7 +469,10 @@ impl<'s> Generator<'s> {
                 *p += 1;
                 *p
             };
-            let mad = cm_mad(u64::from(comm), &m);
+            let mut mad = cm_mad(u64::from(comm), &m);
+            if nvme.is_some() && matches!(m, CmMessage::Req { .. }) {
+                super::frame::fill_req_primary_path(&mut mad, &net);
+            }
             let f = cm_frame(src, dst, net, psn, &mad);
             self.roce(t, &f);
             t += 5_000;
@@ -478,6 +532,9 @@ impl<'s> Generator<'s> {
     /// Runs the scenario to the end.
     pub fn run(mut self) -> std::io::Result<Truth> {
         let name = self.opts.scenario;
+        if name == Scenario::Nvme {
+            return self.run_nvme();
+        }
         let o = self.opts.clone();
         let mixed = name == Scenario::Mixed;
         let mut qps: Vec<QpState> = (0..o.qps.max(1))
@@ -569,6 +626,7 @@ impl<'s> Generator<'s> {
                 intervals: self.intervals,
             },
             vantage: super::timing::vantage(o.qps, name == Scenario::Incast),
+            nvme: None,
         })
     }
 

@@ -27,7 +27,7 @@ pub struct FlowTimingTruth {
 }
 
 /// Nearest rank over exact samples.
-fn stats(v: &mut [u64]) -> Option<Stats> {
+pub fn stats(v: &mut [u64]) -> Option<Stats> {
     if v.is_empty() {
         return None;
     }
