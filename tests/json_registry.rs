@@ -154,6 +154,22 @@ const SAME: &[(&str, &[&str])] = &[
         "analysis.message_completion_ns",
         &["roce.analysis.message_completion"],
     ),
+    ("nvme.cmd.opc", &["nvme.cmd.opc"]),
+    ("nvme.cmd.cid", &["nvme.cmd.cid"]),
+    ("nvme.cmd.nsid", &["nvme.cmd.nsid"]),
+    ("nvme.cmd.slba", &["nvme.cmd.slba"]),
+    ("nvme.cmd.nlb", &["nvme.cmd.nlb"]),
+    ("nvme.fabrics.opc", &["nvme.fabrics.cmd.opc"]),
+    ("nvme.fabrics.cid", &["nvme.fabrics.cmd.cid"]),
+    ("nvme.fabrics.fctype", &["nvme.fabrics.cmd.fctype"]),
+    ("nvme.cqe.cid", &["nvme.cqe.cid"]),
+    ("nvme.cqe.sqhd", &["nvme.cqe.sqhd"]),
+    ("nvme.cqe.sqid", &["nvme.cqe.sqid"]),
+    ("nvme.cqe.status", &["nvme.cqe.status"]),
+    (
+        "nvme.latency_ns",
+        &["nvme.cmd_latency", "nvme.fabrics.cmd_latency"],
+    ),
 ];
 
 /// JSON keys with no registry field of the same meaning, and why.
@@ -177,6 +193,17 @@ const JSON_ONLY: &[&str] = &[
     "sll.protocol",
     // The decoding error's text (the registry: roce.malformed).
     "error",
+    // An NVMe-oF capsule's role, queue, command name, SGL and status
+    // name.
+    "nvme.role",
+    "nvme.qid",
+    "nvme.name",
+    "nvme.sgl.type",
+    "nvme.sgl.address",
+    "nvme.sgl.length",
+    "nvme.sgl.key",
+    "nvme.cqe.status_name",
+    "nvme.cqe.dnr",
 ];
 
 /// Registry fields the JSON Lines leave out: the protocol markers (their
@@ -303,6 +330,26 @@ fn frames() -> Vec<(String, Vec<u8>, LinkType, u64)> {
             out.push((p.display().to_string(), f.data.to_vec(), f.link, f.ts_ns));
         }
     }
+    // NVMe-oF queues the CM sets up, with commands in SEND First too.
+    let mut nvme = Vec::new();
+    let opts = roce_dissect::synth::scenario::GenOptions {
+        scenario: roce_dissect::synth::scenario::Scenario::Nvme,
+        qps: 2,
+        messages: 12,
+        pmtu: 1024,
+        ..Default::default()
+    };
+    roce_dissect::synth::scenario::generate(opts, &mut |ts, f| {
+        nvme.push((
+            "nvme scenario".to_string(),
+            f.to_vec(),
+            LinkType::Ethernet,
+            ts,
+        ));
+        Ok(())
+    })
+    .unwrap();
+    out.extend(nvme);
     use roce_dissect::synth::ib;
     for seed in 1..4 {
         for (k, f) in roce_dissect::synth::samples::every_opcode(seed)

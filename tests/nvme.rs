@@ -392,3 +392,183 @@ fn the_tui_shows_and_filters_the_capsules() {
         app.packet_rows.iter().map(|r| &r.text).collect::<Vec<_>>()
     );
 }
+
+/// The NVMe-oF fields tshark 4.0 and `packets -T fields` both print.
+const NVME_FIELDS: [&str; 15] = [
+    "frame.number",
+    "nvme.cmd.opc",
+    "nvme.cmd.cid",
+    "nvme.cmd.nsid",
+    "nvme.cmd.slba",
+    "nvme.cmd.nlb",
+    "nvme.cqe.cid",
+    "nvme.cqe.sqhd",
+    "nvme.cqe.sqid",
+    "nvme.cqe.status",
+    "nvme.cmd_latency",
+    "nvme.fabrics.cmd.opc",
+    "nvme.fabrics.cmd.cid",
+    "nvme.fabrics.cmd.fctype",
+    "nvme.fabrics.cmd_latency",
+];
+
+#[test]
+fn generated_nvme_queues_decode_as_tshark_decodes_them() {
+    if !common::have_tshark() {
+        common::skip(
+            "the nvme scenario's capsules and latencies against tshark",
+            "tshark is not installed",
+        );
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let (mut lines, mut beyond) = (0, 0);
+    for seed in 1..=4u64 {
+        let p = d.path().join(format!("nvme{seed}.pcapng"));
+        let gen_out = common::bin()
+            .args(["gen", "--scenario", "nvme", "--pmtu", "4096", "--qps", "2"])
+            .args(["--seed", &seed.to_string(), "-o"])
+            .arg(&p)
+            .output()
+            .unwrap();
+        assert!(gen_out.status.success());
+        let run = |tshark: bool| {
+            let mut c = if tshark {
+                let mut c = Command::new("tshark");
+                c.args(["-n", "-r"]).arg(&p);
+                c
+            } else {
+                let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"));
+                c.arg("packets").arg(&p);
+                c
+            };
+            let out = c
+                .args(["-T", "fields"])
+                .args(NVME_FIELDS.iter().flat_map(|f| ["-e", f]))
+                .output()
+                .unwrap();
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let (theirs, ours) = (run(true), run(false));
+        let summary = common::bin().arg("packets").arg(&p).output().unwrap();
+        let summary = String::from_utf8(summary.stdout).unwrap();
+        let summary: Vec<&str> = summary.lines().collect();
+        assert_eq!(theirs.lines().count(), ours.lines().count());
+        // Byte for byte, but where tshark decodes nothing: a command in a
+        // SEND First (in-capsule data past one PMTU), and its response
+        // (tshark lost the command), which we decode.
+        let mut first_cids = Vec::new();
+        for (n, (t, o)) in theirs.lines().zip(ours.lines()).enumerate() {
+            lines += 1;
+            if t == o {
+                continue;
+            }
+            beyond += 1;
+            assert!(
+                t.split('\t').skip(1).all(str::is_empty),
+                "frame {}: {t} / {o}",
+                n + 1
+            );
+            let f: Vec<&str> = o.split('\t').collect();
+            if summary[n].contains("SEND First") {
+                first_cids.push(f[2].to_string());
+            } else {
+                assert!(
+                    first_cids.contains(&f[6].to_string()),
+                    "frame {}: {o}",
+                    n + 1
+                );
+            }
+        }
+        assert!(!first_cids.is_empty() || seed > 1);
+        // The failed read's answer, and the slow ones, found alike.
+        for filter in ["nvme.cqe.status != 0", "nvme.cmd_latency > 1"] {
+            let frames = |tshark: bool| {
+                let mut c = if tshark {
+                    let mut c = Command::new("tshark");
+                    c.args(["-n", "-r"]).arg(&p);
+                    c
+                } else {
+                    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"));
+                    c.arg("packets").arg(&p);
+                    c
+                };
+                let out = c
+                    .args(["-Y", filter, "-T", "fields", "-e", "frame.number"])
+                    .output()
+                    .unwrap();
+                String::from_utf8(out.stdout).unwrap()
+            };
+            let ours = frames(false);
+            assert_eq!(ours, frames(true), "seed {seed}: -Y {filter}");
+            assert!(!ours.is_empty(), "seed {seed}: -Y {filter}");
+        }
+    }
+    assert!(lines > 1000 && beyond > 0, "{lines} {beyond}");
+}
+
+#[test]
+fn the_tui_lists_a_queues_ios_slowest_first_and_opens_their_frames() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use roce_dissect::tui::app::View;
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("nvme.pcap");
+    let out = common::bin()
+        .args(["gen", "--scenario", "nvme", "--seed", "5", "-o"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let mut app =
+        roce_dissect::tui::load(&p, &Default::default(), Default::default(), &mut |_, _| {})
+            .unwrap();
+    let key = |app: &mut roce_dissect::tui::app::App, c: KeyCode| {
+        app.handle_key(KeyEvent::new(c, KeyModifiers::NONE));
+    };
+    key(&mut app, KeyCode::Char('n'));
+    let View::Ios(q) = app.view() else {
+        panic!("{:?}", app.view())
+    };
+    let queue = app.report.nvme.as_ref().unwrap().queues[q].clone();
+    let list = app.ios.clone().unwrap();
+    assert_eq!(list.rows.len() as u64, queue.commands);
+    // Slowest first, and the slowest is the queue's maximum latency.
+    assert_eq!(list.rows[0].latency_ns, queue.latency.map(|l| l.max_ns));
+    assert!(
+        list.rows
+            .windows(2)
+            .all(|w| w[0].latency_ns >= w[1].latency_ns)
+    );
+    // In command order after `s`.
+    key(&mut app, KeyCode::Char('s'));
+    let rows = &app.ios.as_ref().unwrap().rows;
+    assert!(rows.windows(2).all(|w| w[0].command < w[1].command));
+    assert_eq!(rows[0].name, "Connect");
+    // Enter: the I/O's frames, from its command to its response.
+    key(&mut app, KeyCode::Char('s'));
+    key(&mut app, KeyCode::Enter);
+    let first = app.ios.as_ref().unwrap().rows[0].clone();
+    assert!(matches!(app.view(), View::Packets(_)));
+    assert_eq!(app.packet_list.first(), Some(&first.command));
+    assert_eq!(app.packet_list.last().copied(), first.response);
+    // Drawn at 80×24, the header and the slowest row are on screen.
+    key(&mut app, KeyCode::Esc);
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
+    t.draw(|f| roce_dissect::tui::render::render(&app, f))
+        .unwrap();
+    let screen: String = t
+        .backend()
+        .buffer()
+        .content
+        .iter()
+        .map(|c| c.symbol())
+        .collect::<Vec<_>>()
+        .chunks(80)
+        .map(|l| l.concat() + "\n")
+        .collect();
+    assert!(screen.contains("slowest first"), "{screen}");
+    assert!(
+        screen.contains(&format!("{:>5} {:<12}", first.cid, first.name)),
+        "{screen}"
+    );
+}

@@ -113,3 +113,66 @@ fn the_tree_shows_every_registry_field() {
     );
     assert!(shown.len() >= 80, "{} fields shown", shown.len());
 }
+
+#[test]
+fn the_tree_shows_every_nvme_field_of_a_capsule() {
+    use roce_dissect::analysis::Analyzer;
+    use roce_dissect::output::tree::nvme_tree;
+    use roce_dissect::synth::scenario::{GenOptions, Scenario, generate};
+    let mut frames = Vec::new();
+    let opts = GenOptions {
+        scenario: Scenario::Nvme,
+        qps: 2,
+        messages: 12,
+        pmtu: 1024,
+        ..GenOptions::default()
+    };
+    generate(opts, &mut |ts, f| {
+        frames.push((ts, f.to_vec()));
+        Ok(())
+    })
+    .unwrap();
+    let mut an = Analyzer::new(Default::default());
+    let mut wrong = std::collections::BTreeSet::new();
+    let mut shown = std::collections::BTreeSet::new();
+    for (i, (ts, data)) in frames.iter().enumerate() {
+        let frame = Frame {
+            number: i as u64 + 1,
+            ts_ns: *ts,
+            ..Frame::whole(data, LinkType::Ethernet)
+        };
+        let p = dissect(&frame, &DissectOptions::default());
+        let found = an.packet(&p);
+        let Some(role) = found.nvme else { continue };
+        let lines: Vec<String> = nvme_tree(&p, role).into_iter().map(|n| n.text).collect();
+        let ctx = Ctx {
+            pkt: &p,
+            analysis: Some(&found),
+            flow_number: None,
+            first_ts_ns: *ts,
+            prev_ts_ns: *ts,
+        };
+        for f in fields::FIELDS
+            .iter()
+            .filter(|f| f.name.starts_with("nvme."))
+        {
+            if f.values(&ctx).is_empty() {
+                continue;
+            }
+            if lines
+                .iter()
+                .any(|l| l.starts_with(&format!("{}:", f.title)))
+            {
+                shown.insert(f.name);
+            } else {
+                wrong.insert(format!("{} (\"{}\") is not in the tree", f.name, f.title));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:?}");
+    let all = fields::FIELDS
+        .iter()
+        .filter(|f| f.name.starts_with("nvme."))
+        .count();
+    assert_eq!(shown.len(), all, "{shown:?}");
+}

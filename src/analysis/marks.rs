@@ -157,6 +157,8 @@ pub enum NvmeRole {
         /// Its command's latency (`nvme.cmd_latency`), when the command
         /// was seen.
         latency_ns: Option<u64>,
+        /// Its command was a Fabrics command (`nvme.fabrics.cmd_latency`).
+        fabrics: bool,
     },
 }
 

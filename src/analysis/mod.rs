@@ -685,6 +685,7 @@ impl Analyzer {
                 nvme::Side::Responses => marks::NvmeRole::Response {
                     qid: s.qid,
                     latency_ns: s.latency_ns,
+                    fabrics: s.fabrics,
                 },
             })
         };

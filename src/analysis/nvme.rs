@@ -236,6 +236,7 @@ pub const LISTED: usize = 20;
 #[derive(Debug, Clone, Copy)]
 struct Io {
     serial: u32,
+    fabrics: bool,
     op_slot: u32,
     lba: Option<u64>,
     bytes: u32,
@@ -314,6 +315,8 @@ pub struct Said {
     pub qid: Option<u16>,
     /// On a response: its command's latency.
     pub latency_ns: Option<u64>,
+    /// On a response: its command was a Fabrics command.
+    pub fabrics: bool,
     /// The queue is known (not on trial).
     pub confirmed: bool,
 }
@@ -461,6 +464,7 @@ impl Tracker {
             side: Side::Commands,
             qid: queue.qid,
             latency_ns: None,
+            fabrics: false,
             confirmed: queue.confirmed,
         };
         // A replay of the same capsule is not a new command.
@@ -486,6 +490,7 @@ impl Tracker {
         self.serial = self.serial.wrapping_add(1);
         let io = Io {
             serial: self.serial,
+            fabrics: c.fctype().is_some(),
             op_slot,
             lba: (c.fctype().is_none() && kind == QueueKind::Io && has_lba(c.opcode()))
                 .then(|| c.slba()),
@@ -524,6 +529,7 @@ impl Tracker {
             side: Side::Responses,
             qid: queue.qid,
             latency_ns: None,
+            fabrics: false,
             confirmed: queue.confirmed,
         };
         let Some(io) = queue.pending.remove(&cid) else {
@@ -542,6 +548,7 @@ impl Tracker {
         let failed = status & 0x0ffe != 0;
         let latency = ts.saturating_sub(io.ts);
         said.latency_ns = Some(latency);
+        said.fabrics = io.fabrics;
         queue.completed += 1;
         let logs = &mut self.logs;
         queue.latency.add(

@@ -58,6 +58,7 @@ pub fn run(args: &FieldsArgs) -> Result<(), RunError> {
                 FieldType::Bytes => "bytes".into(),
                 FieldType::Str => "string".into(),
                 FieldType::AbsTime | FieldType::RelTime => "time".into(),
+                FieldType::Millis => "ms".into(),
                 FieldType::Presence => "-".into(),
             };
             let mark = if f.in_tshark { "" } else { " [roce-dissect]" };

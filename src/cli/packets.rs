@@ -226,7 +226,10 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
                     packets::push_marks(&mut line, found.marks);
                     writeln!(out, "{line}")?;
                     if args.verbose {
-                        let nodes = tree::header_tree(pkt, link_speed.bps(pkt.if_speed));
+                        let mut nodes = tree::header_tree(pkt, link_speed.bps(pkt.if_speed));
+                        if let Some(role) = found.nvme {
+                            nodes.extend(tree::nvme_tree(pkt, role));
+                        }
                         write!(out, "{}", tree::render_tree(&nodes))?;
                     }
                     if args.hex {

@@ -36,6 +36,10 @@ pub enum FieldType {
     AbsTime,
     /// A span of time, to the nanosecond.
     RelTime,
+    /// A span of time in milliseconds, as a double (Wireshark's
+    /// `FT_DOUBLE` with a "ms" unit, e.g. `nvme.cmd_latency`); its value
+    /// is kept in nanoseconds.
+    Millis,
     /// A header that is there or not (Wireshark's `FT_PROTOCOL` or
     /// `FT_NONE`): a filter can test it, it has no value to compare.
     Presence,
@@ -59,6 +63,7 @@ impl FieldType {
             FieldType::Str => "FT_STRING",
             FieldType::AbsTime => "FT_ABSOLUTE_TIME",
             FieldType::RelTime => "FT_RELATIVE_TIME",
+            FieldType::Millis => "FT_DOUBLE",
             FieldType::Presence => "FT_NONE",
         }
     }
@@ -213,6 +218,9 @@ impl Field {
                 }
             }
             Value::Str(s) => out.push_str(s),
+            Value::Time(ns) if self.ty == FieldType::Millis => {
+                out.push_str(&double_g15(millis(*ns)));
+            }
             Value::Time(ns) => {
                 let sign = if *ns < 0 { "-" } else { "" };
                 let a = ns.unsigned_abs();
@@ -220,6 +228,36 @@ impl Field {
             }
             Value::Present => out.push('1'),
         }
+    }
+}
+
+/// Nanoseconds as Wireshark's milliseconds: whole seconds times 1000 plus
+/// the nanoseconds over 10^6, in doubles (`nstime_to_msec`).
+pub fn millis(ns: i128) -> f64 {
+    let (secs, nsecs) = (ns / 1_000_000_000, ns % 1_000_000_000);
+    secs as f64 * 1000.0 + nsecs as f64 / 1_000_000.0
+}
+
+/// A double as C's `%.15g` (how tshark prints `FT_DOUBLE`).
+pub fn double_g15(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return if x == 0.0 { "0".into() } else { x.to_string() };
+    }
+    let sci = format!("{x:.14e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |s: &str| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if !(-4..15).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mantissa), exp.abs())
+    } else {
+        trim(&format!("{:.*}", (14 - exp) as usize, x))
     }
 }
 
@@ -262,6 +300,19 @@ pub fn suggest(name: &str) -> Vec<&'static str> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn doubles_print_as_c_g15() {
+        assert_eq!(double_g15(0.05), "0.05");
+        assert_eq!(double_g15(0.019904), "0.019904");
+        assert_eq!(double_g15(2022.304), "2022.304");
+        assert_eq!(double_g15(0.1 + 0.2), "0.3");
+        assert_eq!(double_g15(0.0), "0");
+        assert_eq!(double_g15(1e-5), "1e-05");
+        assert_eq!(double_g15(123456789012345678.0), "1.23456789012346e+17");
+        assert_eq!(double_g15(millis(1_500_000_001)), "1500.000001");
+        assert_eq!(double_g15(millis(9_160)), "0.00916");
+    }
+
     use super::*;
 
     #[test]

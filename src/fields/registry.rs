@@ -16,7 +16,7 @@ use crate::wire::mad::CmMessage;
 use crate::wire::nvme::{CqeRepr, QueueKind, SqeRepr};
 
 use Base::{Dec, DecHex, Hex, HexDec};
-use FieldType::{Bool, Bytes, Ether, Ipv4, Ipv6, Presence, RelTime, Str, Uint};
+use FieldType::{Bool, Bytes, Ether, Ipv4, Ipv6, Millis, Presence, RelTime, Str, Uint};
 
 /// An integer field read from the packet; `$e` gives an `Option` of any
 /// unsigned integer type.
@@ -1333,7 +1333,76 @@ pub static FIELDS: &[Field] = &[
         in_tshark: true,
         get: |c, o| o.extend(nvme_cqe(c).map(|q| u64::from(q.status)).map(Value::Uint)),
     },
+    Field {
+        name: "nvme.cmd_latency",
+        title: "Cmd Latency",
+        ty: Millis,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| o.extend(nvme_latency(c, false)),
+    },
+    Field {
+        name: "nvme.fabrics.cmd.opc",
+        title: "Opcode",
+        ty: Bytes,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| {
+            o.extend(nvme_fabrics(c).map(|s| Value::Bytes(std::borrow::Cow::Owned(vec![s.opcode]))))
+        },
+    },
+    Field {
+        name: "nvme.fabrics.cmd.cid",
+        title: "Command Identifier",
+        ty: Uint(16),
+        base: Hex,
+        in_tshark: true,
+        get: |c, o| o.extend(nvme_fabrics(c).map(|s| Value::Uint(u64::from(s.cid)))),
+    },
+    Field {
+        name: "nvme.fabrics.cmd.fctype",
+        title: "Fabric Command Type",
+        ty: Uint(8),
+        base: Hex,
+        in_tshark: true,
+        get: |c, o| {
+            o.extend(
+                nvme_fabrics(c)
+                    .and_then(|s| s.fctype())
+                    .map(|t| Value::Uint(u64::from(t))),
+            )
+        },
+    },
+    Field {
+        name: "nvme.fabrics.cmd_latency",
+        title: "Cmd Latency",
+        ty: Millis,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| o.extend(nvme_latency(c, true)),
+    },
 ];
+
+/// A response's latency, for a command of the I/O or admin set (else a
+/// Fabrics command).
+fn nvme_latency<'a>(c: &Ctx<'_, '_>, fabrics: bool) -> Option<Value<'a>> {
+    match c.analysis?.nvme? {
+        NvmeRole::Response {
+            latency_ns: Some(ns),
+            fabrics: f,
+            ..
+        } if f == fabrics => Some(Value::Time(i128::from(ns))),
+        _ => None,
+    }
+}
+
+/// A Fabrics command's SQE.
+fn nvme_fabrics(c: &Ctx<'_, '_>) -> Option<SqeRepr> {
+    match nvme_capsule(c)? {
+        (NvmeRole::Command { .. }, b) => SqeRepr::parse(b).ok().filter(SqeRepr::is_fabrics),
+        _ => None,
+    }
+}
 
 /// The capsule's bytes, when the analysis says the frame carries one.
 fn nvme_capsule<'p>(c: &Ctx<'p, '_>) -> Option<(crate::analysis::marks::NvmeRole, &'p [u8])> {
@@ -1347,9 +1416,11 @@ fn nvme_capsule<'p>(c: &Ctx<'p, '_>) -> Option<(crate::analysis::marks::NvmeRole
 /// A command capsule's SQE and the command set it is read in.
 fn nvme_sqe(c: &Ctx<'_, '_>) -> Option<(SqeRepr, QueueKind)> {
     match nvme_capsule(c)? {
-        (NvmeRole::Command { qid }, b) => {
-            Some((SqeRepr::parse(b).ok()?, QueueKind::of_qid(qid.unwrap_or(1))))
-        }
+        // Fabrics commands have fields of their own (nvme.fabrics.cmd.*).
+        (NvmeRole::Command { qid }, b) => Some((
+            SqeRepr::parse(b).ok().filter(|s| !s.is_fabrics())?,
+            QueueKind::of_qid(qid.unwrap_or(1)),
+        )),
         _ => None,
     }
 }

@@ -67,6 +67,24 @@ pub fn bytes(s: &str) -> Option<Vec<u8>> {
 }
 
 /// Seconds (`1.5`, `-0.000001`) as nanoseconds.
+/// Milliseconds (up to 6 decimals) as nanoseconds.
+fn millis(s: &str) -> Option<i128> {
+    if let Some(p) = s.strip_prefix('-') {
+        return millis(p).map(|n| -n);
+    }
+    let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
+    if frac.len() > 6 || !frac.chars().all(|c| c.is_ascii_digit()) || whole.is_empty() {
+        return None;
+    }
+    let whole: i128 = whole.parse().ok()?;
+    let frac: i128 = if frac.is_empty() {
+        0
+    } else {
+        format!("{frac:0<6}").parse().ok()?
+    };
+    whole.checked_mul(1_000_000)?.checked_add(frac)
+}
+
 fn seconds(s: &str) -> Option<i128> {
     if let Some(p) = s.strip_prefix('-') {
         return seconds(p).map(|n| -n);
@@ -113,6 +131,8 @@ pub fn parse(text: &str, ty: FieldType) -> Option<Literal> {
         FieldType::Bytes => bytes(text).map(Literal::Bytes),
         FieldType::Str => Some(Literal::Str(text.to_string())),
         FieldType::AbsTime | FieldType::RelTime => seconds(text).map(Literal::Time),
+        // Milliseconds, read as seconds to the picosecond: 0.05 is 50 µs.
+        FieldType::Millis => millis(text).map(Literal::Time),
         FieldType::Presence => None,
     }
 }
@@ -236,6 +256,14 @@ mod tests {
         assert_eq!(
             parse("0.5", FieldType::RelTime),
             Some(Literal::Time(500_000_000))
+        );
+        assert_eq!(
+            parse("0.05", FieldType::Millis),
+            Some(Literal::Time(50_000))
+        );
+        assert_eq!(
+            parse("12", FieldType::Millis),
+            Some(Literal::Time(12_000_000))
         );
         assert_eq!(parse("True", FieldType::Bool), Some(Literal::Uint(1)));
         assert!(equals(

@@ -727,6 +727,7 @@ fn type_name(t: FieldType) -> &'static str {
         FieldType::Bytes => "byte string",
         FieldType::Str => "string",
         FieldType::AbsTime | FieldType::RelTime => "time",
+        FieldType::Millis => "time in ms",
         FieldType::Presence => "protocol",
     }
 }
@@ -742,7 +743,7 @@ fn comparable(a: FieldType, b: FieldType) -> bool {
             | (Bytes, Bytes | Ether)
             | (Ether, Bytes)
             | (Str, Str)
-            | (AbsTime | RelTime, AbsTime | RelTime)
+            | (AbsTime | RelTime | Millis, AbsTime | RelTime | Millis)
     )
 }
 

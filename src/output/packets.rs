@@ -369,6 +369,77 @@ pub fn push_nvme(
     }
 }
 
+/// The `nvme` object of a frame that carries a capsule: its role and
+/// queue, then the command's fields (`cmd`, or `fabrics` for a Fabrics
+/// command) or the response's (`cqe`, with its command's latency).
+fn nvme_json(w: &mut JsonWriter<'_>, p: &Packet<'_>, role: crate::analysis::marks::NvmeRole) {
+    use crate::analysis::marks::NvmeRole;
+    use crate::wire::nvme::{CqeRepr, QueueKind, SqeRepr};
+    let payload = p
+        .offsets
+        .payload
+        .zip(p.payload_len)
+        .and_then(|(at, n)| {
+            p.data
+                .get(usize::from(at)..usize::from(at).saturating_add(n as usize))
+        })
+        .unwrap_or_default();
+    w.object(q!("nvme"));
+    match role {
+        NvmeRole::Command { qid } => {
+            w.str(q!("role"), "command");
+            w.opt_u64(q!("qid"), qid.map(u64::from));
+            if let Ok(s) = SqeRepr::parse(payload) {
+                let q = QueueKind::of_qid(qid.unwrap_or(1));
+                w.str(q!("name"), s.name(q));
+                if let Some(t) = s.fctype() {
+                    w.object(q!("fabrics"));
+                    w.u64(q!("opc"), u64::from(s.opcode));
+                    w.u64(q!("cid"), u64::from(s.cid));
+                    w.u64(q!("fctype"), u64::from(t));
+                    w.end();
+                } else {
+                    w.object(q!("cmd"));
+                    w.u64(q!("opc"), u64::from(s.opcode));
+                    w.u64(q!("cid"), u64::from(s.cid));
+                    w.u64(q!("nsid"), u64::from(s.nsid));
+                    if s.has_lba(q) {
+                        w.u64(q!("slba"), s.slba());
+                        w.u64(q!("nlb"), u64::from(s.nlb()) + 1);
+                    }
+                    w.end();
+                }
+                w.object(q!("sgl"));
+                w.str(q!("type"), s.sgl.type_name());
+                w.u64(q!("address"), s.sgl.address);
+                w.u64(q!("length"), u64::from(s.sgl.length));
+                if s.sgl.keyed() {
+                    w.u64(q!("key"), u64::from(s.sgl.key));
+                }
+                w.end();
+            }
+        }
+        NvmeRole::Response {
+            qid, latency_ns, ..
+        } => {
+            w.str(q!("role"), "response");
+            w.opt_u64(q!("qid"), qid.map(u64::from));
+            if let Ok(c) = CqeRepr::parse(payload) {
+                w.object(q!("cqe"));
+                w.u64(q!("cid"), u64::from(c.cid));
+                w.u64(q!("sqhd"), u64::from(c.sqhd));
+                w.u64(q!("sqid"), u64::from(c.sqid));
+                w.u64(q!("status"), u64::from(c.status));
+                w.str(q!("status_name"), c.status_name());
+                w.bool(q!("dnr"), c.dnr());
+                w.end();
+            }
+            w.opt_u64(q!("latency_ns"), latency_ns);
+        }
+    }
+    w.end();
+}
+
 /// Appends the tags of what the analysis found in a frame (`[retransmit]
 /// [gap]`) to its summary line; a tag the line already carries (the
 /// header's own `[CE]` or `[bad ICRC]`) is not repeated.
@@ -729,6 +800,9 @@ fn json_line(
             w.u64(q!("message_completion_ns"), ns);
         }
         w.end();
+    }
+    if let Some(role) = analysis.and_then(|(a, _)| a.nvme) {
+        nvme_json(&mut w, p, role);
     }
     w.end();
     out.push(b'\n');

@@ -917,3 +917,145 @@ pub fn hex_dump(data: &[u8]) -> String {
     }
     s
 }
+
+/// The NVMe-oF capsule a frame carries, as the analysis read it (its
+/// `role`): `NVM Express` with the command's or the response's fields,
+/// titled as Wireshark titles them.
+pub fn nvme_tree(p: &Packet<'_>, role: crate::analysis::marks::NvmeRole) -> Vec<TreeNode> {
+    use crate::analysis::marks::NvmeRole;
+    use crate::wire::nvme::{CqeRepr, QueueKind, SqeRepr, fctype, sct_name};
+    let mut t = Tree { nodes: Vec::new() };
+    let Some(at) = p.offsets.payload.map(usize::from) else {
+        return t.nodes;
+    };
+    let n = p.payload_len.unwrap_or(0) as usize;
+    let Some(payload) = p.data.get(at..at.saturating_add(n)) else {
+        return t.nodes;
+    };
+    match role {
+        NvmeRole::Command { qid } => {
+            let Ok(s) = SqeRepr::parse(payload) else {
+                return t.nodes;
+            };
+            let q = QueueKind::of_qid(qid.unwrap_or(1));
+            let queue = qid.map_or("queue unknown".to_string(), |q| format!("queue {q}"));
+            t.add(
+                0,
+                at,
+                payload.len(),
+                format!("NVM Express Fabrics RDMA, Cmd ({queue}): {}", s.name(q)),
+            );
+            if let Some(ft) = s.fctype() {
+                t.add(
+                    1,
+                    at,
+                    1,
+                    format!("Opcode: {:02x} (Fabric Command)", s.opcode),
+                );
+                t.add(1, at + 2, 2, format!("Command Identifier: {:#06x}", s.cid));
+                t.add(
+                    1,
+                    at + 4,
+                    1,
+                    format!("Fabric Command Type: {} ({ft:#04x})", fctype::name(ft)),
+                );
+                if let Some(c) = s.connect() {
+                    t.add(
+                        1,
+                        at + 40,
+                        12,
+                        format!(
+                            "Connect: Queue ID {}, Submission Queue Size {}, Keep Alive Timeout {} ms",
+                            c.qid,
+                            u32::from(c.sqsize) + 1,
+                            c.kato
+                        ),
+                    );
+                }
+            } else {
+                t.add(
+                    1,
+                    at,
+                    1,
+                    format!("Opcode: {:#04x} ({})", s.opcode, s.name(q)),
+                );
+                t.add(1, at + 2, 2, format!("Command ID: {:#06x}", s.cid));
+                t.add(1, at + 4, 4, format!("Namespace Id: {:#010x}", s.nsid));
+                if s.has_lba(q) {
+                    t.add(1, at + 40, 8, format!("Start LBA: {:#018x}", s.slba()));
+                    t.add(
+                        1,
+                        at + 48,
+                        2,
+                        format!(
+                            "Absolute Number of Logical Blocks: {}",
+                            u32::from(s.nlb()) + 1
+                        ),
+                    );
+                }
+            }
+            let g = s.sgl;
+            t.add(
+                1,
+                at + 24,
+                16,
+                format!(
+                    "SGL1: {}, Address {:#018x}, Length {}{}",
+                    g.type_name(),
+                    g.address,
+                    g.length,
+                    if g.keyed() {
+                        format!(", Key {:#010x}", g.key)
+                    } else {
+                        String::new()
+                    }
+                ),
+            );
+        }
+        NvmeRole::Response {
+            qid,
+            latency_ns,
+            fabrics,
+        } => {
+            let Ok(c) = CqeRepr::parse(payload) else {
+                return t.nodes;
+            };
+            let queue = qid.map_or("queue unknown".to_string(), |q| format!("queue {q}"));
+            t.add(
+                0,
+                at,
+                payload.len(),
+                format!(
+                    "NVM Express Fabrics RDMA, Cqe ({queue}): {}",
+                    c.status_name()
+                ),
+            );
+            if let Some(ns) = latency_ns {
+                t.text(
+                    1,
+                    format!(
+                        "Cmd Latency: {} ms{}",
+                        crate::fields::double_g15(crate::fields::millis(i128::from(ns))),
+                        if fabrics { " (a Fabrics command)" } else { "" }
+                    ),
+                );
+            }
+            t.add(1, at + 8, 2, format!("SQ Head Pointer: {:#06x}", c.sqhd));
+            t.add(1, at + 10, 2, format!("SQ Identifier: {:#06x}", c.sqid));
+            t.add(1, at + 12, 2, format!("Command Identifier: {:#06x}", c.cid));
+            t.add(
+                1,
+                at + 14,
+                2,
+                format!(
+                    "Status Field: {:#06x} ({}, {}{})",
+                    c.status,
+                    c.status_name(),
+                    sct_name(c.sct()),
+                    if c.dnr() { ", Do Not Retry" } else { "" }
+                ),
+            );
+        }
+    }
+    t.nodes
+}

@@ -28,6 +28,9 @@ pub enum Scope {
     Flow(usize),
     /// The frames captured during one pause interval (its index).
     Pause(usize),
+    /// The frames of an NVMe-oF I/O's queue from its command to its
+    /// response (its row in the I/O list).
+    Io(usize),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +42,33 @@ pub enum View {
     /// Where the time went: round trips, completions, throughput.
     Timing(usize),
     Pauses,
+    /// The I/Os of an NVMe-oF queue (its index in the report's `nvme`).
+    Ios(usize),
+}
+
+/// One NVMe-oF I/O of the queue on screen, read from its capsules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IoRow {
+    pub cid: u16,
+    pub name: &'static str,
+    pub lba: Option<u64>,
+    pub bytes: u32,
+    pub latency_ns: Option<u64>,
+    pub status: Option<&'static str>,
+    /// Frame positions (0-based) of its command and its response.
+    pub command: u32,
+    pub response: Option<u32>,
+}
+
+/// The I/O list of one queue.
+#[derive(Debug, Clone, Default)]
+pub struct IoList {
+    /// The queue's two flows (report indexes).
+    pub flows: Vec<usize>,
+    pub rows: Vec<IoRow>,
+    /// Slowest first, else in command order (`s`).
+    pub by_latency: bool,
+    pub sel: usize,
 }
 
 /// What the flows table is sorted by (`s` moves to the next).
@@ -222,6 +252,7 @@ pub struct App {
     pub detail: Option<Detail>,
     pub chart: Option<ChartData>,
     pub timing: Option<TimingData>,
+    pub ios: Option<IoList>,
     pub pause_sel: usize,
     pub status: String,
     /// Height of the list area at the last draw.
@@ -275,6 +306,7 @@ impl App {
             detail: None,
             chart: None,
             timing: None,
+            ios: None,
             pause_sel: 0,
             status: String::new(),
             page: 20,
@@ -383,6 +415,19 @@ impl App {
                 .map(|(i, _)| i as u32)
                 .collect(),
             Scope::All => (0..self.index.len() as u32).collect(),
+            Scope::Io(i) => match &self.ios {
+                Some(l) if i < l.rows.len() => {
+                    let io = &l.rows[i];
+                    let last = io.response.unwrap_or(self.index.len() as u32 - 1);
+                    (io.command..=last)
+                        .filter(|&p| {
+                            let f = self.index.flows.get(p as usize).copied().unwrap_or(NO_FLOW);
+                            l.flows.iter().any(|&q| q as u32 == f)
+                        })
+                        .collect()
+                }
+                _ => Vec::new(),
+            },
             Scope::Pause(i) => match self.report.pfc.intervals.get(i) {
                 Some(iv) => {
                     // From the frame that paused to the last one before the
@@ -532,7 +577,11 @@ impl App {
         let tree = {
             let f = frame.as_frame();
             let p = dissect(&f, &self.dissect_opts);
-            header_tree(&p, self.link_speed.bps(p.if_speed))
+            let mut nodes = header_tree(&p, self.link_speed.bps(p.if_speed));
+            if let Some(&role) = self.index.nvme.get(&pos) {
+                nodes.extend(crate::output::tree::nvme_tree(&p, role));
+            }
+            nodes
         };
         let selected = tree
             .iter()
@@ -579,6 +628,108 @@ impl App {
         }
         self.timing = Some(data);
         self.stack.push(View::Timing(flow));
+    }
+
+    /// The I/O list of the NVMe-oF queue of the selected flow (else the
+    /// first queue): its capsules read again, each command paired with
+    /// its response by CID.
+    fn open_ios(&mut self) {
+        use crate::analysis::marks::NvmeRole;
+        use crate::wire::nvme::{CqeRepr, QueueKind, SqeRepr};
+        let Some(n) = &self.report.nvme else {
+            self.status = "no NVMe-oF queues in this capture".into();
+            return;
+        };
+        let flow = match self.view() {
+            View::Packets(Scope::Flow(f)) => Some(f),
+            _ => self.selected_flow(),
+        };
+        let flows_of = |q: &crate::analysis::nvme::QueueReport| {
+            q.connection
+                .and_then(|c| self.report.connections.get(c))
+                .map_or(Vec::new(), |c| c.flows.to_vec())
+        };
+        let queue = flow
+            .and_then(|f| n.queues.iter().position(|q| flows_of(q).contains(&f)))
+            .unwrap_or(0);
+        let Some(q) = n.queues.get(queue) else {
+            return;
+        };
+        let flows = flows_of(q);
+        if flows.is_empty() {
+            self.status = "this queue's two flows were not paired".into();
+            return;
+        }
+        let kind = QueueKind::of_qid(q.qid.unwrap_or(1));
+        let mut capsules: Vec<(u32, NvmeRole)> = self
+            .index
+            .nvme
+            .iter()
+            .filter(|(p, _)| {
+                let f = self
+                    .index
+                    .flows
+                    .get(**p as usize)
+                    .copied()
+                    .unwrap_or(NO_FLOW);
+                flows.iter().any(|&x| x as u32 == f)
+            })
+            .map(|(&p, &r)| (p, r))
+            .collect();
+        capsules.sort_by_key(|c| c.0);
+        let mut rows: Vec<IoRow> = Vec::new();
+        let mut waiting: std::collections::HashMap<u16, usize> = Default::default();
+        for (pos, role) in capsules {
+            let Some(frame) = self.read(pos) else { break };
+            let f = frame.as_frame();
+            let p = dissect(&f, &self.dissect_opts);
+            let payload = p
+                .offsets
+                .payload
+                .zip(p.payload_len)
+                .and_then(|(at, n)| {
+                    p.data
+                        .get(usize::from(at)..usize::from(at).saturating_add(n as usize))
+                })
+                .unwrap_or_default();
+            match role {
+                NvmeRole::Command { .. } => {
+                    let Ok(s) = SqeRepr::parse(payload) else {
+                        continue;
+                    };
+                    waiting.insert(s.cid, rows.len());
+                    rows.push(IoRow {
+                        cid: s.cid,
+                        name: s.name(kind),
+                        lba: s.has_lba(kind).then(|| s.slba()),
+                        bytes: s.sgl.length,
+                        latency_ns: None,
+                        status: None,
+                        command: pos,
+                        response: None,
+                    });
+                }
+                NvmeRole::Response { latency_ns, .. } => {
+                    let Ok(c) = CqeRepr::parse(payload) else {
+                        continue;
+                    };
+                    if let Some(i) = waiting.remove(&c.cid) {
+                        rows[i].latency_ns = latency_ns;
+                        rows[i].status = Some(c.status_name());
+                        rows[i].response = Some(pos);
+                    }
+                }
+            }
+        }
+        let mut list = IoList {
+            flows,
+            rows,
+            by_latency: true,
+            sel: 0,
+        };
+        sort_ios(&mut list);
+        self.ios = Some(list);
+        self.stack.push(View::Ios(queue));
     }
 
     fn open_chart(&mut self, flow: usize) {
@@ -724,6 +875,11 @@ impl App {
                 }
             }
             View::Pauses => self.pause_sel = step(self.pause_sel, self.report.pfc.intervals.len()),
+            View::Ios(_) => {
+                if let Some(l) = self.ios.as_mut() {
+                    l.sel = step(l.sel, l.rows.len());
+                }
+            }
             View::Chart(_) | View::Timing(_) => {}
         }
     }
@@ -830,6 +986,16 @@ impl App {
                 View::Pauses if !self.report.pfc.intervals.is_empty() => {
                     self.open_packets(Scope::Pause(self.pause_sel))
                 }
+                View::Ios(_) => {
+                    if let Some(sel) = self
+                        .ios
+                        .as_ref()
+                        .filter(|l| !l.rows.is_empty())
+                        .map(|l| l.sel)
+                    {
+                        self.open_packets(Scope::Io(sel))
+                    }
+                }
                 _ => {}
             },
             KeyCode::Char('a') if self.view() == View::Flows => self.open_packets(Scope::All),
@@ -852,6 +1018,15 @@ impl App {
                 }
             }
             KeyCode::Char('t') if self.view() != View::Pauses => self.stack.push(View::Pauses),
+            KeyCode::Char('n') if matches!(self.view(), View::Flows | View::Packets(_)) => {
+                self.open_ios()
+            }
+            KeyCode::Char('s') if matches!(self.view(), View::Ios(_)) => {
+                if let Some(l) = self.ios.as_mut() {
+                    l.by_latency = !l.by_latency;
+                    sort_ios(l);
+                }
+            }
             // A new filter each time (Enter on an empty one clears it).
             KeyCode::Char('/') if self.view() == View::Flows => {
                 self.editing = Some(String::new());
@@ -868,4 +1043,19 @@ impl App {
         }
         Action::None
     }
+}
+
+/// Slowest first (unanswered first of all), else in command order.
+fn sort_ios(l: &mut IoList) {
+    if l.by_latency {
+        l.rows.sort_by_key(|r| {
+            (
+                std::cmp::Reverse(r.latency_ns.unwrap_or(u64::MAX)),
+                r.command,
+            )
+        });
+    } else {
+        l.rows.sort_by_key(|r| r.command);
+    }
+    l.sel = 0;
 }

@@ -95,10 +95,11 @@ pub fn render(app: &App, f: &mut Frame) {
         View::Chart(flow) => chart(app, f, body, flow),
         View::Timing(flow) => timing(app, f, body, flow),
         View::Pauses => pauses(app, f, body),
+        View::Ios(q) => ios(app, f, body, q),
     }
     let keys = match app.view() {
         View::Flows => {
-            "↑↓ move  Enter packets  a all  p PSN chart  w timing  t pauses  / filter  s sort  ? help"
+            "↑↓ move  Enter packets  a all  p PSN  w timing  n NVMe  t pauses  / filter  s sort  ? help"
         }
         View::Packets(_) => {
             "↑↓ move  Enter detail  p PSN chart  w timing  g/G top/end  Esc back  ? help"
@@ -106,6 +107,7 @@ pub fn render(app: &App, f: &mut Frame) {
         View::Detail => "↑↓ field  Tab tree/hex  Esc back  ? help",
         View::Chart(_) | View::Timing(_) => "Esc back  ? help",
         View::Pauses => "↑↓ move  Enter frames  Esc back  ? help",
+        View::Ios(_) => "↑↓ move  Enter its frames  s sort  Esc back  ? help",
     };
     let foot_text = if let Some(t) = &app.editing {
         format!(" filter: {t}▏ (Enter apply, Esc cancel)")
@@ -379,6 +381,15 @@ fn packets(app: &App, f: &mut Frame, area: Rect, scope: Scope) {
             )
         }
         Scope::All => format!(" All frames ({}) ", grouped(app.packet_list.len() as u64)),
+        Scope::Io(i) => {
+            let io = app.ios.as_ref().and_then(|l| l.rows.get(i));
+            format!(
+                " Frames of NVMe {} CID {} ({}) ",
+                io.map_or("?", |r| r.name),
+                io.map_or(0, |r| r.cid),
+                grouped(app.packet_list.len() as u64)
+            )
+        }
         Scope::Pause(i) => {
             let iv = &app.report.pfc.intervals[i];
             format!(
@@ -808,6 +819,10 @@ const HELP: &[(&str, &str)] = &[
     ("p", "PSN chart of the selected flow"),
     ("w", "where the time went: RTT, completion, throughput"),
     ("t", "PFC timeline"),
+    (
+        "n",
+        "NVMe-oF I/Os of the flow's queue (s: by latency / order)",
+    ),
     ("/", "filter: display filter, or address or QP"),
     ("s  S", "sort by the next column / reverse"),
     ("?", "this help"),
@@ -815,6 +830,67 @@ const HELP: &[(&str, &str)] = &[
     ("Ctrl-C", "quit from anywhere"),
     ("mouse wheel", "scroll"),
 ];
+
+/// An NVMe-oF queue's I/Os: slowest first (or in command order).
+fn ios(app: &App, f: &mut Frame, area: Rect, queue: usize) {
+    let Some(l) = &app.ios else { return };
+    let q = app.report.nvme.as_ref().and_then(|n| n.queues.get(queue));
+    let title = format!(
+        " NVMe-oF queue {} {} → {}: {} I/Os, {} ",
+        q.and_then(|q| q.qid)
+            .map_or("?".to_string(), |i| i.to_string()),
+        q.map_or("", |q| q.host.as_str()),
+        q.map_or("", |q| q.controller.as_str()),
+        grouped(l.rows.len() as u64),
+        if l.by_latency {
+            "slowest first"
+        } else {
+            "in command order"
+        }
+    );
+    let height = area.height.saturating_sub(3) as usize;
+    let top = l.sel.saturating_sub(height.saturating_sub(1));
+    let mut lines = vec![Line::from(Span::styled(
+        format!(
+            "{:>5} {:<12} {:>11} {:>9} {:>9} {:>7} {:>7}  {}",
+            "CID", "command", "LBA", "bytes", "latency", "cmd", "cqe", "status"
+        ),
+        Style::new().add_modifier(Modifier::BOLD),
+    ))];
+    for (k, r) in l.rows.iter().enumerate().skip(top).take(height) {
+        let failed = r.status.is_some_and(|s| s != "Successful Completion");
+        let mut style = if failed {
+            Style::new().fg(Color::Red)
+        } else if r.response.is_none() {
+            Style::new().fg(Color::Yellow)
+        } else {
+            Style::new()
+        };
+        if k == l.sel {
+            style = style.patch(SELECTED);
+        }
+        let text = format!(
+            "{:>5} {:<12} {:>11} {:>9} {:>9} {:>7} {:>7}  {}",
+            r.cid,
+            ellipsize(r.name, 12),
+            r.lba.map_or("-".to_string(), |x| x.to_string()),
+            crate::output::report::human_bytes(u64::from(r.bytes)),
+            r.latency_ns.map_or("-".to_string(), human_ns),
+            r.command + 1,
+            r.response.map_or("-".to_string(), |p| (p + 1).to_string()),
+            match r.status {
+                Some("Successful Completion") => "ok",
+                Some(s) => s,
+                None => "never answered",
+            },
+        );
+        lines.push(Line::from(Span::styled(text, style)));
+    }
+    f.render_widget(
+        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)),
+        area,
+    );
+}
 
 fn help(f: &mut Frame, area: Rect) {
     let w = 64.min(area.width);
