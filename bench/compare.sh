@@ -129,6 +129,10 @@ other_inputs() {
     local erf=$out/bench-$n.erf.pcap
     [ -f "$erf" ] || quiet $bin gen --scenario mixed --seed 1 --qps 256 --messages "$per_qp" \
         --size 4096 --pmtu 1024 --link erf -o "$erf"
+    # NVMe-oF queues with about as many frames (some 49 per command and
+    # queue: 8 I/O queues, ~6 frames per I/O).
+    local nv=$out/nvme-$n.pcap
+    [ -f "$nv" ] || quiet $bin gen --scenario nvme --seed 1 --qps 8 --messages "$(( n / 49 + 1 ))" -o "$nv"
     local t_cmd_quarters="for p in ${parts[*]}; do tshark -n -r \$p ${fields[*]} > /dev/null; done"
     local rows=(
         "gzip|$f.gz|$bin $f.gz --json|tshark -n -r $f.gz ${fields[*]}"
@@ -139,7 +143,8 @@ other_inputs() {
         "native InfiniBand in ERF (gen --link erf)|$erf|$bin $erf --json|tshark -n -r $erf ${fields[*]}"
         "packets -Y 'bth.opcode == 0x81' (CNPs: few frames)|$f|$bin packets $f -Y 'bth.opcode == 0x81'|tshark -n -r $f -Y 'infiniband.bth.opcode == 0x81'"
         "packets -T fields, 4 fields|$f|$bin packets $f -T fields -e frame.number ${fields[*]:2}|tshark -n -r $f -T fields -e frame.number ${fields[*]:2}"
-        "report --timeline (RTT, completion, rates)|$f|$bin $f --json --timeline|tshark -n -r $f -T fields -e frame.time_epoch -e frame.len ${fields[*]:2} -e infiniband.aeth.syndrome")
+        "report --timeline (RTT, completion, rates)|$f|$bin $f --json --timeline|tshark -n -r $f -T fields -e frame.time_epoch -e frame.len ${fields[*]:2} -e infiniband.aeth.syndrome"
+        "NVMe-oF I/O latencies (gen --scenario nvme)|$nv|$bin $nv --json|tshark -n -r $nv -T fields -e frame.number -e nvme.cmd.cid -e nvme.cqe.cid -e nvme.cqe.status -e nvme.cmd_latency")
     echo
     echo "## other inputs, the same frames: roce-dissect against the tool a user would otherwise run"
     printf '%-44s %9s %8s %11s %8s %9s\n' "input" "ours s" "RSS MiB" "theirs s" "RSS MiB" "speed-up"

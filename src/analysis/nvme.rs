@@ -112,14 +112,15 @@ impl Capsule {
                 || nvme::opcode_name(self.opcode(), QueueKind::Admin) != "Unknown")
     }
 
-    /// The command's name in a queue's command set, as a report key:
-    /// `read`, `write`, `connect`, `property-get`, ...
+    /// The command's opcode, or a Fabrics command's type plus 0x100.
+    fn op_code(&self) -> u16 {
+        self.fctype()
+            .map_or(u16::from(self.opcode()), |t| 0x100 | u16::from(t))
+    }
+
+    #[cfg(test)]
     fn op_key(&self, q: QueueKind) -> String {
-        let name = match self.fctype() {
-            Some(t) => nvme::fctype::name(t),
-            None => nvme::opcode_name(self.opcode(), q),
-        };
-        name.to_ascii_lowercase().replace(' ', "-")
+        op_key(self.op_code(), q)
     }
 
     /// Data direction: bits 1:0 of the opcode: 01 host to controller, 10
@@ -275,7 +276,9 @@ struct Queue {
     data: Samples,
     /// The log slot of the queue's latencies, and of each command's.
     slot: u32,
-    by_op: BTreeMap<String, (u32, Samples)>,
+    /// Per command (opcode, or Fabrics type + 0x100): its log slot and
+    /// latencies. A handful per queue: a vector.
+    by_op: Vec<OpStats>,
 }
 
 impl Queue {
@@ -287,9 +290,26 @@ impl Queue {
     fn op_name(&self, slot: u32) -> String {
         self.by_op
             .iter()
-            .find(|(_, (s, _))| *s == slot)
-            .map_or_else(String::new, |(k, _)| k.clone())
+            .find(|o| o.slot == slot)
+            .map_or_else(String::new, |o| op_key(o.code, self.kind()))
     }
+}
+
+#[derive(Debug)]
+struct OpStats {
+    code: u16,
+    slot: u32,
+    latency: Samples,
+}
+
+/// A command's name in a queue's command set (from [`Capsule::op_code`]),
+/// as a report key: `read`, `write`, `connect`, `property-get`, ...
+fn op_key(code: u16, q: QueueKind) -> String {
+    let name = match u8::try_from(code) {
+        Ok(op) => nvme::opcode_name(op, q),
+        Err(_) => nvme::fctype::name((code & 0xff) as u8),
+    };
+    name.to_ascii_lowercase().replace(' ', "-")
 }
 
 /// Which side of a queue a flow is.
@@ -419,7 +439,7 @@ impl Tracker {
             first_data: Samples::default(),
             data: Samples::default(),
             slot,
-            by_op: BTreeMap::new(),
+            by_op: Vec::new(),
         });
         self.by_flow.insert(flow, (q, Side::Commands));
         self.unbound.entry((host, controller)).or_default().push(q);
@@ -476,14 +496,18 @@ impl Tracker {
             queue.dropped += 1;
             return said;
         }
-        let op_key = c.op_key(kind);
-        let op_slot = match queue.by_op.get(&op_key) {
-            Some((s, _)) => *s,
+        let code = c.op_code();
+        let op_slot = match queue.by_op.iter().find(|o| o.code == code) {
+            Some(o) => o.slot,
             None => {
-                let s = self.slots;
+                let slot = self.slots;
                 self.slots += 1;
-                queue.by_op.insert(op_key, (s, Samples::default()));
-                s
+                queue.by_op.push(OpStats {
+                    code,
+                    slot,
+                    latency: Samples::default(),
+                });
+                slot
             }
         };
         let keyed = c.sgl_type() >> 4 == nvme::sgl_type::KEYED_DATA_BLOCK && c.sgl_len() > 0;
@@ -559,8 +583,8 @@ impl Tracker {
                 logs,
             },
         );
-        if let Some((_, s)) = queue.by_op.values_mut().find(|(s, _)| *s == io.op_slot) {
-            s.add(
+        if let Some(o) = queue.by_op.iter_mut().find(|o| o.slot == io.op_slot) {
+            o.latency.add(
                 Kind::Completion,
                 latency,
                 &mut Log {
@@ -763,8 +787,11 @@ impl Tracker {
                 by_opcode: q
                     .by_op
                     .iter()
-                    .filter_map(|(k, (slot, s))| {
-                        Some((k.clone(), s.stats(Kind::Completion, *slot, logs)?))
+                    .filter_map(|o| {
+                        Some((
+                            op_key(o.code, q.kind()),
+                            o.latency.stats(Kind::Completion, o.slot, logs)?,
+                        ))
                     })
                     .collect(),
             });
@@ -939,6 +966,105 @@ mod tests {
         n.add("none").unwrap();
         assert!(!n.heuristic());
         assert!(UlpRule::default().heuristic());
+    }
+
+    fn sqe(opcode: u8, cid: u16, key: u32, len: u32) -> Capsule {
+        let mut s = [0u8; 64];
+        s[0] = opcode;
+        s[1] = 0x40;
+        s[2..4].copy_from_slice(&cid.to_le_bytes());
+        s[24..32].copy_from_slice(&0x1000u64.to_le_bytes());
+        s[32..35].copy_from_slice(&len.to_le_bytes()[..3]);
+        s[35..39].copy_from_slice(&key.to_le_bytes());
+        s[39] = 0x40;
+        Capsule::of(&s).unwrap()
+    }
+
+    fn cqe(cid: u16, status: u16) -> Capsule {
+        let mut b = [0u8; 16];
+        b[12..14].copy_from_slice(&cid.to_le_bytes());
+        b[14..16].copy_from_slice(&status.to_le_bytes());
+        Capsule::of(&b).unwrap()
+    }
+
+    fn report(t: Tracker) -> NvmeReport {
+        t.report(|_| None, |a| format!("{a:?}")).unwrap()
+    }
+
+    #[test]
+    fn reused_unanswered_unmatched_and_failed_commands_are_counted() {
+        let (h, c) = (
+            Addr::Ip("10.0.0.1".parse().unwrap()),
+            Addr::Ip("10.0.0.2".parse().unwrap()),
+        );
+        let mut t = Tracker::new(UlpRule::Auto, 1000);
+        let q = t.open(1, h, c, UlpBy::Cm, Some(1)).unwrap();
+        t.bind(q, 2);
+        // CID 5 twice while waiting, then a replay of the second capsule.
+        t.command(q, &sqe(0x02, 5, 0xaa, 4096), 10, 1_000, 100);
+        t.command(q, &sqe(0x02, 5, 0xbb, 4096), 11, 2_000, 101);
+        t.command(q, &sqe(0x02, 5, 0xbb, 4096), 12, 3_000, 101);
+        t.command(q, &sqe(0x01, 6, 0xcc, 512), 13, 4_000, 102);
+        t.command(q, &sqe(0x00, 7, 0, 0), 14, 5_000, 103);
+        // The controller writes CID 5's data (its second key), outside
+        // the SGL's range, then inside it.
+        t.transfer(2, c, h, Operation::WriteFirst, 7, 0x9000, 0xbb, 4096, 6_000);
+        t.transfer(2, c, h, Operation::WriteFirst, 7, 0x1000, 0xbb, 4096, 7_000);
+        t.continuation(2, 8, 9_000);
+        let ok = t.response(q, &cqe(5, 0), 20, 10_000, false);
+        assert_eq!(ok.latency_ns, Some(8_000));
+        // A failed write, a response to nothing, a replayed response.
+        t.response(q, &cqe(6, 2 << 9 | 0x80 << 1), 21, 11_000, false);
+        t.response(q, &cqe(9, 0), 22, 12_000, false);
+        t.response(q, &cqe(6, 0), 23, 13_000, true);
+        let r = report(t);
+        let qr = &r.queues[0];
+        assert_eq!(
+            (qr.commands, qr.completed, qr.errors, qr.cid_reused),
+            (4, 2, 1, 1)
+        );
+        assert_eq!((qr.unanswered, qr.unmatched_responses), (1, 1));
+        assert_eq!(qr.outstanding_max, 3);
+        assert_eq!((qr.bytes_read, qr.bytes_written), (4096, 0));
+        let fd = qr.first_data.unwrap();
+        assert_eq!((fd.count, fd.max_ns), (1, 5_000));
+        assert_eq!(qr.data.unwrap().max_ns, 2_000);
+        assert_eq!(r.errors[0].status, "Write Fault");
+        assert_eq!(r.unanswered[0].cid, 7);
+        assert_eq!(r.unanswered[0].opcode, "flush");
+        assert_eq!(
+            (r.slowest[0].cid, r.slowest[0].latency_ns),
+            (5, Some(8_000))
+        );
+        assert_eq!(r.slowest[1].cid, 6);
+        assert_eq!(r.slowest[1].status, Some("Write Fault"));
+        assert_eq!(qr.by_opcode["read"].count, 1);
+    }
+
+    #[test]
+    fn a_trial_queue_is_confirmed_by_a_response_with_one_of_its_cids() {
+        let (h, c) = (
+            Addr::Ip("10.0.0.1".parse().unwrap()),
+            Addr::Ip("10.0.0.2".parse().unwrap()),
+        );
+        let mut t = Tracker::new(UlpRule::Auto, 1000);
+        let q = t.open(1, h, c, UlpBy::Heuristic, None).unwrap();
+        let said = t.command(q, &sqe(0x02, 40, 1, 512), 1, 0, 0);
+        assert!(!said.confirmed);
+        assert!(t.clone_report_is_none());
+        assert_eq!(t.waiting_for(h, c, 41), None);
+        assert_eq!(t.waiting_for(h, c, 40), Some(q));
+        t.bind(q, 2);
+        let r = t.response(q, &cqe(40, 0), 2, 500, false);
+        assert!(r.confirmed);
+        assert_eq!(t.ulp_of(2), Some((UlpBy::Heuristic, None)));
+        assert_eq!(report(t).queues[0].completed, 1);
+    }
+
+    impl Tracker {
+        fn clone_report_is_none(&self) -> bool {
+            !self.queues.iter().any(|q| q.confirmed)
+        }
     }
 
     #[test]

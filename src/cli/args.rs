@@ -398,7 +398,7 @@ pub struct GenArgs {
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
 
-    /// Queue pairs (connections), at most 2^24
+    /// Queue pairs (connections), at most 2^24; for nvme, the I/O queues (at most 64) beside the admin queue
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1 << 24))]
     pub qps: u32,
 
