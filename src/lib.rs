@@ -15,6 +15,7 @@ pub mod filter;
 pub mod fuzzing;
 pub mod output;
 pub mod pipeline;
+pub mod plan;
 pub mod synth;
 pub mod tui;
 pub mod wire;

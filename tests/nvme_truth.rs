@@ -229,6 +229,21 @@ fn the_report_command_shows_the_nvme_section() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("NVMe-oF"), "{text}");
+    // Every queue's Connect, with its NQNs in -V (the capsule fits a
+    // 4096-byte PMTU).
+    let out = common::bin()
+        .arg("packets")
+        .arg(&p)
+        .args(["-V", "-Y", "nvme.fabrics.cmd.fctype == 1"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        text.matches("Host NQN: nqn.2014-08.org.nvmexpress:uuid:roce-dissect-host")
+            .count(),
+        5,
+        "{text}"
+    );
     let bad = common::bin()
         .arg(&p)
         .args(["--ulp", "iser"])

@@ -247,6 +247,157 @@ pub enum Command {
     Man(ManArgs),
     /// List the fields -Y and -T fields know (like tshark -G fields)
     Fields(FieldsArgs),
+    /// Plan a lossless fabric: PFC headroom, buffer thresholds, the DCQCN rate controller
+    Plan(PlanArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  roce-dissect plan headroom --speed 100G --cable 100m --mtu 4200\n  roce-dissect plan pfc --buffer 32MiB --ports 32 --lossless 3,4 --speed 100G\n  roce-dissect plan dcqcn --speed 100G --cnp 0us,100us,200us --params mlx5"
+)]
+pub struct PlanArgs {
+    #[command(subcommand)]
+    pub command: PlanCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PlanCommand {
+    /// The headroom one lossless priority group needs: xoff, xon and each term of them
+    Headroom(PlanHeadroomArgs),
+    /// What a shared buffer leaves once every lossless group of every port has its headroom
+    Pfc(PlanPfcArgs),
+    /// The DCQCN rate controller stepped through CNPs: rate, target rate and alpha over time
+    Dcqcn(PlanDcqcnArgs),
+}
+
+/// The port and traffic a headroom is computed for.
+#[derive(Debug, Clone, Args)]
+pub struct HeadroomArgs {
+    /// Link speed (e.g. 100G, 25G, 400G)
+    #[arg(long, value_name = "SPEED", default_value = "100G", value_parser = parse_link_speed)]
+    pub speed: u64,
+    /// Cable length (e.g. 100m, 5m, 2km) [default: 100m]
+    #[arg(long, value_name = "LENGTH", value_parser = parse_length)]
+    pub cable: Option<f64>,
+    /// Largest lossless frame, bytes [default: 4200]
+    #[arg(long, value_name = "BYTES")]
+    pub mtu: Option<u32>,
+    /// Largest frame the port may be sending, bytes [default: --mtu]
+    #[arg(long, value_name = "BYTES")]
+    pub port_mtu: Option<u32>,
+    /// The switch's buffer cell, bytes [default: 96]
+    #[arg(long, value_name = "BYTES")]
+    pub cell: Option<u32>,
+    /// Share of small packets, 0 to 100 (100: the worst cell use)
+    #[arg(long, value_name = "PERCENT", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub small_packets: u8,
+    /// Gearbox (retimer) delay each way, bytes
+    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    pub gearbox: u32,
+    /// Bytes in the switch's egress MAC and PHY when XOFF leaves [default: 819]
+    #[arg(long, value_name = "BYTES")]
+    pub mac_phy: Option<u32>,
+    /// The switch's pipeline latency, the XON hysteresis, bytes [default: 18432]
+    #[arg(long, value_name = "BYTES")]
+    pub pipeline: Option<u32>,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanHeadroomArgs {
+    #[command(flatten)]
+    pub headroom: HeadroomArgs,
+    /// JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanPfcArgs {
+    /// The switch's shared buffer (e.g. 32MiB, 64MB, 16777216)
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub buffer: u64,
+    /// Ports with lossless traffic
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub ports: u32,
+    /// Lossless priorities (e.g. 3 or 3,4)
+    #[arg(long, value_name = "P[,P]", value_delimiter = ',', default_value = "3", value_parser = clap::value_parser!(u8).range(0..=7))]
+    pub lossless: Vec<u8>,
+    #[command(flatten)]
+    pub headroom: HeadroomArgs,
+    /// JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanDcqcnArgs {
+    /// Line rate (e.g. 100G)
+    #[arg(long, value_name = "SPEED", default_value = "100G", value_parser = parse_link_speed)]
+    pub speed: u64,
+    /// When the CNPs arrive (e.g. 0us,100us,200us)
+    #[arg(long, value_name = "TIMES", value_delimiter = ',', required = true, value_parser = parse_duration)]
+    pub cnp: Vec<u64>,
+    /// The reaction point's constants: mlx5 (firmware defaults) or paper (the DCQCN paper)
+    #[arg(long, value_name = "SET", default_value = "mlx5")]
+    pub params: String,
+    /// How long to simulate [default: 3 ms past the last CNP]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub duration: Option<u64>,
+    /// JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Parses `100m`, `2km`, `5` (metres), `0.5m`.
+pub fn parse_length(s: &str) -> Result<f64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let (num, mult) = if let Some(n) = t.strip_suffix("km") {
+        (n, 1000.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 1.0)
+    } else {
+        (t.as_str(), 1.0)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a length (try 100m, 3m, 2km)"))?;
+    let m = v * mult;
+    if !(0.0..=100_000.0).contains(&m) {
+        return Err(format!("'{s}' is out of range for a cable (0 to 100 km)"));
+    }
+    Ok(m)
+}
+
+/// Parses `32MiB`, `32MB`, `16M` (MiB), `512KiB`, `33554432`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a size (try 32MiB, 64MB, 16777216)"))?;
+    let mult = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kib" => 1024.0,
+        "kb" => 1e3,
+        "m" | "mib" => 1024.0 * 1024.0,
+        "mb" => 1e6,
+        "g" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "gb" => 1e9,
+        other => {
+            return Err(format!(
+                "unknown unit '{other}' in '{s}' (B, KiB, MiB, GiB, KB, MB, GB)"
+            ));
+        }
+    };
+    let b = v * mult;
+    if !(1.0..=1e13).contains(&b) {
+        return Err(format!("'{s}' is out of range for a buffer"));
+    }
+    Ok(b as u64)
 }
 
 #[derive(Debug, Args)]
@@ -263,7 +414,15 @@ pub struct FieldsArgs {
 }
 
 /// The command names, for suggestions when one is mistyped.
-pub const COMMANDS: [&str; 6] = ["packets", "tui", "gen", "completions", "man", "fields"];
+pub const COMMANDS: [&str; 7] = [
+    "packets",
+    "tui",
+    "gen",
+    "completions",
+    "man",
+    "fields",
+    "plan",
+];
 
 #[derive(Debug, Args)]
 #[command(

@@ -6,6 +6,7 @@ mod fields_cmd;
 mod gen_cmd;
 pub mod inputs;
 mod packets;
+mod plan_cmd;
 mod progress;
 mod report;
 
@@ -59,6 +60,7 @@ pub fn main() -> ExitCode {
         Some(Command::Completions(args)) => completions(args.shell),
         Some(Command::Man(args)) => man(args.command.as_deref()),
         Some(Command::Fields(args)) => fields_cmd::run(args),
+        Some(Command::Plan(args)) => plan_cmd::run(args),
         None if cli.captures.is_empty() => {
             Err(RunError::Usage("no capture given (see --help)".into()))
         }

@@ -965,12 +965,41 @@ pub fn nvme_tree(p: &Packet<'_>, role: crate::analysis::marks::NvmeRole) -> Vec<
                         at + 40,
                         12,
                         format!(
-                            "Connect: Queue ID {}, Submission Queue Size {}, Keep Alive Timeout {} ms",
+                            "Connect: Record Format {}, Queue ID {}, Submission Queue Size {}, Connect Attributes {:#04x}, Keep Alive Timeout {} ms",
+                            c.recfmt,
                             c.qid,
                             u32::from(c.sqsize) + 1,
+                            c.cattr,
                             c.kato
                         ),
                     );
+                    // The Connect data, when the capsule is in this packet.
+                    if let Some(d) = payload
+                        .get(64..64 + crate::wire::nvme::CONNECT_DATA_LEN)
+                        .and_then(|b| crate::wire::nvme::ConnectData::new(b).ok())
+                    {
+                        let text = |b: &[u8]| {
+                            crate::output::text::terminal_safe(&String::from_utf8_lossy(b))
+                        };
+                        t.add(
+                            1,
+                            at + 64 + 16,
+                            2,
+                            format!("Controller ID: {:#06x}", d.cntlid()),
+                        );
+                        t.add(
+                            1,
+                            at + 64 + 256,
+                            256,
+                            format!("Subsystem NQN: {}", text(d.subnqn())),
+                        );
+                        t.add(
+                            1,
+                            at + 64 + 512,
+                            256,
+                            format!("Host NQN: {}", text(d.hostnqn())),
+                        );
+                    }
                 }
             } else {
                 t.add(
