@@ -131,6 +131,11 @@ pub fn hints(r: &Report) -> Vec<Hint> {
         r.pfc.storms,
         "Pause storm: a port stayed paused longer than the threshold: a stuck receiver, a PFC deadlock (cyclic buffer dependency) or a misbehaving NIC. Check the PFC watchdog.",
     );
+    add(
+        HintKind::PauseIgnored,
+        r.pfc.summary.iter().map(|p| p.reaction.late).sum(),
+        "Paused senders kept sending past their budget (the 802.3 response time, the cable's round trip and one frame): a sender that does not honour PFC on this priority (PFC not enabled on its port or for this priority, a priority mapping that differs), or more cable than --cable says. The bytes past the budget need headroom the pausing port may not have: roce-dissect plan headroom.",
+    );
     if r.pfc.storms == 0 {
         let pfc = r
             .pfc

@@ -70,6 +70,9 @@ pub struct AnalysisOptions {
     pub timeline_series: bool,
     /// `--ulp`: which connections carry NVMe-oF when the CM does not say.
     pub ulp: nvme::UlpRule,
+    /// `--cable`, `--mtu`, `--headroom`: what a paused sender's reaction
+    /// is held against.
+    pub reaction: pfc::ReactionLimits,
 }
 
 /// The common "trust DSCP" map: 24-31 → 3 (RoCE), 48-55 → 6 (CNP).
@@ -126,6 +129,7 @@ impl Default for AnalysisOptions {
             timeline_bin_ns: None,
             timeline_series: false,
             ulp: nvme::UlpRule::Auto,
+            reaction: pfc::ReactionLimits::default(),
         }
     }
 }
@@ -269,7 +273,8 @@ impl Analyzer {
                 sources: l.pause_sources,
                 intervals: l.intervals,
                 storm_threshold_ns: opts.storm_threshold_ns,
-            }),
+            })
+            .with_reaction(opts.reaction),
             pmtu_generation: 1,
             icrc_summarised: false,
             requesters: Map::default(),
@@ -604,9 +609,11 @@ impl Analyzer {
             f.attribute_episode(naks.get_mut(&(key.dst, key.src)));
         }
 
-        // Frames sent on a priority that the receiving port paused.
+        // Frames sent on a priority that the receiving port paused (the
+        // largest frame so far is the last one a paused sender may finish).
+        pauses.max_frame = pauses.max_frame.max(pkt.len);
         if let (Some(prio), Some(dst)) = (priority, r.dst_mac)
-            && pauses.sent(dst, prio, pkt.ts_ns, id, &mut f.noted_pauses)
+            && pauses.sent(dst, prio, pkt.ts_ns, pkt.len, id, &mut f.noted_pauses)
         {
             out.marks.set(Mark::Paused);
         }

@@ -517,6 +517,7 @@ fn pfc_report(a: &Analyzer, pos: &[usize], duration: u64) -> PfcReport {
                 flows: i.flows.iter().map(|&f| pos[f as usize]).collect(),
                 flows_total: i.flows_total,
                 storm: d > threshold,
+                reaction: i.reaction,
             }
         })
         .collect();
@@ -544,6 +545,7 @@ fn pfc_report(a: &Analyzer, pos: &[usize], duration: u64) -> PfcReport {
             },
             longest_ns: s.longest_ns,
             storm: s.storms > 0,
+            reaction: s.reaction,
         })
         .collect();
     summary.sort_by(|x, y| {

@@ -45,6 +45,88 @@ impl EndedBy {
 /// Most flows named per interval; the rest are only counted.
 pub const MAX_FLOWS_PER_INTERVAL: usize = 16;
 
+/// Did the paused sender stop in time: what it still sent towards the
+/// pausing MAC on the paused priority after the pause frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Reaction {
+    /// Frames, and their wire bytes plus 20 each (preamble and gap).
+    pub frames: u64,
+    pub bytes: u64,
+    /// From the pause frame to the end of the last such frame.
+    pub stop_ns: u64,
+    /// What a sender may still send: its response budget (IEEE 802.3
+    /// Annex 31B), the cable's round trip and one largest frame.
+    pub budget_ns: u64,
+    pub verdict: ReactionVerdict,
+    /// More bytes than `--headroom` (null without it).
+    pub exceeded: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReactionVerdict {
+    /// Stopped within the budget.
+    Ok,
+    /// Still sending past it.
+    Late,
+    /// Nothing was sent towards the MAC while it was paused.
+    None,
+}
+
+impl ReactionVerdict {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ReactionVerdict::Ok => "ok",
+            ReactionVerdict::Late => "late",
+            ReactionVerdict::None => "none",
+        }
+    }
+}
+
+/// What the reaction is held against (`--cable`, `--mtu`, `--headroom`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReactionLimits {
+    pub cable_m: f64,
+    /// The largest frame; `None`: the largest seen so far, else 4200.
+    pub mtu: Option<u32>,
+    pub headroom_bytes: Option<u64>,
+}
+
+impl Default for ReactionLimits {
+    fn default() -> Self {
+        ReactionLimits {
+            cable_m: 100.0,
+            mtu: None,
+            headroom_bytes: None,
+        }
+    }
+}
+
+/// The MTU assumed when the capture shows none.
+pub const DEFAULT_MTU: u32 = 4200;
+
+impl ReactionLimits {
+    /// The budget at `link_bps` for frames of up to `mtu` bytes.
+    pub fn budget_ns(&self, link_bps: u64, mtu: u32) -> u64 {
+        let bps = link_bps.max(1) as f64;
+        let (quanta, _) = crate::plan::response_quanta(link_bps);
+        let response = f64::from(quanta) * 512.0 / bps * 1e9;
+        let cable = 2.0 * self.cable_m / crate::plan::CABLE_MPS * 1e9;
+        let frame = f64::from(mtu + 20) * 8.0 / bps * 1e9;
+        (response + cable + frame).ceil() as u64
+    }
+}
+
+/// The reaction figures of one (MAC, priority).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ReactionSummary {
+    /// Pauses held against the budget.
+    pub pauses: u64,
+    pub max_bytes: u64,
+    pub max_stop_ns: u64,
+    pub late: u64,
+}
+
 /// A closed pause interval.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Interval {
@@ -60,6 +142,7 @@ pub struct Interval {
     /// Flows (ids) that sent on the paused priority towards this MAC.
     pub flows: Vec<u32>,
     pub flows_total: u32,
+    pub reaction: Reaction,
 }
 
 /// Per (MAC, priority): every interval, listed or not.
@@ -73,6 +156,7 @@ pub struct KeySummary {
     pub storms: u64,
     /// Order of first appearance (for a stable report).
     pub first_seen: u64,
+    pub reaction: ReactionSummary,
 }
 
 #[derive(Debug, Clone)]
@@ -88,6 +172,13 @@ struct Open {
     flows: Vec<u32>,
     /// How many others there are (each counted once).
     more: u32,
+    /// The link speed the pause was read at.
+    link_bps: u64,
+    /// Frames and bytes sent towards the MAC on the priority since, and
+    /// the end of the last one.
+    sent_frames: u64,
+    sent_bytes: u64,
+    last_end_ns: u64,
 }
 
 /// Where a priority (`None`: 802.3x) is counted in `open_per_priority`.
@@ -120,6 +211,9 @@ impl Default for PauseLimits {
 #[derive(Debug, Default)]
 pub struct PauseTimeline {
     limits: PauseLimits,
+    pub reaction: ReactionLimits,
+    /// The largest frame seen so far (for the budget's last frame).
+    pub max_frame: u32,
     open: Map<PauseKey, Open>,
     /// Open pauses per priority (index 8: 802.3x), so that a frame sent on
     /// a priority nothing pauses costs no lookups.
@@ -146,6 +240,11 @@ impl PauseTimeline {
         }
     }
 
+    /// What paused senders' reactions are held against.
+    pub fn with_reaction(self, reaction: ReactionLimits) -> Self {
+        PauseTimeline { reaction, ..self }
+    }
+
     fn close(&mut self, key: PauseKey, end_ns: u64, by: EndedBy, end_frame: Option<u64>) {
         let Some(o) = self.open.remove(&key) else {
             return;
@@ -154,7 +253,31 @@ impl PauseTimeline {
         let end_ns = end_ns.max(o.start_ns);
         let duration = end_ns - o.start_ns;
         let storm = duration > self.limits.storm_threshold_ns;
+        let mtu = self.reaction.mtu.unwrap_or(if self.max_frame > 0 {
+            self.max_frame
+        } else {
+            DEFAULT_MTU
+        });
+        let budget_ns = self.reaction.budget_ns(o.link_bps, mtu);
+        let stop_ns = o.last_end_ns.saturating_sub(o.start_ns);
+        let reaction = Reaction {
+            frames: o.sent_frames,
+            bytes: o.sent_bytes,
+            stop_ns,
+            budget_ns,
+            verdict: match o.sent_frames {
+                0 => ReactionVerdict::None,
+                _ if stop_ns > budget_ns => ReactionVerdict::Late,
+                _ => ReactionVerdict::Ok,
+            },
+            exceeded: self.reaction.headroom_bytes.map(|h| o.sent_bytes > h),
+        };
         if let Some(s) = self.summary.get_mut(&key) {
+            let r = &mut s.reaction;
+            r.pauses += 1;
+            r.max_bytes = r.max_bytes.max(reaction.bytes);
+            r.max_stop_ns = r.max_stop_ns.max(stop_ns);
+            r.late += u64::from(reaction.verdict == ReactionVerdict::Late);
             s.intervals += 1;
             s.paused_ns = s.paused_ns.saturating_add(duration);
             s.paused_in_capture_ns = s.paused_in_capture_ns.saturating_add(duration);
@@ -176,6 +299,7 @@ impl PauseTimeline {
             frames: o.frames,
             flows_total: (o.flows.len() as u32).saturating_add(o.more),
             flows: o.flows,
+            reaction,
         });
     }
 
@@ -236,6 +360,10 @@ impl PauseTimeline {
                         frames: 1,
                         flows: Vec::new(),
                         more: 0,
+                        link_bps,
+                        sent_frames: 0,
+                        sent_bytes: 0,
+                        last_end_ns: ts,
                     },
                 );
             }
@@ -253,22 +381,26 @@ impl PauseTimeline {
         dst_mac: [u8; 6],
         priority: u8,
         ts: u64,
+        len: u32,
         flow: u32,
         noted: &mut [u32; 2],
     ) -> bool {
         let pfc = self.open_per_priority[slot(Some(priority))] > 0;
         let pause = self.open_per_priority[slot(None)] > 0;
-        (pfc || pause) && self.sent_while_open(dst_mac, priority, ts, flow, noted, [pfc, pause])
+        (pfc || pause)
+            && self.sent_while_open(dst_mac, priority, ts, len, flow, noted, [pfc, pause])
     }
 
     /// [`sent`](Self::sent) when a pause of that priority, or an 802.3x
     /// pause, is open somewhere.
     #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
     fn sent_while_open(
         &mut self,
         dst_mac: [u8; 6],
         priority: u8,
         ts: u64,
+        len: u32,
         flow: u32,
         noted: &mut [u32; 2],
         any: [bool; 2],
@@ -291,6 +423,11 @@ impl PauseTimeline {
                 continue;
             }
             paused = true;
+            let wire = u64::from(len) + 20;
+            o.sent_frames += 1;
+            o.sent_bytes += wire;
+            let end = ts + (wire * 8_000_000_000).div_ceil(o.link_bps.max(1));
+            o.last_end_ns = o.last_end_ns.max(end);
             // A flow is noted in an interval once: the serial it keeps says
             // whether this interval has it already.
             if noted[i] != o.serial {
@@ -373,10 +510,20 @@ mod tests {
             .collect();
         let mut noted: Map<u32, [u32; 2]> = Map::default();
         for (i, &flow) in ids.iter().enumerate() {
-            t.sent(MAC, 3, 10 + i as u64, flow, noted.entry(flow).or_default());
+            t.sent(
+                MAC,
+                3,
+                10 + i as u64,
+                1000,
+                flow,
+                noted.entry(flow).or_default(),
+            );
         }
         let mut other = [0; 2];
-        assert!(!t.sent(MAC, 4, 100, 999, &mut other), "another priority");
+        assert!(
+            !t.sent(MAC, 4, 100, 1000, 999, &mut other),
+            "another priority"
+        );
         t.finish(100);
         assert_eq!(t.closed.len(), 1);
         let i = &t.closed[0];

@@ -397,6 +397,9 @@ pub struct IntervalReport {
     pub flows: Vec<usize>,
     pub flows_total: u32,
     pub storm: bool,
+    /// What the paused sender still sent towards the MAC on the priority
+    /// (README "PFC reaction").
+    pub reaction: super::pfc::Reaction,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -409,6 +412,7 @@ pub struct PauseSummary {
     pub fraction: f64,
     pub longest_ns: u64,
     pub storm: bool,
+    pub reaction: super::pfc::ReactionSummary,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -448,6 +452,7 @@ pub enum HintKind {
     EcnNoCnp,
     Cnp,
     PauseStorm,
+    PauseIgnored,
     PfcPause,
     Pause,
     IcrcNotPreserved,

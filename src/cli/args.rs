@@ -156,6 +156,18 @@ pub struct AnalysisArgs {
     #[arg(long, value_name = "BIN", num_args = 0..=1, value_parser = parse_bin)]
     pub timeline: Option<Option<u64>>,
 
+    /// Cable length of the captured link, for the time a paused sender may take to stop (pfc.intervals[].reaction)
+    #[arg(long, value_name = "LENGTH", default_value = "100m", value_parser = parse_length, help_heading = "PFC reaction")]
+    pub cable: f64,
+
+    /// Largest frame a paused sender may finish [default: the largest in the capture, else 4200]
+    #[arg(long, value_name = "BYTES", help_heading = "PFC reaction")]
+    pub mtu: Option<u32>,
+
+    /// The headroom configured on the pausing port (e.g. 100KiB): each pause says whether the sender's bytes exceeded it
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "PFC reaction")]
+    pub headroom: Option<u64>,
+
     /// Upper-layer protocol of connections the RDMA CM does not describe:
     /// nvme (every connection whose SENDs read as NVMe-oF commands),
     /// nvme@IP[:PORT] (those to this controller; PORT is the NVMe-oF
@@ -190,6 +202,11 @@ impl AnalysisArgs {
             },
             timeline_bin_ns: self.timeline.flatten(),
             timeline_series: self.timeline.is_some(),
+            reaction: crate::analysis::pfc::ReactionLimits {
+                cable_m: self.cable,
+                mtu: self.mtu,
+                headroom_bytes: self.headroom,
+            },
             ulp: {
                 let mut rule = crate::analysis::nvme::UlpRule::default();
                 for u in &self.ulp {

@@ -560,6 +560,34 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
                 storm
             );
         }
+        // Did the paused senders stop in time (README "PFC reaction")?
+        for p in r.pfc.summary.iter().take(shown) {
+            let x = &p.reaction;
+            let prio = p.priority.map_or("all".to_string(), |p| p.to_string());
+            if x.late > 0 {
+                let _ = writeln!(
+                    s,
+                    "  {} {} prio {}: the paused sender kept sending in {} of {} pauses (up to {} bytes, {} after the pause frame)",
+                    st.red("!"),
+                    p.src_mac,
+                    prio,
+                    x.late,
+                    x.pauses,
+                    grouped(x.max_bytes),
+                    human_ns(x.max_stop_ns)
+                );
+            } else if x.max_bytes > 0 {
+                let _ = writeln!(
+                    s,
+                    "  {} prio {}: the paused sender stopped in time in all {} pauses (at most {} bytes, {})",
+                    p.src_mac,
+                    prio,
+                    x.pauses,
+                    grouped(x.max_bytes),
+                    human_ns(x.max_stop_ns)
+                );
+            }
+        }
         if r.pfc.summary.len() > shown {
             let _ = writeln!(
                 s,
@@ -583,14 +611,29 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
                 Some(x) => format!("frames {}..{}, ended by XON", iv.start_frame, x),
                 None => format!("from frame {}, expired", iv.start_frame),
             };
+            let x = &iv.reaction;
+            let reaction = match x.verdict {
+                crate::analysis::pfc::ReactionVerdict::None => String::new(),
+                v => format!(
+                    "; sender {} {} ({} bytes)",
+                    if v == crate::analysis::pfc::ReactionVerdict::Late {
+                        st.red("kept sending for")
+                    } else {
+                        "stopped in".to_string()
+                    },
+                    human_ns(x.stop_ns),
+                    grouped(x.bytes)
+                ),
+            };
             let _ = writeln!(
                 s,
-                "    {} prio {}: +{} s for {} ({ended}){}{}",
+                "    {} prio {}: +{} s for {} ({ended}){}{}{}",
                 iv.src_mac,
                 iv.priority.map_or("all".to_string(), |p| p.to_string()),
                 secs(iv.start_ns.saturating_sub(c.first_ts_ns)),
                 human_ns(iv.duration_ns),
                 flows,
+                reaction,
                 if iv.storm {
                     format!(" {}", st.red("storm"))
                 } else {

@@ -203,6 +203,7 @@ fn interval(out: &mut Vec<u8>, iv: &IntervalReport) {
         flows,
         flows_total,
         storm,
+        reaction,
     } = iv;
     out.push(b'{');
     member!(out, "        ", true, "src_mac");
@@ -243,6 +244,9 @@ fn interval(out: &mut Vec<u8>, iv: &IntervalReport) {
     );
     member!(out, "        ", false, "storm");
     out.extend_from_slice(if *storm { b"true" } else { b"false" });
+    member!(out, "        ", false, "reaction");
+    // Plain numbers, a string and an optional bool: serde cannot fail.
+    let _ = serde_at(out, reaction, 4);
     out.extend_from_slice(b"\n      }");
 }
 

@@ -37,6 +37,9 @@ pub enum Scenario {
     PfcStorm,
     /// All of it, over RoCE v1 and v2, IPv4 and IPv6
     Mixed,
+    /// Two senders paused again and again: one stops in time, one goes on
+    /// past its budget; and a pause with nothing in flight
+    PfcHeadroom,
     /// NVMe-oF: an admin and I/O queues set up by the CM, Connect, reads
     /// and writes (keyed SGLs and in-capsule data), a slow I/O, an error
     /// status and a lost data packet replayed
@@ -55,7 +58,7 @@ impl Scenario {
 
     /// Every scenario: [`ALL`](Self::ALL) (whose truth states timing too)
     /// and `nvme` (whose truth states the NVMe-oF I/Os instead).
-    pub const EVERY: [Scenario; 7] = [
+    pub const EVERY: [Scenario; 8] = [
         Scenario::Clean,
         Scenario::Loss,
         Scenario::Reorder,
@@ -63,6 +66,7 @@ impl Scenario {
         Scenario::PfcStorm,
         Scenario::Mixed,
         Scenario::Nvme,
+        Scenario::PfcHeadroom,
     ];
 
     /// Its name on the command line and in the truth.
@@ -75,6 +79,7 @@ impl Scenario {
             Scenario::PfcStorm => "pfc-storm",
             Scenario::Mixed => "mixed",
             Scenario::Nvme => "nvme",
+            Scenario::PfcHeadroom => "pfc-headroom",
         }
     }
 
@@ -168,6 +173,16 @@ pub struct Truth {
     /// depend on the flows' order by trouble).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nvme: Option<crate::analysis::nvme::NvmeReport>,
+    /// `pfc.intervals[].reaction` (in `pfc.intervals`' order) and
+    /// `pfc.summary[].reaction` by MAC, when the scenario states them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reactions: Option<ReactionTruth>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ReactionTruth {
+    pub intervals: Vec<crate::analysis::pfc::Reaction>,
+    pub summary: Vec<(String, crate::analysis::pfc::ReactionSummary)>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
@@ -249,6 +264,7 @@ pub struct Generator<'s> {
     watch: FxHashMap<u64, u64>,
 }
 
+mod headroom;
 mod nvme;
 
 /// A request packet's appearances in the capture (true times).
@@ -535,6 +551,9 @@ impl<'s> Generator<'s> {
         if name == Scenario::Nvme {
             return self.run_nvme();
         }
+        if name == Scenario::PfcHeadroom {
+            return self.run_pfc_headroom();
+        }
         let o = self.opts.clone();
         let mixed = name == Scenario::Mixed;
         let mut qps: Vec<QpState> = (0..o.qps.max(1))
@@ -627,6 +646,7 @@ impl<'s> Generator<'s> {
             },
             vantage: super::timing::vantage(o.qps, name == Scenario::Incast),
             nvme: None,
+            reactions: None,
         })
     }
 

@@ -717,6 +717,7 @@ impl Generator<'_> {
             pfc: PfcTruth::default(),
             vantage: None,
             nvme: Some(nvme),
+            reactions: None,
         })
     }
 
