@@ -209,6 +209,8 @@ pub struct FlowCold {
     pub replayed_reads: Vec<u32>,
     /// Timeout replays: the silences before them.
     pub timeouts: super::timing::Timeouts,
+    /// DCQCN reaction: the payload history from the first CE mark or CNP.
+    pub cc: Option<Box<super::cc::CcState>>,
 }
 
 static NO_COLD: std::sync::LazyLock<FlowCold> = std::sync::LazyLock::new(FlowCold::default);
@@ -249,6 +251,12 @@ impl FlowState {
     #[inline]
     pub fn cold(&mut self) -> &mut FlowCold {
         self.cold.get_or_insert_with(Box::default)
+    }
+
+    /// The DCQCN reaction history, on flows that met congestion.
+    #[inline]
+    pub fn cc_mut(&mut self) -> Option<&mut super::cc::CcState> {
+        self.cold.as_mut()?.cc.as_deref_mut()
     }
 
     /// The rarer part, or an empty one (all counters 0).

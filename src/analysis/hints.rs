@@ -127,6 +127,11 @@ pub fn hints(r: &Report) -> Vec<Hint> {
         "CNPs: switches marked congestion and DCQCN is slowing senders down; look for incast (many senders to one receiver) and the ECN marking thresholds.",
     );
     add(
+        HintKind::CnpIgnored,
+        sum(&|f| f.cc.map_or(0, |c| c.ignored)),
+        "CNPs ignored: after these CNPs the sender's rate did not drop (at least 0.97 of the rate before, still sending): congestion control disabled or not enabled on this priority (DCQCN off on the sender's NIC, CNPs on a priority it does not react to), so the switch queue stays full and PFC has to stop it.",
+    );
+    add(
         HintKind::PauseStorm,
         r.pfc.storms,
         "Pause storm: a port stayed paused longer than the threshold: a stuck receiver, a PFC deadlock (cyclic buffer dependency) or a misbehaving NIC. Check the PFC watchdog.",

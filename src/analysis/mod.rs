@@ -2,6 +2,7 @@
 //! Memory grows with the number of flows, never with the number of packets.
 
 pub mod budget;
+pub mod cc;
 mod facts;
 mod fingerprint;
 mod flow;
@@ -73,6 +74,8 @@ pub struct AnalysisOptions {
     /// `--cable`, `--mtu`, `--headroom`: what a paused sender's reaction
     /// is held against.
     pub reaction: pfc::ReactionLimits,
+    /// `--cc-window`: the rate windows before and after a CNP.
+    pub cc_window_ns: u64,
 }
 
 /// The common "trust DSCP" map: 24-31 → 3 (RoCE), 48-55 → 6 (CNP).
@@ -130,6 +133,7 @@ impl Default for AnalysisOptions {
             timeline_series: false,
             ulp: nvme::UlpRule::Auto,
             reaction: pfc::ReactionLimits::default(),
+            cc_window_ns: 50_000,
         }
     }
 }
@@ -505,7 +509,7 @@ impl Analyzer {
         }
         if r.ecn == Some(3) {
             out.marks.set(Mark::Ce);
-            ce_mark(f, id, key, pkt, bth, pending_ce, budget);
+            ce_mark(f, id, key, pkt, bth, pending_ce, budget, opts.cc_window_ns);
         }
 
         // Management datagrams (SMPs on QP0, CM and SA MADs on QP1) and
@@ -616,6 +620,15 @@ impl Analyzer {
             && pauses.sent(dst, prio, pkt.ts_ns, pkt.len, id, &mut f.noted_pauses)
         {
             out.marks.set(Mark::Paused);
+        }
+        // DCQCN reaction: the payload of flows that met congestion.
+        if let Some(cc) = f.cc_mut() {
+            cc.frame(
+                pkt.ts_ns,
+                r.payload_len.unwrap_or(0),
+                out.marks.has(Mark::Retransmission),
+                out.marks.has(Mark::Paused),
+            );
         }
 
         // Last, as it needs the whole analysis: a CNP settles the CE marks
@@ -972,6 +985,31 @@ impl Analyzer {
                 c.ce_to_cnp.add(ts.saturating_sub(ce));
             }
         }
+        // The flow whose sender the CNP slows down: the CE pairing, else
+        // the CM's, else the request flow its ACKs answered, else the
+        // one request flow of the host pair.
+        let Some(cnp_id) = self.find_flow(cnp) else {
+            return;
+        };
+        let answers = self.flows[cnp_id as usize].answers;
+        let target = data_id
+            .or_else(|| self.cm_peer.get(cnp).and_then(|k| self.find_flow(k)))
+            .or((answers != NO_FLOW).then_some(answers))
+            .or_else(
+                || match self.requesters.get(&(cnp.dst, cnp.src)).map(Vec::as_slice) {
+                    Some(&[only]) if only != cnp_id => Some(only),
+                    _ => None,
+                },
+            );
+        if let Some(t) = target {
+            let window = self.opts.cc_window_ns;
+            self.flows[cnp_id as usize].answers = t;
+            self.flows[t as usize]
+                .cold()
+                .cc
+                .get_or_insert_with(|| Box::new(cc::CcState::new(ts, window)))
+                .cnp(ts);
+        }
     }
 
     /// Ends the analysis and builds the report.
@@ -988,6 +1026,9 @@ impl Analyzer {
                     flow: id as u32,
                     logs: &mut self.logs,
                 });
+            }
+            if let Some(cc) = f.cc_mut() {
+                cc.finish(self.totals.last_ts);
             }
             let key = f.key;
             let inferred = self.pmtu.get(&host_pair(key.src, key.dst)).copied();
@@ -1034,6 +1075,7 @@ fn bad_icrc(
 /// A CE-marked packet: counted, and waiting for its CNP.
 #[cold]
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 fn ce_mark(
     f: &mut FlowState,
     id: u32,
@@ -1042,6 +1084,7 @@ fn ce_mark(
     bth: &crate::wire::BthRepr,
     pending_ce: &mut Map<(Addr, Addr), VecDeque<(u32, u64)>>,
     budget: &mut Budget,
+    cc_window_ns: u64,
 ) {
     f.cold().ecn_ce += 1;
     f.event(
@@ -1054,6 +1097,9 @@ fn ce_mark(
         None,
     );
     let c = f.cold();
+    if c.cc.is_none() {
+        c.cc = Some(Box::new(cc::CcState::new(pkt.ts_ns, cc_window_ns)));
+    }
     if c.pending_ce.is_none() {
         c.pending_ce = Some(pkt.ts_ns);
         pending_ce

@@ -206,6 +206,7 @@ fn flow_report(
                 (None, None) => None,
             }
         },
+        cc: c.cc.as_ref().map(|s| s.report),
     }
 }
 

@@ -308,6 +308,10 @@ pub struct FlowReport {
     /// Round trips, messages, completions, READ latency, ACK coalescing
     /// (a request flow whose answers were captured); `null` otherwise.
     pub timing: Option<super::timing::TimingReport>,
+    /// DCQCN reaction to the CNPs its sender received (README "DCQCN
+    /// reaction"); absent on flows whose sender received none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cc: Option<super::cc::CcReport>,
 }
 
 impl FlowReport {
@@ -453,6 +457,7 @@ pub enum HintKind {
     Cnp,
     PauseStorm,
     PauseIgnored,
+    CnpIgnored,
     PfcPause,
     Pause,
     IcrcNotPreserved,

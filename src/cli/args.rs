@@ -168,6 +168,10 @@ pub struct AnalysisArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "PFC reaction")]
     pub headroom: Option<u64>,
 
+    /// DCQCN reaction: the payload rate of a flow in this window before each CNP its sender received, against the same window from 5 us after it (flows[].cc)
+    #[arg(long, value_name = "DURATION", default_value = "50us", value_parser = parse_cc_window)]
+    pub cc_window: u64,
+
     /// Upper-layer protocol of connections the RDMA CM does not describe:
     /// nvme (every connection whose SENDs read as NVMe-oF commands),
     /// nvme@IP[:PORT] (those to this controller; PORT is the NVMe-oF
@@ -202,6 +206,7 @@ impl AnalysisArgs {
             },
             timeline_bin_ns: self.timeline.flatten(),
             timeline_series: self.timeline.is_some(),
+            cc_window_ns: self.cc_window,
             reaction: crate::analysis::pfc::ReactionLimits {
                 cable_m: self.cable,
                 mtu: self.mtu,
@@ -690,6 +695,14 @@ fn parse_bin(s: &str) -> Result<u64, String> {
     match parse_duration(s)? {
         0 => Err("a bin must be longer than 0".into()),
         n => Ok(n),
+    }
+}
+
+/// A DCQCN window: 1 µs to 10 ms.
+fn parse_cc_window(s: &str) -> Result<u64, String> {
+    match parse_duration(s)? {
+        n @ 1_000..=10_000_000 => Ok(n),
+        _ => Err(format!("'{s}': a window from 1us to 10ms")),
     }
 }
 

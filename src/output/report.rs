@@ -195,6 +195,62 @@ fn throughput_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
     );
 }
 
+/// The CE → CNP → rate cut chain of each flow whose sender got CNPs.
+fn cc_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
+    let rows: Vec<(usize, &crate::analysis::report::FlowReport)> = r
+        .flows
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.cc.is_some_and(|c| c.cnps > 0))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\n{}",
+        st.bold("Congestion control: CE → CNP → rate cut (README \"DCQCN reaction\")")
+    );
+    let _ = writeln!(
+        s,
+        "  flow       CE  CE→CNP   CNPs  cut  not cut  unjudged  after/before"
+    );
+    for (i, f) in rows
+        .iter()
+        .take(if o.all { usize::MAX } else { MAX_TIMING_ROWS })
+    {
+        let Some(c) = f.cc else { continue };
+        let not = if c.ignored > 0 {
+            st.red(&format!("{:>8}", c.ignored))
+        } else {
+            format!("{:>8}", 0)
+        };
+        let _ = writeln!(
+            s,
+            "  #{:<5} {:>6} {:>7} {:>6} {:>4} {} {:>9} {:>13}",
+            i + 1,
+            grouped(f.ecn_ce),
+            f.ce_to_cnp.map_or("-".to_string(), |d| human_ns(d.mean_ns)),
+            grouped(c.cnps),
+            c.reacted,
+            not,
+            c.indeterminate,
+            c.mean_ratio.map_or("-".to_string(), |m| format!("{m:.2}")),
+        );
+    }
+    if rows.len() > MAX_TIMING_ROWS && !o.all {
+        let _ = writeln!(
+            s,
+            "  ... {} more (--all lists them)",
+            rows.len() - MAX_TIMING_ROWS
+        );
+    }
+    let _ = writeln!(
+        s,
+        "      cut: payload rate 50 µs after a CNP (from +5 µs) at most 0.9 of the 50 µs before;\n      not cut: at least 0.97, sending all along; unjudged: --json says why"
+    );
+}
+
 /// The NVMe-oF queues, their latencies, the slowest I/Os and the errors.
 fn nvme_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
     let Some(n) = &r.nvme else { return };
@@ -652,6 +708,7 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
 
     timing_section(&mut s, r, o, &st);
     throughput_section(&mut s, r, o, &st);
+    cc_section(&mut s, r, o, &st);
     nvme_section(&mut s, r, o, &st);
 
     let _ = writeln!(s, "\n{}", st.bold("Capture quality"));

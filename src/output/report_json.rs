@@ -284,6 +284,7 @@ fn flow(out: &mut Vec<u8>, f: &FlowReport) -> std::io::Result<()> {
         events,
         events_dropped,
         timing,
+        cc,
     } = f;
     out.push(b'{');
     member!(out, "      ", true, "src");
@@ -350,6 +351,10 @@ fn flow(out: &mut Vec<u8>, f: &FlowReport) -> std::io::Result<()> {
     match timing {
         Some(t) => serde_at(out, t, 3)?,
         None => out.extend_from_slice(b"null"),
+    }
+    if let Some(c) = cc {
+        member!(out, "      ", false, "cc");
+        serde_at(out, c, 3)?;
     }
     out.extend_from_slice(b"\n    }");
     Ok(())

@@ -40,6 +40,9 @@ pub enum Scenario {
     /// Two senders paused again and again: one stops in time, one goes on
     /// past its budget; and a pause with nothing in flight
     PfcHeadroom,
+    /// Two senders CNPs slow down, or not: one halves its rate after each
+    /// CNP, one ignores them
+    Dcqcn,
     /// NVMe-oF: an admin and I/O queues set up by the CM, Connect, reads
     /// and writes (keyed SGLs and in-capsule data), a slow I/O, an error
     /// status and a lost data packet replayed
@@ -58,7 +61,7 @@ impl Scenario {
 
     /// Every scenario: [`ALL`](Self::ALL) (whose truth states timing too)
     /// and `nvme` (whose truth states the NVMe-oF I/Os instead).
-    pub const EVERY: [Scenario; 8] = [
+    pub const EVERY: [Scenario; 9] = [
         Scenario::Clean,
         Scenario::Loss,
         Scenario::Reorder,
@@ -67,6 +70,7 @@ impl Scenario {
         Scenario::Mixed,
         Scenario::Nvme,
         Scenario::PfcHeadroom,
+        Scenario::Dcqcn,
     ];
 
     /// Its name on the command line and in the truth.
@@ -80,6 +84,7 @@ impl Scenario {
             Scenario::Mixed => "mixed",
             Scenario::Nvme => "nvme",
             Scenario::PfcHeadroom => "pfc-headroom",
+            Scenario::Dcqcn => "dcqcn",
         }
     }
 
@@ -177,6 +182,9 @@ pub struct Truth {
     /// `pfc.summary[].reaction` by MAC, when the scenario states them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reactions: Option<ReactionTruth>,
+    /// `flows[].cc` of the flows that have one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cc: Option<Vec<dcqcn::FlowCcTruth>>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -264,6 +272,7 @@ pub struct Generator<'s> {
     watch: FxHashMap<u64, u64>,
 }
 
+pub mod dcqcn;
 mod headroom;
 mod nvme;
 
@@ -554,6 +563,9 @@ impl<'s> Generator<'s> {
         if name == Scenario::PfcHeadroom {
             return self.run_pfc_headroom();
         }
+        if name == Scenario::Dcqcn {
+            return self.run_dcqcn();
+        }
         let o = self.opts.clone();
         let mixed = name == Scenario::Mixed;
         let mut qps: Vec<QpState> = (0..o.qps.max(1))
@@ -647,6 +659,7 @@ impl<'s> Generator<'s> {
             vantage: super::timing::vantage(o.qps, name == Scenario::Incast),
             nvme: None,
             reactions: None,
+            cc: None,
         })
     }
 

@@ -191,6 +191,7 @@ impl Generator<'_> {
                     .map(|(m, s)| (crate::output::json::mac_string(m), s))
                     .collect(),
             }),
+            cc: None,
         })
     }
 

@@ -718,6 +718,7 @@ impl Generator<'_> {
             vantage: None,
             nvme: Some(nvme),
             reactions: None,
+            cc: None,
         })
     }
 

@@ -1,0 +1,278 @@
+//! DCQCN reaction: did a sender slow down after its CNPs? For each CNP a
+//! data flow's sender received, its payload rate in a window before the
+//! CNP against a window of the same length starting 5 µs after it. The
+//! payload of a flow is binned (window / 50 per bin, 256 bins kept) from
+//! its first CE mark on: flows that never see congestion pay nothing.
+
+use serde::Serialize;
+
+/// Bins per window.
+const BINS_PER_WINDOW: u64 = 50;
+/// Bins kept: two windows and the 5 µs between them, with room.
+const RING: usize = 256;
+/// The after window starts this long after the CNP.
+pub const AFTER_DELAY_NS: u64 = 5_000;
+/// CNPs waiting for their after window, per flow.
+const MAX_WAITING: usize = 64;
+/// Reacted: the rate after is at most this share of the rate before.
+pub const REACTED: f64 = 0.9;
+/// Ignored: at least this share, while backlogged.
+pub const IGNORED: f64 = 0.97;
+
+const REPLAY: u8 = 1;
+const PAUSED: u8 = 2;
+
+/// One flow's payload history and the CNPs waiting to be judged.
+#[derive(Debug, Clone)]
+pub struct CcState {
+    bin_ns: u64,
+    /// The first bin's time.
+    origin: u64,
+    /// The newest bin written.
+    last: u64,
+    bytes: Box<[u32; RING]>,
+    flags: Box<[u8; RING]>,
+    waiting: Vec<u64>,
+    pub report: CcReport,
+    ratio_sum: f64,
+}
+
+/// `flows[].cc`: the CNPs of a flow's sender and what followed each.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct CcReport {
+    pub cnps: u64,
+    /// The rate after was at most 0.9 of the rate before.
+    pub reacted: u64,
+    /// At least 0.97 of it, the sender sending all along.
+    pub ignored: u64,
+    pub indeterminate: u64,
+    pub reasons: Reasons,
+    /// The mean of after / before over the CNPs judged by rate.
+    pub mean_ratio: Option<f64>,
+}
+
+/// Why CNPs could not be judged.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct Reasons {
+    /// The history starts at the flow's first CE mark, after the window
+    /// before this CNP began.
+    pub no_history: u64,
+    /// Replayed packets in a window.
+    pub replays: u64,
+    /// A window had frames sent while their priority was paused.
+    pub paused: u64,
+    /// The sender was idle in a window (a bin with no payload).
+    pub idle: u64,
+    /// A ratio between 0.9 and 0.97.
+    pub unclear: u64,
+    /// The capture ended before the window after.
+    pub capture_end: u64,
+}
+
+impl CcState {
+    /// History from `ts` on, in bins of `window_ns / 50`.
+    pub fn new(ts: u64, window_ns: u64) -> Self {
+        CcState {
+            bin_ns: (window_ns / BINS_PER_WINDOW).max(1),
+            origin: ts,
+            last: 0,
+            bytes: Box::new([0; RING]),
+            flags: Box::new([0; RING]),
+            waiting: Vec::new(),
+            report: CcReport::default(),
+            ratio_sum: 0.0,
+        }
+    }
+
+    fn bin(&self, ts: u64) -> u64 {
+        ts.saturating_sub(self.origin) / self.bin_ns
+    }
+
+    fn delay_bins(&self) -> u64 {
+        AFTER_DELAY_NS.div_ceil(self.bin_ns)
+    }
+
+    /// A frame of the flow: `payload` bytes (a replay's are flagged, not
+    /// counted), sent while paused or not.
+    pub fn frame(&mut self, ts: u64, payload: u32, replay: bool, paused: bool) {
+        let b = self.bin(ts);
+        self.judge_until(b);
+        if b > self.last {
+            let from = (self.last + 1).max(b.saturating_sub(RING as u64 - 1));
+            for k in from..=b {
+                self.bytes[k as usize % RING] = 0;
+                self.flags[k as usize % RING] = 0;
+            }
+            self.last = b;
+        }
+        if self.last - b >= RING as u64 {
+            return;
+        }
+        let slot = b as usize % RING;
+        if replay {
+            self.flags[slot] |= REPLAY;
+        } else {
+            self.bytes[slot] = self.bytes[slot].saturating_add(payload);
+        }
+        if paused {
+            self.flags[slot] |= PAUSED;
+        }
+    }
+
+    /// A CNP to the flow's sender at `ts`.
+    pub fn cnp(&mut self, ts: u64) {
+        self.report.cnps += 1;
+        if ts < self.origin + BINS_PER_WINDOW * self.bin_ns {
+            self.report.indeterminate += 1;
+            self.report.reasons.no_history += 1;
+            return;
+        }
+        if self.waiting.len() >= MAX_WAITING {
+            self.waiting.remove(0);
+            self.report.indeterminate += 1;
+            self.report.reasons.unclear += 1;
+        }
+        self.waiting.push(ts);
+    }
+
+    /// Judges the CNPs whose after window ends before bin `now`.
+    fn judge_until(&mut self, now: u64) {
+        while let Some(&c) = self.waiting.first() {
+            let cb = self.bin(c);
+            let after_end = cb + self.delay_bins() + BINS_PER_WINDOW;
+            if after_end > now {
+                break;
+            }
+            self.waiting.remove(0);
+            self.judge(cb);
+        }
+    }
+
+    /// The CNPs still waiting at the end of the capture (at `end_ts`).
+    pub fn finish(&mut self, end_ts: u64) {
+        let now = self.bin(end_ts);
+        self.judge_until(now);
+        let left = self.waiting.len() as u64;
+        self.report.indeterminate += left;
+        self.report.reasons.capture_end += left;
+        self.waiting.clear();
+        let judged = self.report.reacted + self.report.ignored + self.report.reasons.unclear;
+        self.report.mean_ratio = (judged > 0).then(|| self.ratio_sum / judged as f64);
+    }
+
+    /// Bytes and flags of bins `from..to`; bins past the newest are empty.
+    fn window(&self, from: u64, to: u64) -> (u64, u8, bool) {
+        let (mut bytes, mut flags, mut gap) = (0u64, 0u8, false);
+        for k in from..to {
+            let (b, f) = if k > self.last || self.last - k >= RING as u64 {
+                (0, 0)
+            } else {
+                (self.bytes[k as usize % RING], self.flags[k as usize % RING])
+            };
+            bytes += u64::from(b);
+            flags |= f;
+            gap |= b == 0;
+        }
+        (bytes, flags, gap)
+    }
+
+    fn judge(&mut self, cb: u64) {
+        let (before, fb, gap_b) = self.window(cb - BINS_PER_WINDOW, cb);
+        let a0 = cb + self.delay_bins();
+        let (after, fa, gap_a) = self.window(a0, a0 + BINS_PER_WINDOW);
+        let r = &mut self.report;
+        let flags = fb | fa;
+        if flags & REPLAY != 0 {
+            r.indeterminate += 1;
+            r.reasons.replays += 1;
+            return;
+        }
+        if flags & PAUSED != 0 {
+            r.indeterminate += 1;
+            r.reasons.paused += 1;
+            return;
+        }
+        if gap_b || before == 0 {
+            r.indeterminate += 1;
+            r.reasons.idle += 1;
+            return;
+        }
+        let ratio = after as f64 / before as f64;
+        if ratio <= REACTED {
+            r.reacted += 1;
+        } else if ratio >= IGNORED && !gap_a {
+            r.ignored += 1;
+        } else if gap_a {
+            r.indeterminate += 1;
+            r.reasons.idle += 1;
+            return;
+        } else {
+            r.indeterminate += 1;
+            r.reasons.unclear += 1;
+        }
+        self.ratio_sum += ratio;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sender at `bytes_per_us` until `cut_at`, then at `after`.
+    fn run(cut: Option<f64>, replay_at: Option<u64>) -> CcReport {
+        let mut s = CcState::new(0, 50_000);
+        let mut t = 0;
+        let cnp = 100_000;
+        while t < 200_000 {
+            let slow = cut.is_some() && t > cnp + 2_000;
+            let step = if slow {
+                (100.0 / cut.unwrap()) as u64
+            } else {
+                100
+            };
+            s.frame(
+                t,
+                1000,
+                replay_at.is_some_and(|r| t >= r && t < r + 100),
+                false,
+            );
+            if t <= cnp && t + step > cnp {
+                s.cnp(cnp);
+            }
+            t += step;
+        }
+        s.finish(t);
+        s.report
+    }
+
+    #[test]
+    fn a_sender_that_halves_reacted_one_that_goes_on_ignored() {
+        let r = run(Some(0.5), None);
+        assert_eq!((r.cnps, r.reacted, r.ignored), (1, 1, 0));
+        assert!((r.mean_ratio.unwrap() - 0.5).abs() < 0.02, "{r:?}");
+        let r = run(None, None);
+        assert_eq!((r.cnps, r.reacted, r.ignored), (1, 0, 1));
+        let r = run(Some(0.95), None);
+        assert_eq!(r.reasons.unclear, 1);
+        let r = run(Some(0.5), Some(80_000));
+        assert_eq!(r.reasons.replays, 1);
+    }
+
+    #[test]
+    fn no_history_idle_and_the_end_of_the_capture() {
+        let mut s = CcState::new(0, 50_000);
+        s.cnp(10_000);
+        assert_eq!(s.report.reasons.no_history, 1);
+        // Idle before the CNP.
+        s.frame(60_000, 1000, false, false);
+        s.cnp(100_000);
+        s.frame(200_000, 1000, false, false);
+        // Waiting at the end.
+        s.cnp(190_000);
+        s.finish(200_000);
+        let r = s.report;
+        assert_eq!((r.reasons.idle, r.reasons.capture_end), (1, 1));
+        assert_eq!(r.indeterminate, 3);
+        assert_eq!(r.mean_ratio, None);
+    }
+}
