@@ -133,6 +133,9 @@ other_inputs() {
     # queue: 8 I/O queues, ~6 frames per I/O).
     local nv=$out/nvme-$n.pcap
     [ -f "$nv" ] || quiet $bin gen --scenario nvme --seed 1 --qps 8 --messages "$(( n / 49 + 1 ))" -o "$nv"
+    # What a user would run for the pause graph: every link's PFC frames
+    # and the MACs of its frames, through tshark.
+    local t_cmd_pfc="for p in ${parts[*]}; do tshark -n -r \$p -T fields -e frame.time_epoch -e eth.src -e eth.dst -e macc.cbfc.enbv -e macc.cbfc.pause_time.c3 > /dev/null; done"
     local t_cmd_quarters="for p in ${parts[*]}; do tshark -n -r \$p ${fields[*]} > /dev/null; done"
     local rows=(
         "gzip|$f.gz|$bin $f.gz --json|tshark -n -r $f.gz ${fields[*]}"
@@ -144,7 +147,8 @@ other_inputs() {
         "packets -Y 'bth.opcode == 0x81' (CNPs: few frames)|$f|$bin packets $f -Y 'bth.opcode == 0x81'|tshark -n -r $f -Y 'infiniband.bth.opcode == 0x81'"
         "packets -T fields, 4 fields|$f|$bin packets $f -T fields -e frame.number ${fields[*]:2}|tshark -n -r $f -T fields -e frame.number ${fields[*]:2}"
         "report --timeline (RTT, completion, rates)|$f|$bin $f --json --timeline|tshark -n -r $f -T fields -e frame.time_epoch -e frame.len ${fields[*]:2} -e infiniband.aeth.syndrome"
-        "NVMe-oF I/O latencies (gen --scenario nvme)|$nv|$bin $nv --json|tshark -n -r $nv -T fields -e frame.number -e nvme.cmd.cid -e nvme.cqe.cid -e nvme.cqe.status -e nvme.cmd_latency")
+        "NVMe-oF I/O latencies (gen --scenario nvme)|$nv|$bin $nv --json|tshark -n -r $nv -T fields -e frame.number -e nvme.cmd.cid -e nvme.cqe.cid -e nvme.cqe.status -e nvme.cmd_latency"
+        "fabric: 4 links (the quarters) on one clock|${parts[0]}|$bin fabric ${parts[*]} --json|$t_cmd_pfc")
     echo
     echo "## other inputs, the same frames: roce-dissect against the tool a user would otherwise run"
     printf '%-44s %9s %8s %11s %8s %9s\n' "input" "ours s" "RSS MiB" "theirs s" "RSS MiB" "speed-up"

@@ -17,10 +17,6 @@ const LINKS: [LinkType; 6] = [
     LinkType::Ipv6,
 ];
 
-/// A display filter: parsed (or refused with an error that prints), and
-/// when it parses, evaluated on one frame of each opcode and on PFC and
-/// PAUSE frames, with `not (F)` the negation of `F` and `(F) or (F)` the
-/// same as `F` on every one; every field's values print.
 /// NVMe-oF capsules and what the RDMA CM carries for them: every view
 /// parses or says it is short, every Repr comes back the same through its
 /// emit, every name is found.
@@ -82,6 +78,10 @@ pub fn nvme_capsule(data: &[u8]) {
     let _ = rej_status_name(data.len() as u16);
 }
 
+/// A display filter: parsed (or refused with an error that prints), and
+/// when it parses, evaluated on one frame of each opcode and on PFC and
+/// PAUSE frames, with `not (F)` the negation of `F` and `(F) or (F)` the
+/// same as `F` on every one; every field's values print.
 pub fn display_filter(data: &[u8]) {
     use crate::fields::{Ctx, FIELDS};
     use crate::filter::Filter;
@@ -537,4 +537,55 @@ pub fn read_compressed(data: &[u8]) {
     ));
     assert_eq!(plain, unpacked, "frames differ through {}", kind.name());
     assert_eq!(plain_failed, unpacked_failed);
+}
+
+/// `fabric`'s inputs: a topology file (JSON naming devices' MACs) and
+/// the pauses of links, as bytes say: the parse accepts or says why, and
+/// the pause graph, its cycles and spreads come out whole.
+pub fn fabric(data: &[u8]) {
+    use crate::fabric::{Link, Pause, Topology, analyse, parse_mac};
+    let text = String::from_utf8_lossy(data);
+    let topo = Topology::parse(&text).unwrap_or_default();
+    for w in text.split_whitespace().take(64) {
+        if let Some(m) = parse_mac(w) {
+            assert_eq!(parse_mac(&crate::output::json::mac_string(&m)), Some(m));
+        }
+    }
+    // Links of pauses: each 8 bytes a pause (pausing MAC, sender MAC,
+    // priority, start and length in ms), a link per 64 bytes.
+    let links: Vec<Link> = data
+        .chunks(64)
+        .take(16)
+        .enumerate()
+        .map(|(i, c)| {
+            let mut l = Link {
+                name: format!("l{i}"),
+                ..Link::default()
+            };
+            for p in c.chunks_exact(8) {
+                let by = [2, 0, 0, 0, 0, p[0] % 8];
+                let from = [2, 0, 0, 0, 0, p[1] % 8];
+                l.macs.insert(by);
+                l.macs.insert(from);
+                l.pairs.insert((from, by));
+                let start = u64::from(u16::from_le_bytes([p[3], p[4]])) * 1_000_000;
+                let len = u64::from(u16::from_le_bytes([p[5], p[6]])) * 1_000_000;
+                l.pauses.push(Pause {
+                    mac: by,
+                    priority: (p[2] < 8).then_some(p[2]),
+                    start_ns: start,
+                    end_ns: start + len,
+                });
+            }
+            l
+        })
+        .collect();
+    let r = analyse(&links, &topo, 100_000_000);
+    for d in &r.deadlocks {
+        assert!(d.end_ns - d.start_ns > 100_000_000 && d.devices.len() >= 2);
+    }
+    for s in &r.propagation {
+        assert!(s.then.start_ns >= s.first.start_ns && s.then.by == s.first.paused);
+    }
+    assert!(r.propagation.len() as u64 <= r.propagation_total);
 }

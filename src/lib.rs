@@ -10,6 +10,7 @@ pub mod analysis;
 pub mod capture;
 pub mod cli;
 pub mod dissect;
+pub mod fabric;
 pub mod fields;
 pub mod filter;
 pub mod fuzzing;

@@ -74,3 +74,8 @@ fn display_filter_inputs() {
 fn nvme_capsule_inputs() {
     assert!(replay("nvme_capsule", roce_dissect::fuzzing::nvme_capsule) >= 5);
 }
+
+#[test]
+fn fabric_inputs() {
+    assert!(replay("fabric", roce_dissect::fuzzing::fabric) >= 5);
+}

@@ -271,6 +271,31 @@ pub enum Command {
     Fields(FieldsArgs),
     /// Plan a lossless fabric: PFC headroom, buffer thresholds, the DCQCN rate controller
     Plan(PlanArgs),
+    /// Several links' captures on one clock: the pause graph, PFC deadlocks, pause propagation
+    Fabric(FabricArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example:\n  roce-dissect fabric link-ab.pcapng link-bc.pcapng link-ca.pcapng --topology topo.json\n\nThe topology names each device's MACs: {\"devices\": {\"A\": [\"02:00:00:00:0a:01\"], ...}}"
+)]
+pub struct FabricArgs {
+    /// Captures of the links (one per link, or folders of them), on one clock
+    #[arg(value_name = "CAPTURE", required = true)]
+    pub captures: Vec<PathBuf>,
+    /// JSON naming each device's MACs (without it each MAC is a device)
+    #[arg(long, value_name = "FILE")]
+    pub topology: Option<PathBuf>,
+    /// A cycle of links paused at once for longer than this is a deadlock; pauses within it of one another spread
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = parse_duration)]
+    pub deadlock_threshold: u64,
+    /// JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub decode: DecodeArgs,
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
 }
 
 #[derive(Debug, Args)]
@@ -436,7 +461,7 @@ pub struct FieldsArgs {
 }
 
 /// The command names, for suggestions when one is mistyped.
-pub const COMMANDS: [&str; 7] = [
+pub const COMMANDS: [&str; 8] = [
     "packets",
     "tui",
     "gen",
@@ -444,6 +469,7 @@ pub const COMMANDS: [&str; 7] = [
     "man",
     "fields",
     "plan",
+    "fabric",
 ];
 
 #[derive(Debug, Args)]

@@ -13,6 +13,39 @@ use crate::synth::{CaptureWriter, OutFormat};
 /// 40 GB of 800-byte frames, far beyond any test and short of a full disk.
 pub const DEFAULT_MAX_FRAMES: u64 = 50_000_000;
 
+/// `gen --scenario deadlock -o DIR`: a capture per link, the topology
+/// and (with `--truth`) what `fabric` must report.
+fn deadlock(args: &GenArgs) -> Result<(), RunError> {
+    let dir = &args.output;
+    if dir.as_os_str() == "-" {
+        return Err(RunError::Usage(
+            "--scenario deadlock writes a capture per link: -o names a folder".into(),
+        ));
+    }
+    let format = match args.format {
+        Some(super::args::FormatArg::Pcap) => OutFormat::PcapMicros,
+        Some(super::args::FormatArg::NsPcap) => OutFormat::PcapNanos,
+        _ => OutFormat::PcapNg,
+    };
+    let shown = terminal_safe(&dir.display().to_string());
+    std::fs::create_dir_all(dir).map_err(|e| RunError::Usage(format!("{shown}: {e}")))?;
+    let run = crate::synth::deadlock::generate(args.seed, format)?;
+    for (name, bytes) in &run.captures {
+        std::fs::write(dir.join(name), bytes)?;
+    }
+    std::fs::write(dir.join("topology.json"), &run.topology)?;
+    if let Some(t) = &args.truth {
+        let mut f = std::fs::File::create(t)?;
+        serde_json::to_writer_pretty(&mut f, &run.truth).map_err(io::Error::other)?;
+        writeln!(f)?;
+    }
+    eprintln!(
+        "roce-dissect: wrote {} link captures and topology.json to {shown}: roce-dissect fabric {shown}/link-* --topology {shown}/topology.json",
+        run.captures.len()
+    );
+    Ok(())
+}
+
 pub fn run(args: &GenArgs) -> Result<(), RunError> {
     for (name, p) in [
         ("--loss", args.loss),
@@ -36,6 +69,9 @@ pub fn run(args: &GenArgs) -> Result<(), RunError> {
             "--scenario pfc-storm with --link infiniband: InfiniBand has no PFC (credit-based flow control), so there is no storm to generate"
                 .into(),
         ));
+    }
+    if args.scenario == Scenario::Deadlock {
+        return deadlock(args);
     }
     let to_stdout = args.output.as_os_str() == "-";
     let format = match args.format {

@@ -2,6 +2,7 @@
 //! `args` says what each command takes, the files beside it run them.
 
 pub mod args;
+mod fabric_cmd;
 mod fields_cmd;
 mod gen_cmd;
 pub mod inputs;
@@ -61,6 +62,7 @@ pub fn main() -> ExitCode {
         Some(Command::Man(args)) => man(args.command.as_deref()),
         Some(Command::Fields(args)) => fields_cmd::run(args),
         Some(Command::Plan(args)) => plan_cmd::run(args),
+        Some(Command::Fabric(args)) => fabric_cmd::run(args),
         None if cli.captures.is_empty() => {
             Err(RunError::Usage("no capture given (see --help)".into()))
         }

@@ -2,6 +2,7 @@
 //! scenarios with known ground truth.
 
 pub mod conn;
+pub mod deadlock;
 pub mod frame;
 pub mod ib;
 pub mod pcap;

@@ -43,6 +43,9 @@ pub enum Scenario {
     /// Two senders CNPs slow down, or not: one halves its rate after each
     /// CNP, one ignores them
     Dcqcn,
+    /// Three switches pausing each other in a ring, one capture per link
+    /// and the topology (gen -o DIR); use with `roce-dissect fabric`
+    Deadlock,
     /// NVMe-oF: an admin and I/O queues set up by the CM, Connect, reads
     /// and writes (keyed SGLs and in-capsule data), a slow I/O, an error
     /// status and a lost data packet replayed
@@ -85,6 +88,7 @@ impl Scenario {
             Scenario::Nvme => "nvme",
             Scenario::PfcHeadroom => "pfc-headroom",
             Scenario::Dcqcn => "dcqcn",
+            Scenario::Deadlock => "deadlock",
         }
     }
 
@@ -565,6 +569,11 @@ impl<'s> Generator<'s> {
         }
         if name == Scenario::Dcqcn {
             return self.run_dcqcn();
+        }
+        if name == Scenario::Deadlock {
+            return Err(std::io::Error::other(
+                "the deadlock scenario writes a capture per link: synth::deadlock::generate",
+            ));
         }
         let o = self.opts.clone();
         let mixed = name == Scenario::Mixed;
