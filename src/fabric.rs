@@ -231,7 +231,8 @@ pub fn analyse(links: &[Link], topo: &Topology, threshold_ns: u64) -> FabricRepo
     }
     let in_range = |v: Option<&Vec<u64>>, t0: u64| {
         v.map_or(0..0, |v| {
-            v.partition_point(|&t| t < t0)..v.partition_point(|&t| t <= t0 + threshold_ns)
+            v.partition_point(|&t| t < t0)
+                ..v.partition_point(|&t| t <= t0.saturating_add(threshold_ns))
         })
     };
     let mut propagation = Vec::new();

@@ -98,7 +98,7 @@ impl CcState {
         let b = self.bin(ts);
         self.judge_until(b);
         if b > self.last {
-            let from = (self.last + 1).max(b.saturating_sub(RING as u64 - 1));
+            let from = (self.last.saturating_add(1)).max(b.saturating_sub(RING as u64 - 1));
             for k in from..=b {
                 self.bytes[k as usize % RING] = 0;
                 self.flags[k as usize % RING] = 0;
@@ -122,7 +122,7 @@ impl CcState {
     /// A CNP to the flow's sender at `ts`.
     pub fn cnp(&mut self, ts: u64) {
         self.report.cnps += 1;
-        if ts < self.origin + BINS_PER_WINDOW * self.bin_ns {
+        if ts < self.origin.saturating_add(BINS_PER_WINDOW * self.bin_ns) {
             self.report.indeterminate += 1;
             self.report.reasons.no_history += 1;
             return;
@@ -139,7 +139,9 @@ impl CcState {
     fn judge_until(&mut self, now: u64) {
         while let Some(&c) = self.waiting.first() {
             let cb = self.bin(c);
-            let after_end = cb + self.delay_bins() + BINS_PER_WINDOW;
+            let after_end = cb
+                .saturating_add(self.delay_bins())
+                .saturating_add(BINS_PER_WINDOW);
             if after_end > now {
                 break;
             }
@@ -178,8 +180,8 @@ impl CcState {
 
     fn judge(&mut self, cb: u64) {
         let (before, fb, gap_b) = self.window(cb - BINS_PER_WINDOW, cb);
-        let a0 = cb + self.delay_bins();
-        let (after, fa, gap_a) = self.window(a0, a0 + BINS_PER_WINDOW);
+        let a0 = cb.saturating_add(self.delay_bins());
+        let (after, fa, gap_a) = self.window(a0, a0.saturating_add(BINS_PER_WINDOW));
         let r = &mut self.report;
         let flags = fb | fa;
         if flags & REPLAY != 0 {

@@ -112,7 +112,7 @@ impl ReactionLimits {
         let (quanta, _) = crate::plan::response_quanta(link_bps);
         let response = f64::from(quanta) * 512.0 / bps * 1e9;
         let cable = 2.0 * self.cable_m / crate::plan::CABLE_MPS * 1e9;
-        let frame = f64::from(mtu + 20) * 8.0 / bps * 1e9;
+        let frame = (f64::from(mtu) + 20.0) * 8.0 / bps * 1e9;
         (response + cable + frame).ceil() as u64
     }
 }
@@ -426,7 +426,11 @@ impl PauseTimeline {
             let wire = u64::from(len) + 20;
             o.sent_frames += 1;
             o.sent_bytes += wire;
-            let end = ts + (wire * 8_000_000_000).div_ceil(o.link_bps.max(1));
+            // A frame's time on the wire: a length a capture claims can be
+            // anything, so in 128 bits and saturated.
+            let on_wire =
+                (u128::from(wire) * 8_000_000_000).div_ceil(u128::from(o.link_bps.max(1)));
+            let end = ts.saturating_add(u64::try_from(on_wire).unwrap_or(u64::MAX));
             o.last_end_ns = o.last_end_ns.max(end);
             // A flow is noted in an interval once: the serial it keeps says
             // whether this interval has it already.

@@ -346,6 +346,9 @@ pub fn push_nvme(
                     u32::from(s.nlb()) + 1
                 );
             }
+            if let Some(pr) = s.property() {
+                let _ = write!(line, " {}", crate::wire::nvme::property_name(pr.offset));
+            }
             if let Some(c) = s.connect() {
                 let _ = write!(line, " qid={} sqsize={}", c.qid, u32::from(c.sqsize) + 1);
             }

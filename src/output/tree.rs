@@ -959,6 +959,26 @@ pub fn nvme_tree(p: &Packet<'_>, role: crate::analysis::marks::NvmeRole) -> Vec<
                     1,
                     format!("Fabric Command Type: {} ({ft:#04x})", fctype::name(ft)),
                 );
+                if let Some(pr) = s.property() {
+                    let set = s.fctype() == Some(crate::wire::nvme::fctype::PROPERTY_SET);
+                    t.add(
+                        1,
+                        at + 40,
+                        16,
+                        format!(
+                            "Property {}: Offset {:#010x} ({}), Size {} bytes{}",
+                            if set { "Set" } else { "Get" },
+                            pr.offset,
+                            crate::wire::nvme::property_name(pr.offset),
+                            if pr.attrib & 7 == 1 { 8 } else { 4 },
+                            if set {
+                                format!(", Value {:#x}", pr.value)
+                            } else {
+                                String::new()
+                            }
+                        ),
+                    );
+                }
                 if let Some(c) = s.connect() {
                     t.add(
                         1,

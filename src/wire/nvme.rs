@@ -322,6 +322,18 @@ impl SqeRepr {
     }
 }
 
+/// The controller register a Property Get or Set names (by its offset).
+pub fn property_name(offset: u32) -> &'static str {
+    match offset {
+        0x00 => "Controller Capabilities",
+        0x08 => "Version",
+        0x14 => "Controller Configuration",
+        0x1c => "Controller Status",
+        0x20 => "NVM Subsystem Reset",
+        _ => "another register",
+    }
+}
+
 /// Fabrics command types.
 pub mod fctype {
     pub const PROPERTY_SET: u8 = 0x00;
