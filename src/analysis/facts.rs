@@ -184,9 +184,7 @@ impl Facts {
                 pcp: pkt.pcp(),
                 dst_mac: pkt.eth.map(|e| e.dst),
                 upper: Upper::of(bth.opcode.operation(), pkt.cm, pkt.reth, || {
-                    let (at, n) = pkt.offsets.payload.zip(pkt.payload_len)?;
-                    let at = usize::from(at);
-                    Capsule::of(pkt.data.get(at..at.saturating_add(n as usize))?)
+                    Capsule::of(pkt.payload()?)
                 }),
                 fingerprint: Fingerprint::of(pkt),
             })

@@ -430,6 +430,14 @@ pub struct Packet<'a> {
 }
 
 impl<'a> Packet<'a> {
+    /// The transport payload's bytes (after the headers, before pad and
+    /// ICRC), when the frame was captured that far.
+    pub fn payload(&self) -> Option<&'a [u8]> {
+        let at = usize::from(self.offsets.payload?);
+        let n = usize::try_from(self.payload_len?).ok()?;
+        self.data.get(at..at.checked_add(n)?)
+    }
+
     fn empty(frame: &Frame<'a>) -> Self {
         Packet {
             number: frame.number,

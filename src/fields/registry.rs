@@ -1407,10 +1407,7 @@ fn nvme_fabrics(c: &Ctx<'_, '_>) -> Option<SqeRepr> {
 /// The capsule's bytes, when the analysis says the frame carries one.
 fn nvme_capsule<'p>(c: &Ctx<'p, '_>) -> Option<(crate::analysis::marks::NvmeRole, &'p [u8])> {
     let role = c.analysis?.nvme?;
-    let p = c.pkt;
-    let at = usize::from(p.offsets.payload?);
-    let n = usize::try_from(p.payload_len?).ok()?;
-    Some((role, p.data.get(at..at.checked_add(n)?)?))
+    Some((role, c.pkt.payload()?))
 }
 
 /// A command capsule's SQE and the command set it is read in.

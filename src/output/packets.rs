@@ -320,15 +320,7 @@ pub fn push_nvme(
     use crate::analysis::marks::NvmeRole;
     use crate::wire::nvme::{CqeRepr, QueueKind, SqeRepr};
     let Some(role) = role else { return };
-    let payload = p
-        .offsets
-        .payload
-        .zip(p.payload_len)
-        .and_then(|(at, n)| {
-            p.data
-                .get(usize::from(at)..usize::from(at).saturating_add(n as usize))
-        })
-        .unwrap_or_default();
+    let payload = p.payload().unwrap_or_default();
     match role {
         NvmeRole::Command { qid } => {
             let Ok(s) = SqeRepr::parse(payload) else {
@@ -378,15 +370,7 @@ pub fn push_nvme(
 fn nvme_json(w: &mut JsonWriter<'_>, p: &Packet<'_>, role: crate::analysis::marks::NvmeRole) {
     use crate::analysis::marks::NvmeRole;
     use crate::wire::nvme::{CqeRepr, QueueKind, SqeRepr};
-    let payload = p
-        .offsets
-        .payload
-        .zip(p.payload_len)
-        .and_then(|(at, n)| {
-            p.data
-                .get(usize::from(at)..usize::from(at).saturating_add(n as usize))
-        })
-        .unwrap_or_default();
+    let payload = p.payload().unwrap_or_default();
     w.object(q!("nvme"));
     match role {
         NvmeRole::Command { qid } => {

@@ -683,15 +683,7 @@ impl App {
             let Some(frame) = self.read(pos) else { break };
             let f = frame.as_frame();
             let p = dissect(&f, &self.dissect_opts);
-            let payload = p
-                .offsets
-                .payload
-                .zip(p.payload_len)
-                .and_then(|(at, n)| {
-                    p.data
-                        .get(usize::from(at)..usize::from(at).saturating_add(n as usize))
-                })
-                .unwrap_or_default();
+            let payload = p.payload().unwrap_or_default();
             match role {
                 NvmeRole::Command { .. } => {
                     let Ok(s) = SqeRepr::parse(payload) else {
