@@ -12,7 +12,7 @@ use roce_dissect::synth::{CaptureWriter, OutFormat};
 
 #[test]
 fn every_cnp_is_judged_as_the_truth_says_for_20_seeds() {
-    let (mut reacted, mut ignored) = (0, 0);
+    let (mut reacted, mut ignored, mut recoveries) = (0, 0, 0);
     for seed in 1..=20u64 {
         let fmt = [
             OutFormat::PcapMicros,
@@ -48,6 +48,18 @@ fn every_cnp_is_judged_as_the_truth_says_for_20_seeds() {
             assert_eq!(f.cc, Some(t.cc), "{what}: {} → {}", t.src, t.dst);
             reacted += t.cc.reacted;
             ignored += t.cc.ignored;
+            // The sender that reacts is back at line rate 60-120 µs after
+            // each CNP (give or take a window's start); the other one
+            // never slowed down.
+            if t.cc.reacted > 0 {
+                assert!(t.cc.recoveries >= t.cc.reacted - 1, "{what}: {:?}", t.cc);
+                let (mean, max) = (t.cc.recovery_ns.unwrap(), t.cc.recovery_max_ns.unwrap());
+                assert!((55_000..=125_000).contains(&mean), "{what}: {mean}");
+                assert!(max <= 125_000, "{what}: {max}");
+                recoveries += t.cc.recoveries;
+            } else {
+                assert_eq!((t.cc.recoveries, t.cc.recovery_ns), (0, None), "{what}");
+            }
         }
         for t in &truth.flows {
             let f = r
@@ -69,6 +81,7 @@ fn every_cnp_is_judged_as_the_truth_says_for_20_seeds() {
         );
     }
     assert!(reacted >= 80 && ignored >= 80, "{reacted} {ignored}");
+    assert!(recoveries >= 70, "{recoveries}");
 }
 
 #[test]

@@ -3,6 +3,12 @@
 //! CNP against a window of the same length starting 5 µs after it. The
 //! payload of a flow is binned (window / 50 per bin, 256 bins kept) from
 //! its first CE mark on: flows that never see congestion pay nothing.
+//!
+//! After a CNP the sender reacted to, the flow is followed until its rate
+//! is back: the first window (of the same length, from 5 µs after the
+//! last CNP received so far) with payload in every bin, nothing replayed
+//! or paused, and at least 0.97 of the bytes of the window before the
+//! first CNP of the train. Its start, less that last CNP, is a recovery.
 
 use serde::Serialize;
 
@@ -35,6 +41,19 @@ pub struct CcState {
     waiting: Vec<u64>,
     pub report: CcReport,
     ratio_sum: f64,
+    recovering: Option<Recovering>,
+    recovery_sum: u128,
+}
+
+/// A reacted train of CNPs, waiting for the rate to come back.
+#[derive(Debug, Clone, Copy)]
+struct Recovering {
+    /// The last CNP received, ns.
+    from: u64,
+    /// The bytes of the window before the train's first reacted CNP.
+    target: u64,
+    /// The next window start to try, in bins.
+    next: u64,
 }
 
 /// `flows[].cc`: the CNPs of a flow's sender and what followed each.
@@ -49,6 +68,12 @@ pub struct CcReport {
     pub reasons: Reasons,
     /// The mean of after / before over the CNPs judged by rate.
     pub mean_ratio: Option<f64>,
+    /// Reacted trains of CNPs after which the rate came back.
+    pub recoveries: u64,
+    /// The mean and the longest time from a train's last CNP to the start
+    /// of the first window back at the rate before it.
+    pub recovery_ns: Option<u64>,
+    pub recovery_max_ns: Option<u64>,
 }
 
 /// Why CNPs could not be judged.
@@ -81,6 +106,8 @@ impl CcState {
             waiting: Vec::new(),
             report: CcReport::default(),
             ratio_sum: 0.0,
+            recovering: None,
+            recovery_sum: 0,
         }
     }
 
@@ -98,6 +125,7 @@ impl CcState {
         let b = self.bin(ts);
         self.judge_until(b);
         if b > self.last {
+            self.recover_until(b);
             let from = (self.last.saturating_add(1)).max(b.saturating_sub(RING as u64 - 1));
             for k in from..=b {
                 self.bytes[k as usize % RING] = 0;
@@ -122,6 +150,9 @@ impl CcState {
     /// A CNP to the flow's sender at `ts`.
     pub fn cnp(&mut self, ts: u64) {
         self.report.cnps += 1;
+        if let Some(r) = &mut self.recovering {
+            r.from = r.from.max(ts);
+        }
         if ts < self.origin.saturating_add(BINS_PER_WINDOW * self.bin_ns) {
             self.report.indeterminate += 1;
             self.report.reasons.no_history += 1;
@@ -146,7 +177,7 @@ impl CcState {
                 break;
             }
             self.waiting.remove(0);
-            self.judge(cb);
+            self.judge(c);
         }
     }
 
@@ -154,12 +185,49 @@ impl CcState {
     pub fn finish(&mut self, end_ts: u64) {
         let now = self.bin(end_ts);
         self.judge_until(now);
+        self.recover_until(now);
         let left = self.waiting.len() as u64;
         self.report.indeterminate += left;
         self.report.reasons.capture_end += left;
         self.waiting.clear();
         let judged = self.report.reacted + self.report.ignored + self.report.reasons.unclear;
         self.report.mean_ratio = (judged > 0).then(|| self.ratio_sum / judged as f64);
+        let n = self.report.recoveries;
+        self.report.recovery_ns = (n > 0).then(|| (self.recovery_sum / u128::from(n)) as u64);
+    }
+
+    /// Tries the windows a recovery may start at that end before bin
+    /// `now` (the bins before it are complete).
+    fn recover_until(&mut self, now: u64) {
+        let Some(mut r) = self.recovering else {
+            return;
+        };
+        loop {
+            let start = r
+                .next
+                .max(self.bin(r.from).saturating_add(self.delay_bins()))
+                .max(self.last.saturating_sub(RING as u64 - 1));
+            let end = start.saturating_add(BINS_PER_WINDOW);
+            if end > now {
+                r.next = start;
+                self.recovering = Some(r);
+                return;
+            }
+            let (bytes, flags, gap) = self.window(start, end);
+            if flags == 0 && !gap && bytes as f64 >= IGNORED * r.target as f64 {
+                let at = self
+                    .origin
+                    .saturating_add(start.saturating_mul(self.bin_ns));
+                let took = at.saturating_sub(r.from);
+                let rep = &mut self.report;
+                rep.recoveries += 1;
+                rep.recovery_max_ns = Some(rep.recovery_max_ns.unwrap_or(0).max(took));
+                self.recovery_sum += u128::from(took);
+                self.recovering = None;
+                return;
+            }
+            r.next = start.saturating_add(1);
+        }
     }
 
     /// Bytes and flags of bins `from..to`; bins past the newest are empty.
@@ -178,7 +246,8 @@ impl CcState {
         (bytes, flags, gap)
     }
 
-    fn judge(&mut self, cb: u64) {
+    fn judge(&mut self, cnp: u64) {
+        let cb = self.bin(cnp);
         let (before, fb, gap_b) = self.window(cb - BINS_PER_WINDOW, cb);
         let a0 = cb.saturating_add(self.delay_bins());
         let (after, fa, gap_a) = self.window(a0, a0.saturating_add(BINS_PER_WINDOW));
@@ -202,6 +271,18 @@ impl CcState {
         let ratio = after as f64 / before as f64;
         if ratio <= REACTED {
             r.reacted += 1;
+            // Measured from the last CNP received so far.
+            let from = self.waiting.last().copied().unwrap_or(cnp);
+            match &mut self.recovering {
+                Some(rec) => rec.from = rec.from.max(from),
+                None => {
+                    self.recovering = Some(Recovering {
+                        from,
+                        target: before,
+                        next: 0,
+                    })
+                }
+            }
         } else if ratio >= IGNORED && !gap_a {
             r.ignored += 1;
         } else if gap_a {
@@ -258,6 +339,39 @@ mod tests {
         assert_eq!(r.reasons.unclear, 1);
         let r = run(Some(0.5), Some(80_000));
         assert_eq!(r.reasons.replays, 1);
+    }
+
+    #[test]
+    fn a_sender_back_at_its_rate_80_us_after_a_cnp_recovered_in_80_us() {
+        // 1000 bytes every 100 ns; half that rate from 2 µs to 80 µs after
+        // the CNP at 100 µs, and a second CNP at 140 µs that cuts 40 µs more
+        // (the train's recovery counts from it).
+        let mut s = CcState::new(0, 50_000);
+        let mut t = 0;
+        let (mut c1, mut c2) = (false, false);
+        while t < 600_000 {
+            s.frame(t, 1000, false, false);
+            if !c1 && t >= 100_000 {
+                s.cnp(100_000);
+                c1 = true;
+            }
+            if !c2 && t >= 140_000 {
+                s.cnp(140_000);
+                c2 = true;
+            }
+            let slow = (102_000..220_000).contains(&t);
+            t += if slow { 200 } else { 100 };
+        }
+        s.finish(t);
+        let r = s.report;
+        assert_eq!((r.cnps, r.reacted, r.recoveries), (2, 2, 1), "{r:?}");
+        // 0.97 of the rate lets a window start with 3 half-rate bins: 3 µs
+        // early.
+        assert_eq!(r.recovery_ns, Some(77_000));
+        assert_eq!(r.recovery_max_ns, Some(77_000));
+        // A sender that never comes back: no recovery.
+        let r = run(Some(0.5), None);
+        assert_eq!((r.recoveries, r.recovery_ns), (0, None));
     }
 
     #[test]

@@ -213,7 +213,7 @@ fn cc_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
     );
     let _ = writeln!(
         s,
-        "  flow       CE  CE→CNP   CNPs  cut  not cut  unjudged  after/before"
+        "  flow       CE  CE→CNP   CNPs  cut  not cut  unjudged  after/before  back in"
     );
     for (i, f) in rows
         .iter()
@@ -227,7 +227,7 @@ fn cc_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
         };
         let _ = writeln!(
             s,
-            "  #{:<5} {:>6} {:>7} {:>6} {:>4} {} {:>9} {:>13}",
+            "  #{:<5} {:>6} {:>7} {:>6} {:>4} {} {:>9} {:>13} {:>8}",
             i + 1,
             grouped(f.ecn_ce),
             f.ce_to_cnp.map_or("-".to_string(), |d| human_ns(d.mean_ns)),
@@ -236,6 +236,7 @@ fn cc_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
             not,
             c.indeterminate,
             c.mean_ratio.map_or("-".to_string(), |m| format!("{m:.2}")),
+            c.recovery_ns.map_or("-".to_string(), human_ns),
         );
     }
     if rows.len() > MAX_TIMING_ROWS && !o.all {
@@ -247,7 +248,7 @@ fn cc_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
     }
     let _ = writeln!(
         s,
-        "      cut: payload rate 50 µs after a CNP (from +5 µs) at most 0.9 of the 50 µs before;\n      not cut: at least 0.97, sending all along; unjudged: --json says why"
+        "      cut: the payload rate a window (--cc-window) after a CNP, from +5 µs, at most\n      0.9 of the window before; not cut: at least 0.97, sending all along;\n      unjudged: --json says why\n      back in: mean time from a cut's last CNP to the rate before it"
     );
 }
 

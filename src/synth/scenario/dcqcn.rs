@@ -1,7 +1,8 @@
 //! `gen --scenario dcqcn`: two senders stream RDMA WRITEs at line rate to
 //! one receiver; now and then a switch marks one of their packets CE and
 //! the receiver answers with a CNP. The first sender halves its rate 2 µs
-//! after each CNP for 80 µs; the second ignores its CNPs. The truth states
+//! after each CNP for 60 to 120 µs, then is back at line rate; the second
+//! ignores its CNPs. The truth states
 //! each flow's `cc` as the README defines it, from the frames sent.
 
 use super::{GAP_NS, Generator, PfcTruth, T0, Truth, ser_ns};
@@ -107,7 +108,7 @@ impl Generator<'_> {
                 s.cnps.push(cnp_t);
                 if s.reacts {
                     s.slow_from = cnp_t + 2_000;
-                    s.slow_until = cnp_t + 80_000;
+                    s.slow_until = cnp_t + 60_000 + self.rng.below(60_000);
                 }
                 left[i] -= 1;
                 next_ce[i] = t + 150_000 + self.rng.below(150_000);
@@ -170,17 +171,23 @@ fn judge(s: &Sender) -> CcReport {
         return r;
     };
     let bin = |t: u64| (t - origin) / BIN_NS;
-    let bytes = |from: u64, to: u64| -> (u64, bool) {
-        let mut per = vec![0u64; (to - from) as usize];
-        for &(t, n) in &s.sent {
-            if t >= origin && (from..to).contains(&bin(t)) {
-                per[(bin(t) - from) as usize] += u64::from(n);
-            }
+    let last_bin = s.sent.last().map_or(0, |&(t, _)| bin(t.max(origin)));
+    let mut per_bin = vec![0u64; last_bin as usize + 1];
+    for &(t, n) in &s.sent {
+        if t >= origin {
+            per_bin[bin(t) as usize] += u64::from(n);
         }
-        (per.iter().sum(), per.contains(&0))
+    }
+    // Bytes of bins from..to, and whether one is empty (past the last
+    // frame: empty).
+    let bytes = |from: u64, to: u64| -> (u64, bool) {
+        let per = (from..to).map(|k| per_bin.get(k as usize).copied().unwrap_or(0));
+        (per.clone().sum(), per.clone().any(|b| b == 0))
     };
     let mut sum = 0.0;
     let mut judged = 0u64;
+    // The reacted CNPs and the bytes of their window before.
+    let mut reacted = Vec::new();
     for &c in &s.cnps {
         r.cnps += 1;
         if c < origin + WINDOW_NS {
@@ -200,6 +207,7 @@ fn judge(s: &Sender) -> CcReport {
         let ratio = after as f64 / before as f64;
         if ratio <= REACTED {
             r.reacted += 1;
+            reacted.push((c, before));
         } else if ratio >= IGNORED && !gap_a {
             r.ignored += 1;
         } else if gap_a {
@@ -214,5 +222,52 @@ fn judge(s: &Sender) -> CcReport {
         judged += 1;
     }
     r.mean_ratio = (judged > 0).then(|| sum / judged as f64);
+    // Recoveries: from a reacted CNP not yet part of a train, the first
+    // window starting 5 µs or more after the last CNP received before the
+    // window ended, with payload in every bin and 0.97 of the bytes before
+    // the train's first CNP.
+    let delay = AFTER_DELAY_NS.div_ceil(BIN_NS);
+    let mut total = 0u128;
+    let mut absorbed_until = None;
+    for &(c, target) in &reacted {
+        if absorbed_until.is_some_and(|u| c <= u) {
+            continue;
+        }
+        let mut found = None;
+        let mut from = c;
+        for start in bin(c) + delay.. {
+            let end = start + 50;
+            // The window must end before the capture's last frame's bin.
+            if end > last_bin {
+                break;
+            }
+            from = s
+                .cnps
+                .iter()
+                .copied()
+                .filter(|&x| x >= origin && bin(x) < end)
+                .max()
+                .unwrap_or(c)
+                .max(c);
+            if start < bin(from) + delay {
+                continue;
+            }
+            let (b, gap) = bytes(start, end);
+            if !gap && b as f64 >= IGNORED * target as f64 {
+                found = Some(origin + start * BIN_NS - from);
+                break;
+            }
+        }
+        match found {
+            Some(took) => {
+                r.recoveries += 1;
+                r.recovery_max_ns = Some(r.recovery_max_ns.unwrap_or(0).max(took));
+                total += u128::from(took);
+                absorbed_until = Some(from);
+            }
+            None => absorbed_until = Some(u64::MAX),
+        }
+    }
+    r.recovery_ns = (r.recoveries > 0).then(|| (total / u128::from(r.recoveries)) as u64);
     r
 }
