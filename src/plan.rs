@@ -287,6 +287,9 @@ pub fn dcqcn(p: DcqcnParams, line_bps: f64, cnps_ns: &[u64], end_ns: u64) -> Dcq
     let mut bytes = 0f64;
     let mut now = 0u64;
     let mut cut = false;
+    // Alpha changes from the first CNP on (before it the flow is not rate
+    // limited).
+    let mut started = false;
     let mut recovered = None;
     loop {
         let cnp_t = cnps.get(next_cnp).copied();
@@ -302,7 +305,7 @@ pub fn dcqcn(p: DcqcnParams, line_bps: f64, cnps_ns: &[u64], end_ns: u64) -> Dcq
             .unwrap_or(end_ns);
         // Bytes sent and alpha's decay until `t`.
         bytes += rc * (t - now) as f64 / 8e9;
-        if p.alpha_period_ns > 0 && t > alpha_at {
+        if started && p.alpha_period_ns > 0 && t > alpha_at {
             let periods = (t - alpha_at) / p.alpha_period_ns;
             alpha *= (1.0 - p.g).powi(periods.min(i32::MAX as u64) as i32);
             alpha_at += periods * p.alpha_period_ns;
@@ -330,6 +333,7 @@ pub fn dcqcn(p: DcqcnParams, line_bps: f64, cnps_ns: &[u64], end_ns: u64) -> Dcq
             bytes = 0.0;
             (t_stage, b_stage) = (0, 0);
             cut = true;
+            started = true;
             recovered = None;
             "cnp"
         } else {
@@ -375,6 +379,231 @@ pub fn dcqcn(p: DcqcnParams, line_bps: f64, cnps_ns: &[u64], end_ns: u64) -> Dcq
         steps,
         recovery_ns: recovered,
     }
+}
+
+/// Rows of a replay at most.
+const MAX_ROWS: u64 = 1_000_000;
+
+/// Bins kept of a replayed flow's payload: past it, bins double in width.
+const MAX_BINS: usize = 1 << 16;
+
+/// A flow's payload over time, in bins that start at 1 µs and widen
+/// (pairs merged) to stay within [`MAX_BINS`].
+#[derive(Debug, Clone)]
+pub struct Observed {
+    pub origin_ns: u64,
+    pub bin_ns: u64,
+    pub bytes: Vec<u64>,
+    pub end_ns: u64,
+}
+
+impl Observed {
+    pub fn new(origin_ns: u64) -> Self {
+        Observed {
+            origin_ns,
+            bin_ns: 1_000,
+            bytes: Vec::new(),
+            end_ns: origin_ns,
+        }
+    }
+
+    /// `bytes` of payload at `ts` (frames in time order; earlier ones
+    /// count in the first bin).
+    pub fn add(&mut self, ts: u64, bytes: u64) {
+        self.end_ns = self.end_ns.max(ts);
+        let mut k = ts.saturating_sub(self.origin_ns) / self.bin_ns;
+        while k >= MAX_BINS as u64 {
+            let merged: Vec<u64> = self.bytes.chunks(2).map(|c| c.iter().sum()).collect();
+            self.bytes = merged;
+            self.bin_ns = self.bin_ns.saturating_mul(2);
+            k = ts.saturating_sub(self.origin_ns) / self.bin_ns;
+        }
+        if self.bytes.len() <= k as usize {
+            self.bytes.resize(k as usize + 1, 0);
+        }
+        self.bytes[k as usize] = self.bytes[k as usize].saturating_add(bytes);
+    }
+
+    /// Payload in the bins from `from_ns` to `to_ns` (both on bin edges,
+    /// relative to the origin).
+    fn sum(&self, from_ns: u64, to_ns: u64) -> u64 {
+        let (a, b) = (from_ns / self.bin_ns, to_ns.div_ceil(self.bin_ns));
+        (a..b).filter_map(|k| self.bytes.get(k as usize)).sum()
+    }
+}
+
+/// One row of a replay: a step of time, the CNPs in it, the rate the
+/// controller expects and the flow's payload rate.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct ReplayRow {
+    /// The row's start, from the first CNP (negative before it).
+    pub t_ns: i64,
+    pub cnps: u64,
+    pub expected_bps: f64,
+    pub observed_bps: f64,
+}
+
+/// `plan dcqcn --from`: the CNPs one flow's sender received replayed
+/// through the reaction point, against the rate the flow kept.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DcqcnReplay {
+    pub line_bps: f64,
+    /// `--speed`, or `observed`: the flow's payload rate in the window
+    /// before its first CNP.
+    pub line_from: &'static str,
+    /// The first CNP's timestamp; rows and CNPs count from it.
+    pub first_cnp_ts_ns: u64,
+    pub step_ns: u64,
+    pub rows: Vec<ReplayRow>,
+    /// From the last CNP to the expected rate at 0.97 of the start rate.
+    pub expected_recovery_ns: Option<u64>,
+    /// The mean observed / expected over the rows from the first CNP on
+    /// (rows with payload), and how many of them are within 10 %.
+    pub mean_ratio: Option<f64>,
+    pub rows_within_10pct: u64,
+    pub rows_compared: u64,
+    pub run: DcqcnRun,
+}
+
+/// A step of about `span / rows`, rounded up to 1, 2 or 5 times a power
+/// of ten and to a whole number of `grain`.
+fn nice_step(span: u64, rows: u64, grain: u64) -> u64 {
+    let raw = (span / rows.max(1)).max(1);
+    let mut p = 1u64;
+    let step = loop {
+        if let Some(s) = [1, 2, 5].iter().map(|m| m * p).find(|&s| s >= raw) {
+            break s;
+        }
+        p = p.saturating_mul(10);
+    };
+    step.div_ceil(grain.max(1)) * grain.max(1)
+}
+
+/// Replays `cnps_ns` (timestamps, sorted) through the reaction point with
+/// constants `p`; `line_bps` of `None` takes the flow's payload rate in the
+/// `window_ns` before the first CNP. Rows of `step_ns` (or about 60 of the
+/// flow's time from `window_ns` before the first CNP) to its last frame.
+pub fn dcqcn_replay(
+    p: DcqcnParams,
+    line_bps: Option<f64>,
+    observed: &Observed,
+    cnps_ns: &[u64],
+    window_ns: u64,
+    step_ns: Option<u64>,
+) -> Result<DcqcnReplay, String> {
+    let Some(&first) = cnps_ns.first() else {
+        return Err("the flow's sender received no CNPs".into());
+    };
+    let last = cnps_ns.last().copied().unwrap_or(first);
+    let origin = observed.origin_ns;
+    // Rows start on a bin edge a window before the first CNP.
+    let grain = observed.bin_ns;
+    let start_rel = first.saturating_sub(origin).saturating_sub(window_ns) / grain * grain;
+    let end_rel = observed.end_ns.max(last).saturating_sub(origin) + 1;
+    let step = match step_ns {
+        Some(s) => s.div_ceil(grain) * grain,
+        None => nice_step(end_rel - start_rel, 60, grain),
+    };
+    let (line, line_from) = match line_bps {
+        Some(l) => (l, "--speed"),
+        None => {
+            let to = first.saturating_sub(origin) / grain * grain;
+            let from = to.saturating_sub(window_ns.div_ceil(grain) * grain);
+            let b = observed.sum(from, to);
+            if b == 0 || to == from {
+                return Err(
+                    "the flow sent nothing in the window before its first CNP: give its line rate with --speed"
+                        .into(),
+                );
+            }
+            (b as f64 * 8e9 / (to - from) as f64, "observed")
+        }
+    };
+    // The controller's clock starts with the rows.
+    let sim0 = origin + start_rel;
+    let rel: Vec<u64> = cnps_ns.iter().map(|&c| c.saturating_sub(sim0)).collect();
+    let run = dcqcn(p, line, &rel, end_rel - start_rel);
+    if (end_rel - start_rel) / step > MAX_ROWS {
+        return Err(format!(
+            "--step {} ns makes more than {MAX_ROWS} rows of the flow's time",
+            step
+        ));
+    }
+    // The time-weighted mean of the controller's rate over from..to, rows
+    // in order: the steps are walked once.
+    let (mut i, mut rate) = (0usize, line);
+    let mut rate_avg = |from: u64, to: u64| {
+        let mut acc = 0.0;
+        let mut t = from;
+        while i < run.steps.len() && run.steps[i].t_ns <= from {
+            rate = run.steps[i].rate_bps;
+            i += 1;
+        }
+        while t < to {
+            let next = run.steps.get(i).map_or(to, |s| s.t_ns.min(to));
+            acc += rate * (next - t) as f64;
+            t = next;
+            if let Some(s) = run.steps.get(i)
+                && s.t_ns <= t
+            {
+                rate = s.rate_bps;
+                i += 1;
+            }
+        }
+        acc / (to - from).max(1) as f64
+    };
+    let mut rows = Vec::new();
+    let mut k = 0u64;
+    let (mut ratio_sum, mut compared, mut within) = (0.0, 0u64, 0u64);
+    let mut c = 0usize;
+    loop {
+        let a = start_rel + k * step;
+        if a >= end_rel {
+            break;
+        }
+        let b = (a + step).min(end_rel);
+        let mut n = 0;
+        while c < cnps_ns.len() && cnps_ns[c] < origin + b {
+            n += 1;
+            c += 1;
+        }
+        let observed_bps = observed.sum(a, b) as f64 * 8e9 / (b - a) as f64;
+        let expected_bps = rate_avg(a - start_rel, b - start_rel);
+        let t_ns = (origin + a) as i64 - first as i64;
+        if origin + b > first && observed_bps > 0.0 && expected_bps > 0.0 {
+            let r = observed_bps / expected_bps;
+            ratio_sum += r;
+            compared += 1;
+            within += u64::from((r - 1.0).abs() <= 0.1);
+        }
+        rows.push(ReplayRow {
+            t_ns,
+            cnps: n,
+            expected_bps,
+            observed_bps,
+        });
+        k += 1;
+    }
+    let last_rel = last.saturating_sub(sim0);
+    let expected_recovery_ns = run
+        .steps
+        .iter()
+        .find(|s| {
+            s.t_ns >= last_rel && !matches!(s.event, "cnp" | "end") && s.rate_bps >= 0.97 * line
+        })
+        .map(|s| s.t_ns - last_rel);
+    Ok(DcqcnReplay {
+        line_bps: line,
+        line_from,
+        first_cnp_ts_ns: first,
+        step_ns: step,
+        rows,
+        expected_recovery_ns,
+        mean_ratio: (compared > 0).then(|| ratio_sum / compared as f64),
+        rows_within_10pct: within,
+        rows_compared: compared,
+        run,
+    })
 }
 
 #[cfg(test)]
@@ -470,6 +699,57 @@ mod tests {
         };
         assert!((half(DcqcnParams::MLX5) / 1e3 - 142.0).abs() < 1.0);
         assert!((half(DcqcnParams::PAPER) / 1e6 - 9.7).abs() < 0.1);
+    }
+
+    #[test]
+    fn observed_bins_widen_and_keep_every_byte() {
+        let mut o = Observed::new(1_000);
+        for k in 0..200_000u64 {
+            o.add(1_000 + k * 1_000, 10);
+        }
+        assert!(o.bytes.len() <= MAX_BINS);
+        assert_eq!(o.bin_ns, 4_000);
+        assert_eq!(o.bytes.iter().sum::<u64>(), 2_000_000);
+        assert_eq!(o.sum(0, 8_000), 80);
+        assert_eq!(nice_step(11_000_000, 60, 1_000), 200_000);
+        assert_eq!(nice_step(100, 60, 1_000), 1_000);
+    }
+
+    #[test]
+    fn a_flow_that_sends_what_the_controller_allows_replays_at_ratio_one() {
+        // A flow at 50 Gb/s of payload (6.25 bytes a ns) that follows the
+        // mlx5 reaction point from CNPs at 100 and 400 µs.
+        let cnps = [100_000u64, 400_000];
+        let run = dcqcn(DcqcnParams::MLX5, 50e9, &cnps, 3_000_000);
+        let mut o = Observed::new(0);
+        let mut t = 0u64;
+        while t < 3_000_000 {
+            let rate = run
+                .steps
+                .iter()
+                .rfind(|s| s.t_ns <= t)
+                .filter(|_| t >= cnps[0])
+                .map_or(50e9, |s| s.rate_bps);
+            o.add(t, (rate / 8e9 * 100.0) as u64);
+            t += 100;
+        }
+        let r = dcqcn_replay(DcqcnParams::MLX5, None, &o, &cnps, 50_000, None).unwrap();
+        assert!((r.line_bps - 50e9).abs() / 50e9 < 0.001, "{}", r.line_bps);
+        assert!(
+            (r.mean_ratio.unwrap() - 1.0).abs() < 0.01,
+            "{:?}",
+            r.mean_ratio
+        );
+        assert_eq!(r.rows_within_10pct, r.rows_compared);
+        assert_eq!(r.rows.iter().map(|x| x.cnps).sum::<u64>(), 2);
+        // Against the paper's constants (a 55 µs timer, not 300 µs) the
+        // same flow comes back too slowly.
+        let paper = dcqcn_replay(DcqcnParams::PAPER, None, &o, &cnps, 50_000, None).unwrap();
+        assert!(paper.mean_ratio.unwrap() < 0.8, "{:?}", paper.mean_ratio);
+        // No CNPs, or nothing before the first one.
+        assert!(dcqcn_replay(DcqcnParams::MLX5, None, &o, &[], 50_000, None).is_err());
+        let late = Observed::new(200_000);
+        assert!(dcqcn_replay(DcqcnParams::MLX5, None, &late, &cnps, 50_000, None).is_err());
     }
 
     #[test]

@@ -150,6 +150,8 @@ impl CcState {
     /// A CNP to the flow's sender at `ts`.
     pub fn cnp(&mut self, ts: u64) {
         self.report.cnps += 1;
+        // The windows that ended before this CNP come first.
+        self.recover_until(self.bin(ts));
         if let Some(r) = &mut self.recovering {
             r.from = r.from.max(ts);
         }

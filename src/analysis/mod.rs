@@ -250,7 +250,21 @@ pub struct Analyzer {
     /// Every ICRC checked so far was wrong: the capture path does not keep
     /// them, and an event per frame would say nothing the hint does not.
     icrc_summarised: bool,
+    /// The CNPs of one flow's sender, when asked for (`plan dcqcn --from`).
+    traced: Option<Box<Traced>>,
 }
+
+/// The CNPs matched to one flow, in order (at most [`MAX_TRACED_CNPS`]).
+#[derive(Debug, Clone)]
+pub struct Traced {
+    pub key: FlowKey,
+    pub cnps_ns: Vec<u64>,
+    /// CNPs past the limit.
+    pub dropped: u64,
+}
+
+/// CNP times kept for a traced flow.
+pub const MAX_TRACED_CNPS: usize = 1 << 20;
 
 /// NAKs remembered per host pair: a replay follows its NAK closely.
 const RECENT_NAKS: usize = 8;
@@ -282,6 +296,7 @@ impl Analyzer {
             pmtu_generation: 1,
             icrc_summarised: false,
             requesters: Map::default(),
+            traced: None,
             logs: timing::Logs::new(l.timing_samples),
             timeline: throughput::Timeline::new(opts.timeline_bin_ns, opts.timeline_series),
             nvme: nvme::Tracker::new(opts.ulp.clone(), l.timing_samples),
@@ -1009,7 +1024,31 @@ impl Analyzer {
                 .cc
                 .get_or_insert_with(|| Box::new(cc::CcState::new(ts, window)))
                 .cnp(ts);
+            if let Some(tr) = self.traced.as_deref_mut()
+                && tr.key == self.flows[t as usize].key
+            {
+                if tr.cnps_ns.len() < MAX_TRACED_CNPS {
+                    tr.cnps_ns.push(ts);
+                } else {
+                    tr.dropped += 1;
+                }
+            }
         }
+    }
+
+    /// Keeps the time of every CNP matched to the flow `key` (its sender
+    /// received them), in [`Analyzer::traced`].
+    pub fn trace_cnps(&mut self, key: FlowKey) {
+        self.traced = Some(Box::new(Traced {
+            key,
+            cnps_ns: Vec::new(),
+            dropped: 0,
+        }));
+    }
+
+    /// The CNPs of the flow [`Analyzer::trace_cnps`] named.
+    pub fn traced(&self) -> Option<&Traced> {
+        self.traced.as_deref()
     }
 
     /// Ends the analysis and builds the report.

@@ -300,7 +300,7 @@ pub struct FabricArgs {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  roce-dissect plan headroom --speed 100G --cable 100m --mtu 4200\n  roce-dissect plan pfc --buffer 32MiB --ports 32 --lossless 3,4 --speed 100G\n  roce-dissect plan dcqcn --speed 100G --cnp 0us,100us,200us --params mlx5"
+    after_help = "Examples:\n  roce-dissect plan headroom --speed 100G --cable 100m --mtu 4200\n  roce-dissect plan pfc --buffer 32MiB --ports 32 --lossless 3,4 --speed 100G\n  roce-dissect plan dcqcn --speed 100G --cnp 0us,100us,200us --params mlx5\n  roce-dissect plan dcqcn --from capture.pcap --flow 10.0.2.1,10.0.3.1,0x5001"
 )]
 pub struct PlanArgs {
     #[command(subcommand)]
@@ -378,12 +378,21 @@ pub struct PlanPfcArgs {
 
 #[derive(Debug, Args)]
 pub struct PlanDcqcnArgs {
-    /// Line rate (e.g. 100G)
-    #[arg(long, value_name = "SPEED", default_value = "100G", value_parser = parse_link_speed)]
-    pub speed: u64,
+    /// Line rate (e.g. 100G) [default: 100G; with --from, the flow's payload rate in the 50 us before its first CNP]
+    #[arg(long, value_name = "SPEED", value_parser = parse_link_speed)]
+    pub speed: Option<u64>,
     /// When the CNPs arrive (e.g. 0us,100us,200us)
-    #[arg(long, value_name = "TIMES", value_delimiter = ',', required = true, value_parser = parse_duration)]
+    #[arg(long, value_name = "TIMES", value_delimiter = ',', required_unless_present = "from", conflicts_with = "from", value_parser = parse_duration)]
     pub cnp: Vec<u64>,
+    /// Replay the CNPs a flow's sender received in this capture, and set the expected rate against the flow's (needs --flow)
+    #[arg(long, value_name = "CAPTURE", requires = "flow")]
+    pub from: Option<std::path::PathBuf>,
+    /// The flow of --from: SRC,DST,QP as the report names it (destination QP, decimal or 0x-hex)
+    #[arg(long, value_name = "SRC,DST,QP", requires = "from", value_parser = crate::pipeline::parse_flow)]
+    pub flow: Option<crate::analysis::FlowKey>,
+    /// With --from: one row of the table every DURATION [default: about 60 rows]
+    #[arg(long, value_name = "DURATION", requires = "from", value_parser = parse_duration)]
+    pub step: Option<u64>,
     /// The reaction point's constants: mlx5 (firmware defaults) or paper (the DCQCN paper)
     #[arg(long, value_name = "SET", default_value = "mlx5")]
     pub params: String,

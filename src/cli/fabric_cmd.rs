@@ -70,7 +70,7 @@ fn read_link(
     // Hashed while reading (a lookup a frame), sorted once at the end.
     let mut seen: rustc_hash::FxHashSet<([u8; 6], [u8; 6])> = Default::default();
     let mut last = None;
-    crate::pipeline::observe_source(&mut source, dissect, &mut an, None, |frame, _| {
+    crate::pipeline::observe_source(&mut source, dissect, &mut an, None, |frame, _, _| {
         if frame.link != LinkType::Ethernet {
             return;
         }

@@ -5,7 +5,9 @@
 use std::io::{self, BufWriter, Write};
 
 use super::RunError;
-use super::args::{HeadroomArgs, PlanArgs, PlanCommand};
+use super::args::{HeadroomArgs, PlanArgs, PlanCommand, PlanDcqcnArgs};
+use super::progress::Progress;
+use crate::analysis::{AnalysisOptions, Analyzer, Body, FlowKey};
 use crate::output::packets::human_ns;
 use crate::output::report::human_bytes;
 use crate::plan::{self, DcqcnParams, Headroom, HeadroomInput};
@@ -36,6 +38,16 @@ pub fn run(args: &PlanArgs) -> Result<(), RunError> {
             let params = DcqcnParams::named(&a.params).ok_or_else(|| {
                 RunError::Usage(format!("--params '{}': mlx5 or paper", a.params))
             })?;
+            if let (Some(path), Some(key)) = (&a.from, &a.flow) {
+                let r = replay(path, key, params, a)?;
+                if a.json {
+                    json(&mut out, &r)?;
+                } else {
+                    write_replay(&mut out, &r)?;
+                }
+                out.flush()?;
+                return Ok(());
+            }
             let mut cnps = a.cnp.clone();
             cnps.sort_unstable();
             let last = cnps.last().copied().unwrap_or(0);
@@ -47,7 +59,8 @@ pub fn run(args: &PlanArgs) -> Result<(), RunError> {
                     human_ns(last)
                 )));
             }
-            let r = plan::dcqcn(params, a.speed as f64, &cnps, end);
+            let speed = a.speed.unwrap_or(100_000_000_000);
+            let r = plan::dcqcn(params, speed as f64, &cnps, end);
             if a.json {
                 json(&mut out, &r)?;
             } else {
@@ -56,6 +69,301 @@ pub fn run(args: &PlanArgs) -> Result<(), RunError> {
         }
     }
     out.flush()?;
+    Ok(())
+}
+
+/// `plan dcqcn --from`: the flow, what the report says of its CNPs, and
+/// the replay.
+#[derive(serde::Serialize)]
+struct Replay {
+    flow: FlowName,
+    /// The report's `flows[].cc` of the flow.
+    cc: Option<crate::analysis::cc::CcReport>,
+    cnps: u64,
+    /// CNPs past the 1,048,576 kept.
+    cnps_dropped: u64,
+    #[serde(flatten)]
+    replay: plan::DcqcnReplay,
+}
+
+#[derive(serde::Serialize)]
+struct FlowName {
+    src: String,
+    dst: String,
+    destqp: u32,
+}
+
+fn replay(
+    path: &std::path::Path,
+    key: &FlowKey,
+    params: DcqcnParams,
+    a: &PlanDcqcnArgs,
+) -> Result<Replay, RunError> {
+    let cap = |e| RunError::Capture(path.to_path_buf(), e);
+    let mut source = crate::capture::open_stream(path).map_err(cap)?;
+    let opts = AnalysisOptions::default();
+    let window = opts.cc_window_ns;
+    let mut an = Analyzer::new(opts);
+    an.trace_cnps(*key);
+    let mut observed: Option<plan::Observed> = None;
+    let mut progress = Progress::new(&path.display().to_string());
+    let mut tell =
+        |done: usize, total: usize, frames| progress.update(done as u64, total as u64, frames);
+    crate::pipeline::observe_source(
+        &mut source,
+        &Default::default(),
+        &mut an,
+        Some(&mut tell),
+        |_, facts, _| {
+            if let Body::Roce(r) = &facts.body
+                && r.key == *key
+            {
+                observed
+                    .get_or_insert_with(|| plan::Observed::new(facts.ts_ns))
+                    .add(facts.ts_ns, u64::from(r.payload_len.unwrap_or(0)));
+            }
+        },
+    )
+    .map_err(cap)?;
+    progress.finish();
+    let (cnps, dropped) = an
+        .traced()
+        .map_or((Vec::new(), 0), |t| (t.cnps_ns.clone(), t.dropped));
+    let info = crate::pipeline::capture_info(&source, &path.display().to_string());
+    let report = an.finish(info);
+    let name = FlowName {
+        src: key.src.to_string(),
+        dst: key.dst.to_string(),
+        destqp: key.dest_qp,
+    };
+    let flow = report
+        .flows
+        .iter()
+        .find(|f| f.src == name.src && f.dst == name.dst && f.destqp == name.destqp);
+    let with_cnps = || {
+        let mut names: Vec<String> = report
+            .flows
+            .iter()
+            .filter(|f| f.cc.is_some_and(|c| c.cnps > 0))
+            .take(5)
+            .map(|f| format!("{},{},{:#x}", f.src, f.dst, f.destqp))
+            .collect();
+        if names.is_empty() {
+            names.push("none".into());
+        }
+        names.join("  ")
+    };
+    let (Some(flow), Some(observed)) = (flow, observed) else {
+        return Err(RunError::Usage(format!(
+            "{}: no flow {} → {} QP {:#x}; flows whose sender got CNPs: {}",
+            path.display(),
+            name.src,
+            name.dst,
+            name.destqp,
+            with_cnps()
+        )));
+    };
+    if cnps.is_empty() {
+        return Err(RunError::Usage(format!(
+            "{}: the sender of {} → {} QP {:#x} received no CNPs; flows whose sender did: {}",
+            path.display(),
+            name.src,
+            name.dst,
+            name.destqp,
+            with_cnps()
+        )));
+    }
+    let r = plan::dcqcn_replay(
+        params,
+        a.speed.map(|s| s as f64),
+        &observed,
+        &cnps,
+        window,
+        a.step,
+    )
+    .map_err(|e| RunError::Usage(format!("{}: {e}", path.display())))?;
+    Ok(Replay {
+        flow: name,
+        cc: flow.cc,
+        cnps: cnps.len() as u64 + dropped,
+        cnps_dropped: dropped,
+        replay: r,
+    })
+}
+
+fn write_replay(out: &mut impl Write, r: &Replay) -> io::Result<()> {
+    let p = &r.replay;
+    let params = &p.run.params;
+    writeln!(
+        out,
+        "Flow {} → {} QP {:#x}: {} CNPs to its sender over {}",
+        r.flow.src,
+        r.flow.dst,
+        r.flow.destqp,
+        r.cnps,
+        human_ns(
+            p.run.cnps_ns.last().copied().unwrap_or(0)
+                - p.run.cnps_ns.first().copied().unwrap_or(0)
+        )
+    )?;
+    writeln!(
+        out,
+        "replayed through the DCQCN reaction point ({} constants) from {}{}",
+        params.name,
+        gbps(p.line_bps),
+        if p.line_from == "observed" {
+            " (the flow's payload rate in the 50 µs before its first CNP; --speed to set it)"
+        } else {
+            ""
+        }
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "  {:>11} {:>5} {:>12} {:>12} {:>9}",
+        "time", "CNPs", "expected", "observed", "obs/exp"
+    )?;
+    let shown = 60;
+    for row in p.rows.iter().take(shown) {
+        let t = if row.t_ns < 0 {
+            format!("-{}", human_ns(row.t_ns.unsigned_abs()))
+        } else {
+            format!("+{}", human_ns(row.t_ns as u64))
+        };
+        let ratio = if row.expected_bps > 0.0 {
+            format!("{:.2}", row.observed_bps / row.expected_bps)
+        } else {
+            "-".into()
+        };
+        writeln!(
+            out,
+            "  {:>11} {:>5} {:>12} {:>12} {:>9}",
+            t,
+            row.cnps,
+            gbps(row.expected_bps),
+            gbps(row.observed_bps),
+            ratio
+        )?;
+    }
+    if p.rows.len() > shown {
+        writeln!(
+            out,
+            "  ... {} more rows (--json lists them; --step to choose the step)",
+            p.rows.len() - shown
+        )?;
+    }
+    writeln!(
+        out,
+        "  (rows of {}, from the first CNP)",
+        human_ns(p.step_ns)
+    )?;
+    writeln!(out)?;
+    replay_chart(out, p)?;
+    writeln!(out)?;
+    match p.mean_ratio {
+        Some(m) => writeln!(
+            out,
+            "Observed / expected from the first CNP on: {:.2} on average, within 10 % in {} of {} rows.",
+            m, p.rows_within_10pct, p.rows_compared
+        )?,
+        None => writeln!(out, "The flow sent nothing after its first CNP.")?,
+    }
+    let observed = r.cc.and_then(|c| c.recovery_ns);
+    writeln!(
+        out,
+        "Back at 0.97 of the start rate after the last cut: expected {}, observed {}.",
+        p.expected_recovery_ns
+            .map_or("not by the flow's end".to_string(), human_ns),
+        observed.map_or("-".to_string(), |ns| format!(
+            "{} (mean of {} trains)",
+            human_ns(ns),
+            r.cc.map_or(0, |c| c.recoveries)
+        ))
+    )?;
+    if let Some(m) = p.mean_ratio {
+        let verdict = if m < 0.8 {
+            "The flow sent well below what the controller allows: it was limited elsewhere (the application, PFC, a slower receiver) or its controller cuts deeper than these constants."
+        } else if m > 1.2 {
+            "The flow sent well above what the controller allows: its reaction point is off, on other constants, or not on this priority."
+        } else {
+            "The flow followed the controller."
+        };
+        writeln!(out, "{verdict}")?;
+    }
+    Ok(())
+}
+
+/// Expected (─) against observed (█) over the rows: 60 columns, 10 rows.
+fn replay_chart(out: &mut impl Write, p: &plan::DcqcnReplay) -> io::Result<()> {
+    const W: usize = 60;
+    const H: usize = 10;
+    if p.rows.is_empty() {
+        return Ok(());
+    }
+    let top = p
+        .rows
+        .iter()
+        .map(|r| r.expected_bps.max(r.observed_bps))
+        .fold(p.line_bps, f64::max)
+        .max(1.0);
+    // Each column the mean of its rows.
+    let n = p.rows.len();
+    let cols = W.min(n);
+    let col = |c: usize, f: &dyn Fn(&plan::ReplayRow) -> f64| {
+        let a = c * n / cols;
+        let b = ((c + 1) * n / cols).clamp(a + 1, n);
+        let rows = &p.rows[a..b];
+        rows.iter().map(f).sum::<f64>() / rows.len() as f64 / top
+    };
+    let obs: Vec<f64> = (0..cols).map(|c| col(c, &|r| r.observed_bps)).collect();
+    let exp: Vec<f64> = (0..cols).map(|c| col(c, &|r| r.expected_bps)).collect();
+    for row in (0..H).rev() {
+        let (lo, hi) = (row as f64 / H as f64, (row + 1) as f64 / H as f64);
+        let label = if row == H - 1 {
+            format!("{:>10} ", gbps(top))
+        } else if row == 0 {
+            format!("{:>10} ", "0")
+        } else {
+            " ".repeat(11)
+        };
+        let line: String = (0..cols)
+            .map(|c| {
+                if exp[c] > lo && exp[c] <= hi {
+                    '─'
+                } else if obs[c] > lo {
+                    '█'
+                } else {
+                    ' '
+                }
+            })
+            .collect();
+        writeln!(out, "  {label}│{line}")?;
+    }
+    writeln!(out, "  {}└{}", " ".repeat(11), "─".repeat(cols))?;
+    let first = p.rows.first().map_or(0, |r| r.t_ns);
+    let last = p.rows.last().map_or(0, |r| r.t_ns + p.step_ns as i64);
+    let fmt = |t: i64| {
+        if t < 0 {
+            format!("-{}", human_ns(t.unsigned_abs()))
+        } else {
+            format!("+{}", human_ns(t as u64))
+        }
+    };
+    let (a, b) = (fmt(first), fmt(last));
+    writeln!(
+        out,
+        "  {}{a}{:>w$}",
+        " ".repeat(12),
+        b,
+        w = cols
+            .saturating_sub(a.chars().count())
+            .max(b.chars().count())
+    )?;
+    writeln!(
+        out,
+        "  {}█ observed  ─ expected (time from the first CNP)",
+        " ".repeat(12)
+    )?;
     Ok(())
 }
 
@@ -349,11 +657,11 @@ fn chart(out: &mut impl Write, r: &plan::DcqcnRun) -> io::Result<()> {
     for row in (0..H).rev() {
         let lo = row as f64 / H as f64;
         let label = if row == H - 1 {
-            format!("{:>9} ", gbps(r.line_bps))
+            format!("{:>10} ", gbps(r.line_bps))
         } else if row == 0 {
-            format!("{:>9} ", "0")
+            format!("{:>10} ", "0")
         } else {
-            " ".repeat(10)
+            " ".repeat(11)
         };
         let line: String = cols
             .iter()
@@ -361,7 +669,7 @@ fn chart(out: &mut impl Write, r: &plan::DcqcnRun) -> io::Result<()> {
             .collect();
         writeln!(out, "  {label}│{line}")?;
     }
-    writeln!(out, "  {}└{}", " ".repeat(10), "─".repeat(W))?;
-    writeln!(out, "  {}0{:>w$}", " ".repeat(11), human_ns(end), w = W - 1)?;
+    writeln!(out, "  {}└{}", " ".repeat(11), "─".repeat(W))?;
+    writeln!(out, "  {}0{:>w$}", " ".repeat(12), human_ns(end), w = W - 1)?;
     Ok(())
 }

@@ -353,7 +353,7 @@ pub fn analyze_sequential(
     progress: Option<Progress<'_>>,
 ) -> Result<Report, CaptureError> {
     let mut an = Analyzer::new(opts);
-    observe_source(source, dissect_opts, &mut an, progress, |_, _| {})?;
+    observe_source(source, dissect_opts, &mut an, progress, |_, _, _| {})?;
     Ok(an.finish(capture_info(source, name)))
 }
 
@@ -367,7 +367,7 @@ pub fn observe_source(
     dissect_opts: &DissectOptions,
     an: &mut Analyzer,
     mut progress: Option<Progress<'_>>,
-    mut each: impl FnMut(&crate::capture::Frame<'_>, &FrameAnalysis),
+    mut each: impl FnMut(&crate::capture::Frame<'_>, &Facts, &FrameAnalysis),
 ) -> Result<u64, CaptureError> {
     let mut n = 0u64;
     // One frame's facts at a time, built in place: returned by value they
@@ -382,7 +382,7 @@ pub fn observe_source(
         Facts::put_from_frame(&mut one, 0, &frame, dissect_opts);
         if let Some(facts) = one.first() {
             let found = an.observe(facts);
-            each(&frame, &found);
+            each(&frame, facts, &found);
         }
         n += 1;
         if n.is_multiple_of(1 << 16)

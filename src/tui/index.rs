@@ -57,7 +57,7 @@ pub fn first_pass(
         dissect_opts,
         &mut an,
         Some(&mut tell),
-        |frame, found| {
+        |frame, _, found| {
             first_ts.get_or_insert(frame.ts_ns);
             index.offsets.push(frame.offset as u64);
             index.flows.push(found.flow);

@@ -2,11 +2,13 @@
 //! one receiver; now and then a switch marks one of their packets CE and
 //! the receiver answers with a CNP. The first sender halves its rate 2 µs
 //! after each CNP for 60 to 120 µs, then is back at line rate; the second
-//! ignores its CNPs. The truth states
+//! ignores its CNPs; the third follows the DCQCN reaction point with the
+//! paper's constants (`plan dcqcn --params paper`) from its CNPs. The truth states
 //! each flow's `cc` as the README defines it, from the frames sent.
 
 use super::{GAP_NS, Generator, PfcTruth, T0, Truth, ser_ns};
 use crate::analysis::cc::{AFTER_DELAY_NS, CcReport, IGNORED, REACTED};
+use crate::plan::{DcqcnParams, DcqcnStep};
 use crate::synth::conn::Conn;
 use crate::synth::frame::NetSpec;
 
@@ -25,6 +27,9 @@ pub struct FlowCcTruth {
 
 struct Sender {
     conn: Conn,
+    /// The reaction point's steps from the CNPs so far, and the one in
+    /// force (the third sender).
+    follows: Option<(Vec<DcqcnStep>, usize)>,
     psn: u32,
     t: u64,
     reacts: bool,
@@ -43,8 +48,9 @@ impl Generator<'_> {
         let o = self.opts.clone();
         let bps = o.link_speed_bps;
         let payload = o.pmtu.clamp(256, 4096) as usize;
-        let mut senders: Vec<Sender> = (0..2u8)
+        let mut senders: Vec<Sender> = (0..3u8)
             .map(|i| Sender {
+                follows: (i == 2).then(|| (Vec::new(), 0)),
                 conn: Conn {
                     mac_a: [0x02, 0, 0, 0, 0x02, i + 1],
                     mac_b: [0x02, 0, 0, 0, 0x03, 0x01],
@@ -118,7 +124,25 @@ impl Generator<'_> {
             }
             let s = &mut senders[i];
             s.psn = (s.psn + 1) & 0xff_ffff;
-            s.t += if slow { 2 * frame_ns } else { frame_ns };
+            if let Some((steps, at)) = &mut s.follows {
+                if ce {
+                    // Future CNPs do not change the past: the run from
+                    // every CNP so far, 100 ms on.
+                    let end = s.cnps.last().copied().unwrap_or(0) + 100_000_000;
+                    *steps = crate::plan::dcqcn(DcqcnParams::PAPER, bps as f64, &s.cnps, end).steps;
+                    *at = 0;
+                }
+                while *at + 1 < steps.len() && steps[*at + 1].t_ns <= s.t {
+                    *at += 1;
+                }
+                let rate = steps
+                    .get(*at)
+                    .filter(|st| st.t_ns <= s.t)
+                    .map_or(bps as f64, |st| st.rate_bps);
+                s.t += (frame_ns as f64 * bps as f64 / rate.max(1.0)) as u64;
+            } else {
+                s.t += if slow { 2 * frame_ns } else { frame_ns };
+            }
             if left[i] == 0 && s.t > s.cnps.last().copied().unwrap_or(0) + 100_000 {
                 done[i] = true;
             }
