@@ -133,6 +133,11 @@ other_inputs() {
     # queue: 8 I/O queues, ~6 frames per I/O).
     local nv=$out/nvme-$n.pcap
     [ -f "$nv" ] || quiet $bin gen --scenario nvme --seed 1 --qps 8 --messages "$(( n / 49 + 1 ))" -o "$nv"
+    # Three senders answering CE marks (about 2,500 frames a mark at PMTU
+    # 1024): plan dcqcn --from replays one flow's CNPs; a user would pull
+    # the flow's frames and the CNPs out with tshark and step a model.
+    local dc=$out/dcqcn-$n.pcap
+    [ -f "$dc" ] || quiet $bin gen --scenario dcqcn --seed 1 --pmtu 1024 --messages "$(( n / 2500 + 1 ))" -o "$dc"
     # What a user would run for the pause graph: every link's PFC frames
     # and the MACs of its frames, through tshark.
     local t_cmd_pfc="for p in ${parts[*]}; do tshark -n -r \$p -T fields -e frame.time_epoch -e eth.src -e eth.dst -e macc.cbfc.enbv -e macc.cbfc.pause_time.c3 > /dev/null; done"
@@ -148,6 +153,7 @@ other_inputs() {
         "packets -T fields, 4 fields|$f|$bin packets $f -T fields -e frame.number ${fields[*]:2}|tshark -n -r $f -T fields -e frame.number ${fields[*]:2}"
         "report --timeline (RTT, completion, rates)|$f|$bin $f --json --timeline|tshark -n -r $f -T fields -e frame.time_epoch -e frame.len ${fields[*]:2} -e infiniband.aeth.syndrome"
         "NVMe-oF I/O latencies (gen --scenario nvme)|$nv|$bin $nv --json|tshark -n -r $nv -T fields -e frame.number -e nvme.cmd.cid -e nvme.cqe.cid -e nvme.cqe.status -e nvme.cmd_latency"
+        "plan dcqcn --from (a flow's CNPs replayed)|$dc|$bin plan dcqcn --from $dc --flow 10.0.2.3,10.0.3.1,0x5005 --params paper --json|tshark -n -r $dc -T fields -e frame.time_epoch -e ip.src -e ip.dst -e infiniband.bth.destqp -e infiniband.bth.opcode -e frame.len"
         "fabric: 4 links (the quarters) on one clock|${parts[0]}|$bin fabric ${parts[*]} --json|$t_cmd_pfc")
     echo
     echo "## other inputs, the same frames: roce-dissect against the tool a user would otherwise run"
