@@ -76,6 +76,7 @@ fn frame(data: &[u8], len: u32) -> Frame<'_> {
         caplen: data.len() as u32,
         link: LinkType::Ethernet,
         if_speed: None,
+        interface: 0,
         data,
         offset: 0,
     }

@@ -225,6 +225,7 @@ fn roce_behind_an_ipv6_hop_by_hop_header_is_decoded() {
         caplen: g.len() as u32,
         link: LinkType::Ethernet,
         if_speed: None,
+        interface: 0,
         data: &g,
         offset: 0,
     };

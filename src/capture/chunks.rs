@@ -175,6 +175,7 @@ impl PcapLayout {
                 len,
                 link: self.link,
                 if_speed: None,
+                interface: 0,
                 data,
                 next,
             },

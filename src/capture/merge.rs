@@ -19,6 +19,7 @@ struct Waiting {
     len: u32,
     link: LinkType,
     if_speed: Option<NonZeroU64>,
+    interface: u32,
     offset: usize,
     data: Vec<u8>,
 }
@@ -112,6 +113,7 @@ impl MergedSource {
                     len: f.len,
                     link: f.link,
                     if_speed: f.if_speed,
+                    interface: f.interface,
                     offset: f.offset,
                     data: buf,
                 });
@@ -167,6 +169,7 @@ impl FrameSource for MergedSource {
             caplen: w.data.len() as u32,
             link: w.link,
             if_speed: w.if_speed,
+            interface: w.interface,
             data: &w.data,
             offset: w.offset,
         }))

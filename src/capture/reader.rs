@@ -48,6 +48,8 @@ pub struct Frame<'a> {
     pub link: LinkType,
     /// The link speed its interface states (pcapng `if_speed`).
     pub if_speed: Option<NonZeroU64>,
+    /// The pcapng interface it was captured on (0 in pcap).
+    pub interface: u32,
     pub data: &'a [u8],
     /// Byte offset of the record in the file.
     pub offset: usize,
@@ -65,6 +67,7 @@ impl<'a> Frame<'a> {
             caplen: len,
             link,
             if_speed: None,
+            interface: 0,
             data,
             offset: 0,
         }
@@ -129,6 +132,7 @@ pub enum Item {
         link: LinkType,
         /// The interface's `if_speed` (pcapng), when stated.
         if_speed: Option<NonZeroU64>,
+        interface: u32,
         data: std::ops::Range<usize>,
         next: usize,
     },
@@ -153,6 +157,7 @@ impl Item {
                 len,
                 link,
                 if_speed,
+                interface,
                 data,
                 next,
             } => Item::Frame {
@@ -160,6 +165,7 @@ impl Item {
                 len,
                 link,
                 if_speed,
+                interface,
                 data: data.start + by..data.end + by,
                 next: next + by,
             },
@@ -470,6 +476,7 @@ impl Records {
                     len: orig.max(caplen),
                     link,
                     if_speed: info.speed,
+                    interface: iface,
                     data: start..start + data.len(),
                 };
             }
@@ -763,6 +770,7 @@ fn epb_direct(input: &[u8], order: Endianness, interfaces: &[Interface]) -> Opti
         len: orig,
         link,
         if_speed: iface.speed,
+        interface: word(8)?,
         data,
     })
 }
@@ -855,6 +863,7 @@ impl<'a> Iterator for FrameReader<'a> {
                     len,
                     link,
                     if_speed,
+                    interface,
                     data,
                 } => {
                     self.pos += next;
@@ -867,6 +876,7 @@ impl<'a> Iterator for FrameReader<'a> {
                         caplen: data.len() as u32,
                         link,
                         if_speed,
+                        interface,
                         data,
                         offset: at,
                     }));
@@ -1182,6 +1192,7 @@ impl FrameSource for StreamReader {
                     len,
                     link,
                     if_speed,
+                    interface,
                     data,
                 } => {
                     if mapwin::shrank() && self.cut_short(at + next as u64) {
@@ -1209,6 +1220,7 @@ impl FrameSource for StreamReader {
                         caplen: data.len() as u32,
                         link,
                         if_speed,
+                        interface,
                         data,
                         offset: at as usize,
                     }));
@@ -1284,6 +1296,7 @@ pub struct OwnedFrame {
     pub len: u32,
     pub link: LinkType,
     pub if_speed: Option<NonZeroU64>,
+    pub interface: u32,
     pub offset: u64,
     pub data: Vec<u8>,
 }
@@ -1297,6 +1310,7 @@ impl OwnedFrame {
             caplen: self.data.len() as u32,
             link: self.link,
             if_speed: self.if_speed,
+            interface: self.interface,
             data: &self.data,
             offset: self.offset as usize,
         }
@@ -1391,6 +1405,7 @@ impl RandomAccess {
                     len,
                     link,
                     if_speed,
+                    interface,
                     data,
                     ..
                 } => {
@@ -1400,6 +1415,7 @@ impl RandomAccess {
                         len,
                         link,
                         if_speed,
+                        interface,
                         offset,
                         data: bytes.get(data).unwrap_or_default().to_vec(),
                     });
@@ -1481,6 +1497,7 @@ mod tests {
                 len,
                 link,
                 if_speed: _,
+                interface: _,
                 data,
             }) = epb_direct(&n.bytes, order, &ifaces)
             else {

@@ -292,6 +292,9 @@ pub struct FabricArgs {
     /// JSON instead of text
     #[arg(long)]
     pub json: bool,
+    /// Draw the pause graph in the terminal (arrows X → Y, deadlocks in red; q quits)
+    #[arg(long, conflicts_with = "json")]
+    pub tui: bool,
     #[command(flatten)]
     pub decode: DecodeArgs,
     #[command(flatten)]

@@ -7,15 +7,24 @@ use std::path::PathBuf;
 
 use super::RunError;
 use super::args::FabricArgs;
-use crate::analysis::Analyzer;
-use crate::capture::LinkType;
+use crate::analysis::{Analyzer, Facts};
+use crate::capture::{FrameSource, LinkType};
 use crate::fabric::{self, Link, Pause, Topology};
 use crate::output::packets::human_ns;
+use crate::output::text::terminal_safe;
 
 /// Source MACs kept per capture.
 const MAX_MACS: usize = 4096;
+/// Interfaces of one capture read as links.
+const MAX_INTERFACES: usize = 64;
 
 pub fn run(args: &FabricArgs) -> Result<(), RunError> {
+    // Said before the captures are read.
+    if args.tui && !std::io::IsTerminal::is_terminal(&io::stdout()) {
+        return Err(RunError::Usage(
+            "--tui draws on a terminal and standard output is not one; drop --tui for text or use --json".into(),
+        ));
+    }
     let topo = match &args.topology {
         Some(p) => {
             let text = std::fs::read_to_string(p)
@@ -28,13 +37,13 @@ pub fn run(args: &FabricArgs) -> Result<(), RunError> {
     let inputs = super::inputs::expand(&args.captures)?;
     let dissect = args.decode.dissect_options();
     let opts = args.analysis.options(&args.decode)?;
-    let results: Vec<Result<Link, RunError>> = std::thread::scope(|s| {
+    let results: Vec<Result<Vec<Link>, RunError>> = std::thread::scope(|s| {
         let handles: Vec<_> = inputs
             .paths
             .iter()
             .map(|p| {
                 let (dissect, opts) = (&dissect, opts.clone());
-                s.spawn(move || read_link(p, dissect, opts))
+                s.spawn(move || read_links(p, dissect, opts))
             })
             .collect();
         handles
@@ -45,8 +54,30 @@ pub fn run(args: &FabricArgs) -> Result<(), RunError> {
             })
             .collect()
     });
-    let links = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let links: Vec<Link> = results
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    // The same link given twice (a file and a merge of it) would count its
+    // pauses twice.
+    for (i, a) in links.iter().enumerate() {
+        if let Some(b) = links[..i]
+            .iter()
+            .find(|b| !a.pauses.is_empty() && b.pauses == a.pauses && b.pairs == a.pairs)
+        {
+            eprintln!(
+                "roce-dissect: {} and {} have the same pauses and senders: the same link twice? Its pauses count twice.",
+                terminal_safe(&b.name),
+                terminal_safe(&a.name)
+            );
+        }
+    }
     let r = fabric::analyse(&links, &topo, args.deadlock_threshold);
+    if args.tui {
+        return crate::tui::fabric_view::run(r);
+    }
     let mut out = BufWriter::new(io::stdout().lock());
     if args.json {
         serde_json::to_writer_pretty(&mut out, &serde_json::json!({ "fabric": r }))
@@ -59,64 +90,103 @@ pub fn run(args: &FabricArgs) -> Result<(), RunError> {
     Ok(())
 }
 
-fn read_link(
+/// One interface's share of a capture: its analysis and who sent to whom.
+struct OnLink {
+    interface: u32,
+    an: Analyzer,
+    /// Hashed while reading (a lookup a frame), sorted once at the end.
+    seen: rustc_hash::FxHashSet<([u8; 6], [u8; 6])>,
+    last: Option<([u8; 6], [u8; 6])>,
+}
+
+/// The links of one capture: one, or one per pcapng interface when its
+/// frames come from several (a capture per link merged into one file).
+pub fn read_links(
     path: &PathBuf,
     dissect: &crate::dissect::DissectOptions,
     opts: crate::analysis::AnalysisOptions,
-) -> Result<Link, RunError> {
+) -> Result<Vec<Link>, RunError> {
     let cap = |e| RunError::Capture(path.clone(), e);
     let mut source = crate::capture::open_stream(path).map_err(cap)?;
-    let mut an = Analyzer::new(opts);
-    // Hashed while reading (a lookup a frame), sorted once at the end.
-    let mut seen: rustc_hash::FxHashSet<([u8; 6], [u8; 6])> = Default::default();
-    let mut last = None;
-    crate::pipeline::observe_source(&mut source, dissect, &mut an, None, |frame, _, _| {
-        if frame.link != LinkType::Ethernet {
-            return;
+    let mut links: Vec<OnLink> = Vec::new();
+    let mut one: Vec<Facts> = Vec::with_capacity(1);
+    loop {
+        let frame = match source.next_frame() {
+            None => break,
+            Some(f) => f.map_err(cap)?,
+        };
+        let k = match links.iter().position(|l| l.interface == frame.interface) {
+            Some(k) => k,
+            None if links.len() >= MAX_INTERFACES => {
+                return Err(RunError::Usage(format!(
+                    "{}: frames of more than {MAX_INTERFACES} interfaces (fabric reads a link per interface)",
+                    path.display()
+                )));
+            }
+            None => {
+                links.push(OnLink {
+                    interface: frame.interface,
+                    an: Analyzer::new(opts.clone()),
+                    seen: Default::default(),
+                    last: None,
+                });
+                links.len() - 1
+            }
+        };
+        let l = &mut links[k];
+        Facts::put_from_frame(&mut one, 0, &frame, dissect);
+        if let Some(facts) = one.first() {
+            l.an.observe(facts);
         }
-        let (Some(dst), Some(src)) = (
-            frame
-                .data
-                .get(0..6)
-                .and_then(|b| <[u8; 6]>::try_from(b).ok()),
-            frame
-                .data
-                .get(6..12)
-                .and_then(|b| <[u8; 6]>::try_from(b).ok()),
-        ) else {
-            return;
+        if frame.link != LinkType::Ethernet {
+            continue;
+        }
+        let mac =
+            |r: std::ops::Range<usize>| frame.data.get(r).and_then(|b| <[u8; 6]>::try_from(b).ok());
+        let (Some(dst), Some(src)) = (mac(0..6), mac(6..12)) else {
+            continue;
         };
         // Most frames repeat the previous pair: one comparison.
-        if last == Some((src, dst)) || seen.len() >= MAX_MACS {
-            return;
+        if l.last == Some((src, dst)) || l.seen.len() >= MAX_MACS {
+            continue;
         }
-        last = Some((src, dst));
-        seen.insert((src, dst));
-    })
-    .map_err(cap)?;
-    let pairs: BTreeSet<([u8; 6], [u8; 6])> = seen.into_iter().collect();
-    let macs: BTreeSet<[u8; 6]> = pairs.iter().map(|p| p.0).collect();
-    let name = path.display().to_string();
-    let report = an.finish(crate::pipeline::capture_info(&source, &name));
-    let pauses = report
-        .pfc
-        .intervals
-        .iter()
-        .filter_map(|i| {
-            Some(Pause {
-                mac: fabric::parse_mac(&i.src_mac)?,
-                priority: i.priority,
-                start_ns: i.start_ns,
-                end_ns: i.end_ns,
-            })
+        l.last = Some((src, dst));
+        l.seen.insert((src, dst));
+    }
+    let several = links.len() > 1;
+    links.sort_by_key(|l| l.interface);
+    Ok(links
+        .into_iter()
+        .map(|l| {
+            let name = if several {
+                format!("{}#if{}", path.display(), l.interface)
+            } else {
+                path.display().to_string()
+            };
+            let pairs: BTreeSet<([u8; 6], [u8; 6])> = l.seen.into_iter().collect();
+            let macs: BTreeSet<[u8; 6]> = pairs.iter().map(|p| p.0).collect();
+            let report = l.an.finish(crate::pipeline::capture_info(&source, &name));
+            let pauses = report
+                .pfc
+                .intervals
+                .iter()
+                .filter_map(|i| {
+                    Some(Pause {
+                        mac: fabric::parse_mac(&i.src_mac)?,
+                        priority: i.priority,
+                        start_ns: i.start_ns,
+                        end_ns: i.end_ns,
+                    })
+                })
+                .collect();
+            Link {
+                name,
+                pauses,
+                macs,
+                pairs,
+            }
         })
-        .collect();
-    Ok(Link {
-        name,
-        pauses,
-        macs,
-        pairs,
-    })
+        .collect())
 }
 
 fn text(out: &mut impl Write, r: &fabric::FabricReport) -> io::Result<()> {

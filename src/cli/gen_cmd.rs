@@ -34,14 +34,33 @@ fn deadlock(args: &GenArgs) -> Result<(), RunError> {
         std::fs::write(dir.join(name), bytes)?;
     }
     std::fs::write(dir.join("topology.json"), &run.topology)?;
+    // The same frames as one capture of the three ports, an interface each
+    // (in a folder of its own: `fabric DIR` reads each link once).
+    if format == OutFormat::PcapNg {
+        std::fs::create_dir_all(dir.join("one-file"))?;
+        let links: Vec<(&str, &[u8])> = run
+            .captures
+            .iter()
+            .map(|(n, b)| (n.trim_end_matches(".pcapng"), b.as_slice()))
+            .collect();
+        std::fs::write(
+            dir.join("one-file").join("links.pcapng"),
+            crate::synth::pcap::pcapng_of_links(&links)?,
+        )?;
+    }
     if let Some(t) = &args.truth {
         let mut f = std::fs::File::create(t)?;
         serde_json::to_writer_pretty(&mut f, &run.truth).map_err(io::Error::other)?;
         writeln!(f)?;
     }
     eprintln!(
-        "roce-dissect: wrote {} link captures and topology.json to {shown}: roce-dissect fabric {shown}/link-* --topology {shown}/topology.json",
-        run.captures.len()
+        "roce-dissect: wrote {} link captures{} and topology.json to {shown}: roce-dissect fabric {shown}/link-* --topology {shown}/topology.json",
+        run.captures.len(),
+        if format == OutFormat::PcapNg {
+            " (and one-file/links.pcapng, an interface each)"
+        } else {
+            ""
+        }
     );
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! `args` says what each command takes, the files beside it run them.
 
 pub mod args;
-mod fabric_cmd;
+pub mod fabric_cmd;
 mod fields_cmd;
 mod gen_cmd;
 pub mod inputs;

@@ -207,6 +207,7 @@ struct Candidate {
     len: u32,
     link: LinkType,
     if_speed: Option<NonZeroU64>,
+    interface: u32,
     /// Where its record starts and its data lie, in the file.
     offset: u64,
     data: std::ops::Range<usize>,
@@ -312,6 +313,7 @@ impl Job<'_> {
                     len,
                     link,
                     if_speed,
+                    interface,
                     data,
                     next,
                 } => {
@@ -331,6 +333,7 @@ impl Job<'_> {
                         caplen: data.len() as u32,
                         link,
                         if_speed,
+                        interface,
                         data,
                         offset: (from + at as u64) as usize,
                     };
@@ -351,6 +354,7 @@ impl Job<'_> {
                                     len,
                                     link,
                                     if_speed,
+                                    interface,
                                     offset: from + at as u64,
                                     data: base + range.start..base + range.end,
                                 });
@@ -761,6 +765,7 @@ fn visit_chunk(
             caplen: data.len() as u32,
             link: c.link,
             if_speed: c.if_speed,
+            interface: c.interface,
             data,
             offset: c.offset as usize,
         };

@@ -195,6 +195,7 @@ mod tests {
                     caplen: ib.len() as u32,
                     link: LinkType::InfiniBand,
                     if_speed: None,
+                    interface: 0,
                     data: &ib,
                     offset: 0,
                 };

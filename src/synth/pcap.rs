@@ -34,6 +34,65 @@ impl OutFormat {
 }
 
 /// A streaming capture writer.
+/// One pcapng of several captures, an interface each (named by the
+/// `if_name` option), their frames in time order: what a capture of
+/// several ports on one clock looks like.
+pub fn pcapng_of_links(links: &[(&str, &[u8])]) -> io::Result<Vec<u8>> {
+    let mut frames: Vec<(u64, u32, u32, &[u8])> = Vec::new();
+    for (i, (_, bytes)) in links.iter().enumerate() {
+        let reader = crate::capture::FrameReader::new(bytes).map_err(io::Error::other)?;
+        for f in reader {
+            let f = f.map_err(io::Error::other)?;
+            frames.push((f.ts_ns, i as u32, f.len, f.data));
+        }
+    }
+    frames.sort_by_key(|f| (f.0, f.1));
+    let mut w = Vec::new();
+    // SHB
+    w.extend_from_slice(&0x0A0D_0D0Au32.to_le_bytes());
+    w.extend_from_slice(&28u32.to_le_bytes());
+    w.extend_from_slice(&0x1A2B_3C4Du32.to_le_bytes());
+    w.extend_from_slice(&1u16.to_le_bytes());
+    w.extend_from_slice(&0u16.to_le_bytes());
+    w.extend_from_slice(&(-1i64).to_le_bytes());
+    w.extend_from_slice(&28u32.to_le_bytes());
+    for (name, _) in links {
+        // IDB: Ethernet, if_name, if_tsresol = 9 (ns).
+        let name = name.as_bytes();
+        let pad = (4 - name.len() % 4) % 4;
+        let len = (20 + 4 + name.len() + pad + 8 + 4) as u32;
+        w.extend_from_slice(&1u32.to_le_bytes());
+        w.extend_from_slice(&len.to_le_bytes());
+        w.extend_from_slice(&1u16.to_le_bytes());
+        w.extend_from_slice(&0u16.to_le_bytes());
+        w.extend_from_slice(&262_144u32.to_le_bytes());
+        w.extend_from_slice(&2u16.to_le_bytes());
+        w.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        w.extend_from_slice(name);
+        w.extend_from_slice(&[0u8; 3][..pad]);
+        w.extend_from_slice(&9u16.to_le_bytes());
+        w.extend_from_slice(&1u16.to_le_bytes());
+        w.extend_from_slice(&[9, 0, 0, 0]);
+        w.extend_from_slice(&0u32.to_le_bytes());
+        w.extend_from_slice(&len.to_le_bytes());
+    }
+    for (ts, iface, orig, data) in frames {
+        let pad = (4 - data.len() % 4) % 4;
+        let len = (32 + data.len() + pad) as u32;
+        w.extend_from_slice(&6u32.to_le_bytes());
+        w.extend_from_slice(&len.to_le_bytes());
+        w.extend_from_slice(&iface.to_le_bytes());
+        w.extend_from_slice(&((ts >> 32) as u32).to_le_bytes());
+        w.extend_from_slice(&(ts as u32).to_le_bytes());
+        w.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        w.extend_from_slice(&orig.to_le_bytes());
+        w.extend_from_slice(data);
+        w.extend_from_slice(&[0u8; 3][..pad]);
+        w.extend_from_slice(&len.to_le_bytes());
+    }
+    Ok(w)
+}
+
 pub struct CaptureWriter<W: Write> {
     w: W,
     format: OutFormat,

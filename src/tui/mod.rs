@@ -3,6 +3,7 @@
 //! event loop are separate; the loop is generic over the ratatui backend.
 
 pub mod app;
+pub mod fabric_view;
 pub mod index;
 pub mod render;
 
@@ -250,6 +251,32 @@ pub fn load_input(
     Ok(app)
 }
 
+/// SIGTERM, SIGINT and SIGQUIT end the program as they would, but with
+/// the terminal given back first (raw mode and the alternate screen would
+/// otherwise outlive it) when the returned check runs; a second one ends
+/// it at once. SIGHUP keeps its default: the terminal is gone, there is
+/// nothing to give back (and the event reader would spin on the closed
+/// terminal).
+pub(crate) fn signal_watch() -> impl Fn() {
+    let signalled = Arc::new(AtomicUsize::new(0));
+    let again = Arc::new(AtomicBool::new(false));
+    for sig in [SIGTERM, SIGINT, SIGQUIT] {
+        // The handlers only store into atomics (or exit, the second time).
+        let _ =
+            signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&again));
+        let _ = signal_hook::flag::register(sig, Arc::clone(&again));
+        let _ = signal_hook::flag::register_usize(sig, Arc::clone(&signalled), sig as usize);
+    }
+    move || {
+        let sig = signalled.load(Ordering::Relaxed);
+        if sig != 0 {
+            let _ = execute!(io::stdout(), DisableMouseCapture);
+            ratatui::restore();
+            std::process::exit(128 + sig as i32);
+        }
+    }
+}
+
 fn not_a_terminal() -> crate::cli::RunError {
     crate::cli::RunError::Usage(
         "tui draws on a terminal and standard output is not one; for a file or a pipe use `roce-dissect CAPTURE` (the report) or `roce-dissect packets CAPTURE`".into(),
@@ -260,7 +287,7 @@ fn not_a_terminal() -> crate::cli::RunError {
 /// output is not a terminal (redirected to a file or a pipe, where the
 /// screen would be written as escape codes), or there is no terminal to
 /// put in raw mode (a script, `setsid`, a service).
-fn terminal() -> Result<ratatui::DefaultTerminal, crate::cli::RunError> {
+pub(crate) fn terminal() -> Result<ratatui::DefaultTerminal, crate::cli::RunError> {
     if !io::stdout().is_terminal() {
         return Err(not_a_terminal());
     }
@@ -318,28 +345,7 @@ pub fn run(
     }
     let mut terminal = terminal()?;
     let _ = execute!(io::stdout(), EnableMouseCapture);
-    // SIGTERM, SIGINT and SIGQUIT end the program as they would, but with
-    // the terminal given back first (raw mode and the alternate screen
-    // would otherwise outlive it); a second one ends it at once. SIGHUP
-    // keeps its default: the terminal is gone, there is nothing to give
-    // back (and the event reader would spin on the closed terminal).
-    let signalled = Arc::new(AtomicUsize::new(0));
-    let again = Arc::new(AtomicBool::new(false));
-    for sig in [SIGTERM, SIGINT, SIGQUIT] {
-        // The handlers only store into atomics (or exit, the second time).
-        let _ =
-            signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&again));
-        let _ = signal_hook::flag::register(sig, Arc::clone(&again));
-        let _ = signal_hook::flag::register_usize(sig, Arc::clone(&signalled), sig as usize);
-    }
-    let bail_if_signalled = || {
-        let sig = signalled.load(Ordering::Relaxed);
-        if sig != 0 {
-            let _ = execute!(io::stdout(), DisableMouseCapture);
-            ratatui::restore();
-            std::process::exit(128 + sig as i32);
-        }
-    };
+    let bail_if_signalled = signal_watch();
     let result = (|| -> Result<(), crate::cli::RunError> {
         let mut app = load_input(input, dissect_opts, opts, &mut |ratio, frames| {
             bail_if_signalled();
