@@ -576,6 +576,7 @@ impl Analyzer {
                 pkt.ts_ns,
                 u64::from(n),
                 verdict == Some(Verdict::Retransmit),
+                bth.psn,
             );
         }
 

@@ -225,6 +225,54 @@ pub struct Rate {
     shift: u32,
     all: Grains,
     replays: Grains,
+    /// With the series (`--timeline`, `--html`): the PSNs of each grain,
+    /// from the flow's first.
+    psns: Option<Box<PsnGrains>>,
+}
+
+/// The lowest and highest PSN (from the flow's first, modulo 2^24) of each
+/// non-empty grain, in grain order.
+#[derive(Debug, Default)]
+struct PsnGrains {
+    first: u32,
+    /// (grain, lowest, highest).
+    list: Vec<(u32, u32, u32)>,
+}
+
+impl PsnGrains {
+    fn add(&mut self, idx: u32, psn: u32) {
+        let rel = psn.wrapping_sub(self.first) & 0x00ff_ffff;
+        match self.list.last_mut() {
+            Some(g) if g.0 == idx => {
+                g.1 = g.1.min(rel);
+                g.2 = g.2.max(rel);
+            }
+            Some(g) if g.0 > idx => match self.list.binary_search_by_key(&idx, |g| g.0) {
+                Ok(i) => {
+                    let g = &mut self.list[i];
+                    g.1 = g.1.min(rel);
+                    g.2 = g.2.max(rel);
+                }
+                Err(i) => self.list.insert(i, (idx, rel, rel)),
+            },
+            _ => self.list.push((idx, rel, rel)),
+        }
+    }
+
+    fn coarsen(&mut self, by: u32) {
+        let mut out: Vec<(u32, u32, u32)> = Vec::with_capacity(self.list.len());
+        for &(idx, lo, hi) in &self.list {
+            let idx = idx.checked_shr(by).unwrap_or(0);
+            match out.last_mut() {
+                Some(g) if g.0 == idx => {
+                    g.1 = g.1.min(lo);
+                    g.2 = g.2.max(hi);
+                }
+                _ => out.push((idx, lo, hi)),
+            }
+        }
+        self.list = out;
+    }
 }
 
 /// `flows[].timing.throughput`.
@@ -243,6 +291,10 @@ pub struct Throughput {
     /// payload (empty ones too, so that a chart can be drawn from it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub series: Option<Vec<Point>>,
+    /// With the series: the flow's first PSN, which the series' PSNs count
+    /// from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub psn_first: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
@@ -252,6 +304,10 @@ pub struct Point {
     pub bytes: u64,
     pub replayed_bytes: u64,
     pub packets: u64,
+    /// The lowest and highest PSN sent in the bin, counted from the flow's
+    /// first PSN (modulo 2^24); null in a bin without payload.
+    pub psn_min: Option<u32>,
+    pub psn_max: Option<u32>,
 }
 
 fn bps(bytes: u64, ns: u64) -> u64 {
@@ -262,10 +318,20 @@ impl Rate {
     /// A frame of the flow at `ts` carrying `payload` bytes (a replay's
     /// when `replayed`).
     #[inline]
-    pub fn add(&mut self, tl: &mut Timeline, ts: u64, payload: u64, replayed: bool) {
+    pub fn add(&mut self, tl: &mut Timeline, ts: u64, payload: u64, replayed: bool, psn: u32) {
         let (idx, shift) = tl.place(ts);
         if self.shift < shift {
             self.coarsen(shift);
+        }
+        if tl.series {
+            self.psns
+                .get_or_insert_with(|| {
+                    Box::new(PsnGrains {
+                        first: psn,
+                        list: Vec::new(),
+                    })
+                })
+                .add(idx, psn);
         }
         self.all.add(idx, payload);
         if replayed {
@@ -279,6 +345,9 @@ impl Rate {
         self.shift = shift;
         self.all.coarsen(by);
         self.replays.coarsen(by);
+        if let Some(p) = &mut self.psns {
+            p.coarsen(by);
+        }
     }
 
     /// The flow's throughput in the capture's final bins.
@@ -300,13 +369,18 @@ impl Rate {
             let mut out = Vec::with_capacity((last - first + 1) as usize);
             let mut it = bins.iter().peekable();
             let mut re = replays.iter().peekable();
+            let psns: &[(u32, u32, u32)] = self.psns.as_ref().map_or(&[], |p| &p.list);
+            let mut ps = psns.iter().peekable();
             for b in first..=last {
                 let (bytes, packets) = it.next_if(|x| x.0 == b).map_or((0, 0), |x| (x.1, x.2));
+                let psn = ps.next_if(|x| u64::from(x.0) == b);
                 out.push(Point {
                     t_ns: tl.origin() + b * bin_ns,
                     bytes,
                     replayed_bytes: re.next_if(|x| x.0 == b).map_or(0, |x| x.1),
                     packets,
+                    psn_min: psn.map(|x| x.1),
+                    psn_max: psn.map(|x| x.2),
                 });
             }
             out
@@ -317,6 +391,7 @@ impl Rate {
             peak_bps: bps(peak, bin_ns),
             payload_bytes: payload,
             replayed_bytes: replays.iter().map(|b| b.1).sum(),
+            psn_first: series.as_ref().and(self.psns.as_ref()).map(|p| p.first),
             series,
         })
     }
@@ -333,7 +408,7 @@ mod tests {
         let mut r = Rate::default();
         // 10 000 frames of 100 bytes, 1 µs apart: 10 ms.
         for k in 0..10_000u64 {
-            r.add(&mut tl, 1_000 + k * 1_000, 100, k % 10 == 0);
+            r.add(&mut tl, 1_000 + k * 1_000, 100, k % 10 == 0, k as u32);
         }
         let t = r.report(&tl).unwrap();
         assert_eq!(t.payload_bytes, 1_000_000);
@@ -356,16 +431,27 @@ mod tests {
         let mut tl = Timeline::new(Some(10_000), true);
         tl.start(0);
         let mut r = Rate::default();
-        r.add(&mut tl, 5_000, 10, false);
-        r.add(&mut tl, 35_000, 20, true);
+        r.add(&mut tl, 5_000, 10, false, 7);
+        r.add(&mut tl, 35_000, 20, true, 9);
         // Backwards in time: into its bin all the same.
-        r.add(&mut tl, 1_000, 5, false);
+        r.add(&mut tl, 1_000, 5, false, 8);
         let t = r.report(&tl).unwrap();
         assert_eq!(t.bin_ns, 10_000);
         let s = t.series.unwrap();
         let bytes: Vec<u64> = s.iter().map(|p| p.bytes).collect();
         assert_eq!(bytes, [15, 0, 0, 20]);
         assert_eq!(s[3].replayed_bytes, 20);
+        // PSNs from the flow's first (7): 8 came late into the first bin.
+        let psns: Vec<_> = s.iter().map(|p| (p.psn_min, p.psn_max)).collect();
+        assert_eq!(
+            psns,
+            [
+                (Some(0), Some(1)),
+                (None, None),
+                (None, None),
+                (Some(2), Some(2))
+            ]
+        );
         assert_eq!(t.peak_bps, 20 * 8 * 100_000);
         assert_eq!(t.mean_bps, 35 * 8 * 1_000_000_000 / 40_000);
         assert_eq!(tl.widened(), None);
@@ -376,8 +462,8 @@ mod tests {
         let mut tl = Timeline::new(Some(1), false);
         tl.start(0);
         let mut r = Rate::default();
-        r.add(&mut tl, 0, 1, false);
-        r.add(&mut tl, 1_000_000, 1, false);
+        r.add(&mut tl, 0, 1, false, 0);
+        r.add(&mut tl, 1_000_000, 1, false, 1);
         assert_eq!(tl.widened(), Some((1, 16)));
         assert_eq!(r.report(&tl).unwrap().bin_ns, 16);
     }

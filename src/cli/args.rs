@@ -84,6 +84,10 @@ pub struct ReportArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Write the report as one self-contained HTML page with charts (PSN sequence, throughput, PFC and CE/CNP timelines, latencies) to FILE (`-`: standard output)
+    #[arg(long, value_name = "FILE", conflicts_with = "json")]
+    pub html: Option<PathBuf>,
+
     /// List every flow's events (gaps, retransmits, NAKs, CE, CNPs) in the text report
     #[arg(long, short = 'V', visible_alias = "verbose")]
     pub events: bool,

@@ -10,6 +10,35 @@ use super::{Cli, Progress, RunError, capture_error, print_warnings};
 use crate::analysis::Report;
 use crate::output::report::{Style, TextOptions};
 
+/// The analysis options; `--html` draws each flow's throughput and PSNs
+/// over time, so it turns the series on.
+fn options(cli: &Cli) -> Result<crate::analysis::AnalysisOptions, RunError> {
+    let mut opts = cli.analysis.options(&cli.decode)?;
+    opts.timeline_series |= cli.report.html.is_some();
+    Ok(opts)
+}
+
+/// `--html FILE`: the page of `reports` written to FILE (`-`: stdout).
+fn write_html(path: &Path, reports: &[Report]) -> Result<(), RunError> {
+    let page = crate::output::html::page(reports);
+    if path.as_os_str() == "-" {
+        io::stdout().lock().write_all(page.as_bytes())?;
+        return Ok(());
+    }
+    std::fs::write(path, &page).map_err(|e| {
+        RunError::Usage(format!(
+            "--html {}: {e}",
+            crate::output::text::terminal_safe(&path.display().to_string())
+        ))
+    })?;
+    eprintln!(
+        "roce-dissect: wrote {} ({}): open it in a browser",
+        crate::output::text::terminal_safe(&path.display().to_string()),
+        crate::output::report::human_bytes(page.len() as u64)
+    );
+    Ok(())
+}
+
 /// The report's `-Y`, compiled.
 fn display_filter(cli: &Cli) -> Result<Option<crate::filter::Filter>, RunError> {
     cli.report
@@ -39,7 +68,7 @@ pub fn run(cli: &Cli) -> Result<(), RunError> {
 }
 
 fn single(path: &Path, cli: &Cli, threads: usize) -> Result<(), RunError> {
-    let opts = cli.analysis.options(&cli.decode)?;
+    let opts = options(cli)?;
     let mut progress = Progress::new(&path.display().to_string());
     let mut tell = |done, total, frames| progress.update(done as u64, total as u64, frames);
     let result = match display_filter(cli)? {
@@ -61,6 +90,13 @@ fn single(path: &Path, cli: &Cli, threads: usize) -> Result<(), RunError> {
     };
     progress.finish();
     let report = result.map_err(|e| capture_error(e, path))?;
+    if let Some(html) = &cli.report.html {
+        print_warnings(
+            &report.capture.warnings,
+            report.capture.warnings.len() as u64,
+        );
+        return write_html(html, std::slice::from_ref(&report));
+    }
     let written = write_report(&report, cli, Placement::Alone);
     // The process ends next, which frees the report at once; freeing it
     // piece by piece first (every flow's events and episodes) took
@@ -80,7 +116,7 @@ enum Placement {
 }
 
 fn merged(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> {
-    let opts = cli.analysis.options(&cli.decode)?;
+    let opts = options(cli)?;
     let mut progress = Progress::new(&format!("{} captures", paths.len()));
     let filter = display_filter(cli)?;
     let result = crate::pipeline::analyze_merged(
@@ -99,6 +135,9 @@ fn merged(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> 
         }
         other => RunError::Capture(PathBuf::from("--merge"), other),
     })?;
+    if let Some(html) = &cli.report.html {
+        return write_html(html, std::slice::from_ref(&report));
+    }
     let written = write_report(&report, cli, Placement::Alone);
     std::mem::forget(report);
     written
@@ -110,7 +149,7 @@ fn merged(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> 
 /// said on stderr in its place and the others go on; the exit code is then
 /// 2.
 fn many(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> {
-    let opts = cli.analysis.options(&cli.decode)?;
+    let opts = options(cli)?;
     let total_bytes: u64 = paths
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
@@ -122,6 +161,8 @@ fn many(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> {
     let mut failed = 0usize;
     let mut out_err: Option<RunError> = None;
     let filter = display_filter(cli)?;
+    // --html: one page for all, written at the end.
+    let mut pages: Vec<(usize, Report)> = Vec::new();
     crate::pipeline::analyze_many(
         paths,
         &cli.decode.dissect_options(),
@@ -134,6 +175,11 @@ fn many(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> {
                 return;
             }
             match result {
+                Ok(report) if cli.report.html.is_some() => {
+                    frames += report.capture.frames;
+                    progress.update(read_bytes, total_bytes, frames);
+                    pages.push((i, report));
+                }
                 Ok(report) => {
                     frames += report.capture.frames;
                     progress.update(read_bytes, total_bytes, frames);
@@ -159,6 +205,13 @@ fn many(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> {
     progress.finish();
     if let Some(e) = out_err {
         return Err(e);
+    }
+    if let Some(html) = &cli.report.html {
+        pages.sort_by_key(|p| p.0);
+        let reports: Vec<Report> = pages.into_iter().map(|p| p.1).collect();
+        if !reports.is_empty() {
+            write_html(html, &reports)?;
+        }
     }
     if failed > 0 {
         return Err(RunError::SomeFailed {

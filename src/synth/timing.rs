@@ -66,6 +66,7 @@ fn throughput(frames: &[(u64, u64, bool)], first: u64, last: u64) -> Option<Thro
         payload_bytes: payload,
         replayed_bytes: frames.iter().filter(|f| f.2).map(|f| f.1).sum(),
         series: None,
+        psn_first: None,
     })
 }
 
