@@ -304,6 +304,30 @@ fn flow_section(
         anomalies.push((kind, e.ts_ns, rel(psn), tip));
     }
     if let Some(series) = tp.and_then(|t| t.series.as_ref()) {
+        // Past the report's event budget the replays still show, a mark a
+        // bin, from the series.
+        if f.events_dropped > 0 {
+            let listed_until = f.events.iter().map(|e| e.ts_ns).max().unwrap_or(0);
+            let bin_ns = tp.map_or(1, |t| t.bin_ns);
+            for p in series
+                .iter()
+                .filter(|p| p.replayed_bytes > 0 && p.t_ns + bin_ns > listed_until)
+            {
+                if let Some(lo) = p.psn_min {
+                    anomalies.push((
+                        Anomaly::Retransmit,
+                        p.t_ns + bin_ns / 2,
+                        lo,
+                        format!(
+                            "{} replayed in the {} from {} (past the events listed)",
+                            human_bytes(p.replayed_bytes),
+                            human_ns(bin_ns),
+                            human_ns(p.t_ns.saturating_sub(t0))
+                        ),
+                    ));
+                }
+            }
+        }
         let bins: Vec<svg::PsnBin> = series
             .iter()
             .filter_map(|p| Some((p.t_ns, p.psn_min?, p.psn_max?)))

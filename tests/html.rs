@@ -1,0 +1,340 @@
+//! `--html`: the page names every flow, has the charts the capture calls
+//! for and nothing from the network; each chart kind as an SVG snapshot;
+//! in headless Chromium (when installed) it loads without a console
+//! message and looks like the stored screenshot.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use roce_dissect::output::html::svg::{self, Anomaly, Lane};
+
+fn captures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("captures")
+}
+
+/// The page for a sample capture, run from `captures/` so that the page
+/// names it without a path.
+fn page(name: &str, dir: &Path) -> (PathBuf, String) {
+    let out = dir.join(format!("{name}.html"));
+    let run = common::bin()
+        .current_dir(captures())
+        .arg(name)
+        .arg("--html")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        err.contains("wrote") && err.contains("open it in a browser"),
+        "{err}"
+    );
+    assert!(run.stdout.is_empty());
+    let html = std::fs::read_to_string(&out).unwrap();
+    (out, html)
+}
+
+/// The report's flows as the page writes them (`src → dst`, escaped).
+fn flow_names(name: &str) -> Vec<String> {
+    let out = common::bin()
+        .arg(captures().join(name))
+        .arg("--json")
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    r["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{} → {}",
+                f["src"].as_str().unwrap(),
+                f["dst"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_sample_page_names_its_flows_and_draws_its_charts_offline() {
+    let d = tempfile::tempdir().unwrap();
+    for name in [
+        "mixed.pcapng",
+        "pfc-storm.pcapng",
+        "loss.pcap",
+        "incast.pcapng",
+        "clean.pcapng",
+        "loss-receiver.ns.pcap",
+    ] {
+        let (_, html) = page(name, d.path());
+        for f in flow_names(name) {
+            assert!(html.contains(&f), "{name}: {f} not in the page");
+        }
+        // Nothing fetched: no external script, style, font or image.
+        for bad in ["<link", " src=", "url(", "@import", "https://"] {
+            assert!(!html.contains(bad), "{name}: {bad}");
+        }
+        assert_eq!(
+            html.matches("<svg").count(),
+            html.matches("</svg>").count(),
+            "{name}"
+        );
+        assert!(html.contains("prefers-color-scheme:dark"), "{name}");
+    }
+    let (_, mixed) = page("mixed.pcapng", d.path());
+    for chart in [
+        "PSN sequence of flow 1",
+        "Throughput of flow 1",
+        "Timing of flow 1",
+        "PFC pause intervals",
+        "CE marks and CNPs",
+    ] {
+        assert!(
+            mixed.contains(&format!("aria-label=\"{chart}\"")),
+            "{chart}"
+        );
+    }
+    // The flows with trouble link to their section.
+    assert!(mixed.contains("href=\"#c0-flow-1\"") && mixed.contains("id=\"c0-flow-1\""));
+    // Its replays, late packets and NAKs are marked, each with a tooltip.
+    for what in ["retransmit · frame", "out of order · frame", "NAK · frame"] {
+        assert!(
+            mixed.to_lowercase().contains(&what.to_lowercase()),
+            "{what}"
+        );
+    }
+    let (_, storm) = page("pfc-storm.pcapng", d.path());
+    assert!(storm.contains("aria-label=\"PFC pause intervals\""));
+    assert!(storm.contains("class=\"storm\""), "storms drawn as storms");
+    let (_, clean) = page("clean.pcapng", d.path());
+    assert!(clean.contains("Nothing wrong found"));
+    assert!(!clean.contains("aria-label=\"PSN sequence"));
+}
+
+#[test]
+fn several_captures_make_one_page_and_a_bad_path_is_one_line() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("two.html");
+    let run = common::bin()
+        .arg(captures().join("loss.pcap"))
+        .arg(captures().join("mixed.pcapng"))
+        .arg("--html")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("2 captures"));
+    assert!(html.contains("id=\"c0\"") && html.contains("id=\"c1\""));
+    assert!(html.contains("href=\"#c1-flow-1\""));
+    // To standard output with -.
+    let run = common::bin()
+        .arg(captures().join("loss.pcap"))
+        .args(["--html", "-"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&run.stdout).starts_with("<!doctype html>"));
+    // A folder that does not exist: one line, exit 2; --json and --html
+    // do not go together.
+    let run = common::bin()
+        .arg(captures().join("loss.pcap"))
+        .arg("--html")
+        .arg(d.path().join("no/such/dir/x.html"))
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&run.stderr).lines().count(), 1);
+    let run = common::bin()
+        .arg(captures().join("loss.pcap"))
+        .args(["--html", "x.html", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+}
+
+#[test]
+fn each_chart_kind_as_svg() {
+    let bins: Vec<svg::PsnBin> = (0..20u64)
+        .map(|k| (k * 1000, k as u32 * 4, k as u32 * 4 + 3))
+        .collect();
+    let anomalies = vec![
+        (
+            Anomaly::Retransmit,
+            9_500,
+            30,
+            "retransmit · frame 40".to_string(),
+        ),
+        (
+            Anomaly::OutOfOrder,
+            12_000,
+            44,
+            "out of order · frame 50".to_string(),
+        ),
+        (Anomaly::Gap, 3_000, 12, "gap · frame 10".to_string()),
+        (Anomaly::Nak, 9_000, 30, "NAK · frame 38".to_string()),
+        (Anomaly::Cnp, 15_000, 60, "CNP · frame 60".to_string()),
+        (Anomaly::Ce, 14_000, 56, "CE · frame 58".to_string()),
+    ];
+    insta::assert_snapshot!(
+        "svg_psn",
+        svg::psn_chart("PSN", 0, (0, 20_000), 1000, &bins, &anomalies)
+    );
+    let points: Vec<(u64, u64, u64)> = (0..20u64)
+        .map(|k| {
+            (
+                k * 1000,
+                if (8..11).contains(&k) { 0 } else { 12_500 },
+                if k == 11 { 2_000 } else { 0 },
+            )
+        })
+        .collect();
+    insta::assert_snapshot!(
+        "svg_throughput",
+        svg::throughput_chart(
+            "Throughput",
+            0,
+            (0, 20_000),
+            1000,
+            &points,
+            &[(8_000, 11_000, "paused by 02:00:00:00:00:01".to_string())]
+        )
+    );
+    let lanes = vec![
+        Lane {
+            name: "02:00:00:00:00:01 p3".into(),
+            bars: vec![
+                (1_000, 4_000, false, "a".into()),
+                (9_000, 19_000, true, "storm".into()),
+            ],
+        },
+        Lane {
+            name: "02:00:00:00:00:02 p*".into(),
+            // Two pauses closer than a pixel: one bar.
+            bars: vec![
+                (5_000, 5_001, false, "b".into()),
+                (5_002, 5_003, false, "c".into()),
+            ],
+        },
+    ];
+    let l = svg::lanes_chart("PFC", 0, (0, 20_000), &lanes);
+    assert!(l.contains("2 intervals closer than a pixel"));
+    insta::assert_snapshot!("svg_lanes", l);
+    insta::assert_snapshot!(
+        "svg_percentiles",
+        svg::percentiles_chart(
+            "Timing",
+            &[
+                ("round trip".into(), [2_000, 3_000, 9_000, 40_000, 3_500]),
+                (
+                    "completion".into(),
+                    [5_000, 80_000, 900_000, 2_000_000, 120_000]
+                ),
+            ]
+        )
+    );
+}
+
+/// Headless Chromium, when installed.
+fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| {
+            Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+}
+
+fn headless(browser: &str, profile: &Path) -> Command {
+    let mut c = Command::new(browser);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--force-device-scale-factor=1",
+        "--no-first-run",
+        "--enable-logging=stderr",
+        "--v=0",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
+    c
+}
+
+/// Reads a PNG as RGBA-ish bytes: (width, height, channels, pixels).
+fn png_pixels(p: &Path) -> (u32, u32, usize, Vec<u8>) {
+    let decoder = png::Decoder::new(std::fs::File::open(p).unwrap());
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, info.color_type.samples(), buf)
+}
+
+#[test]
+fn chromium_renders_the_page_without_console_messages_and_as_stored() {
+    let Some(browser) = chromium() else {
+        eprintln!("SKIPPED: no chromium (install it to test the HTML report in a browser)");
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let (file, _) = page("mixed.pcapng", d.path());
+    let url = format!("file://{}", file.display());
+    let out = headless(browser, &d.path().join("p1"))
+        .arg("--dump-dom")
+        .arg(&url)
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let log = String::from_utf8_lossy(&out.stderr);
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console: {console:?}");
+    for f in flow_names("mixed.pcapng") {
+        assert!(dom.contains(&f), "{f} not in the rendered page");
+    }
+    assert_eq!(dom.matches("<svg").count(), dom.matches("</svg>").count());
+    assert!(dom.matches("class=\"chart\"").count() >= 10);
+    // The top of the page against the stored screenshot: at most 2 % of
+    // the pixels may differ (fonts and anti-aliasing move a little).
+    let shot = d.path().join("shot.png");
+    let out = headless(browser, &d.path().join("p2"))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg("--window-size=1100,1400")
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(shot.exists(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stored = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/html_mixed.png");
+    if !stored.exists() || std::env::var_os("UPDATE_SCREENSHOTS").is_some() {
+        std::fs::copy(&shot, &stored).unwrap();
+        eprintln!("wrote {}", stored.display());
+        return;
+    }
+    let (w, h, ch, got) = png_pixels(&shot);
+    let (w0, h0, ch0, want) = png_pixels(&stored);
+    assert_eq!((w, h, ch), (w0, h0, ch0));
+    let differ = got
+        .chunks(ch)
+        .zip(want.chunks(ch))
+        .filter(|(a, b)| a.iter().zip(b.iter()).any(|(x, y)| x.abs_diff(*y) > 48))
+        .count();
+    let share = differ as f64 / (w as f64 * h as f64);
+    if share > 0.02 {
+        let keep = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/html_mixed.actual.png");
+        let _ = std::fs::copy(&shot, &keep);
+        panic!(
+            "{:.1} % of the pixels differ from {} (this run's: {}; UPDATE_SCREENSHOTS=1 to accept)",
+            share * 100.0,
+            stored.display(),
+            keep.display()
+        );
+    }
+}
