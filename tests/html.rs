@@ -113,6 +113,10 @@ fn every_sample_page_names_its_flows_and_draws_its_charts_offline() {
     let (_, storm) = page("pfc-storm.pcapng", d.path());
     assert!(storm.contains("aria-label=\"PFC pause intervals\""));
     assert!(storm.contains("class=\"storm\""), "storms drawn as storms");
+    // The flows that sent through the pauses: their throughput with the
+    // pause shaded.
+    assert!(storm.contains("aria-label=\"Throughput of flow 1\""));
+    assert!(storm.contains("class=\"paused\""));
     let (_, clean) = page("clean.pcapng", d.path());
     assert!(clean.contains("Nothing wrong found"));
     assert!(!clean.contains("aria-label=\"PSN sequence"));

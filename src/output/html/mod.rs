@@ -153,19 +153,34 @@ fn capture(s: &mut String, r: &Report, id: &str, heading: bool) {
     flows_table(s, r, id);
     let t0 = c.first_ts_ns;
     let span = (c.first_ts_ns, c.last_ts_ns.max(c.first_ts_ns + 1));
-    for (i, f) in r
-        .flows
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.trouble() > 0)
-        .take(MAX_FLOW_SECTIONS)
-    {
-        flow_section(s, r, i, f, id, t0, span);
+    for i in charted(r) {
+        flow_section(s, r, i, &r.flows[i], id, t0, span);
     }
     pfc_section(s, r, t0, span);
     cc_section(s, r, t0, span);
     nvme_section(s, r);
     quality_section(s, r);
+}
+
+/// The flows given a section: those with trouble, or that sent through a
+/// pause, or whose sender got CNPs; the report's order (most trouble
+/// first), at most [`MAX_FLOW_SECTIONS`].
+fn charted(r: &Report) -> Vec<usize> {
+    let mut paused = vec![false; r.flows.len()];
+    for iv in &r.pfc.intervals {
+        for &f in &iv.flows {
+            if let Some(p) = paused.get_mut(f) {
+                *p = true;
+            }
+        }
+    }
+    r.flows
+        .iter()
+        .enumerate()
+        .filter(|(i, f)| f.trouble() > 0 || paused[*i] || f.cc.is_some_and(|c| c.cnps > 0))
+        .take(MAX_FLOW_SECTIONS)
+        .map(|(i, _)| i)
+        .collect()
 }
 
 fn flow_name(f: &FlowReport) -> String {
@@ -183,14 +198,7 @@ fn flows_table(s: &mut String, r: &Report, id: &str) {
     );
     let mut printed = vec![false; r.flows.len()];
     let mut rows = 0usize;
-    let charted: Vec<usize> = r
-        .flows
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.trouble() > 0)
-        .take(MAX_FLOW_SECTIONS)
-        .map(|(i, _)| i)
-        .collect();
+    let charted = charted(r);
     for i in 0..r.flows.len() {
         if printed[i] || rows >= MAX_FLOW_ROWS {
             continue;
