@@ -450,7 +450,8 @@ fn visited(
     );
 }
 
-/// The whole pipeline: capture bytes to report, JSON and text.
+/// The whole pipeline: capture bytes to report, JSON, text and the HTML
+/// page (with the throughput series, as `--html` asks for them).
 pub fn pipeline(data: &[u8]) {
     let file = CaptureFile::from_bytes(data.to_vec());
     // Small budgets, so that fuzzing reaches what happens past them.
@@ -465,9 +466,12 @@ pub fn pipeline(data: &[u8]) {
             events_total: 256,
             timing_samples: 64,
         },
+        timeline_series: data.len() % 2 == 1,
         ..AnalysisOptions::default()
     };
     if let Ok(r) = crate::pipeline::analyze(&file, &DissectOptions::default(), opts, None) {
+        let page = crate::output::html::page(std::slice::from_ref(&r));
+        assert_eq!(page.matches("<svg").count(), page.matches("</svg>").count());
         let _ = serde_json::to_vec(&r);
         let _ = crate::output::report::render(
             &r,
