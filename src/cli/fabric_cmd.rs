@@ -22,7 +22,7 @@ pub fn run(args: &FabricArgs) -> Result<(), RunError> {
     // Said before the captures are read.
     if args.tui && !std::io::IsTerminal::is_terminal(&io::stdout()) {
         return Err(RunError::Usage(
-            "--tui draws on a terminal and standard output is not one; drop --tui for text or use --json".into(),
+            crate::tui::fabric_view::NOT_A_TERMINAL.into(),
         ));
     }
     let topo = match &args.topology {

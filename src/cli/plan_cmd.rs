@@ -225,11 +225,7 @@ fn write_replay(out: &mut impl Write, r: &Replay) -> io::Result<()> {
     )?;
     let shown = 60;
     for row in p.rows.iter().take(shown) {
-        let t = if row.t_ns < 0 {
-            format!("-{}", human_ns(row.t_ns.unsigned_abs()))
-        } else {
-            format!("+{}", human_ns(row.t_ns as u64))
-        };
+        let t = signed_ns(row.t_ns);
         let ratio = if row.expected_bps > 0.0 {
             format!("{:.2}", row.observed_bps / row.expected_bps)
         } else {
@@ -293,6 +289,12 @@ fn write_replay(out: &mut impl Write, r: &Replay) -> io::Result<()> {
     Ok(())
 }
 
+/// A time from the first CNP: `-50.0 µs`, `+1.20 ms`.
+fn signed_ns(t: i64) -> String {
+    let sign = if t < 0 { '-' } else { '+' };
+    format!("{sign}{}", human_ns(t.unsigned_abs()))
+}
+
 /// Expected (─) against observed (█) over the rows: 60 columns, 10 rows.
 fn replay_chart(out: &mut impl Write, p: &plan::DcqcnReplay) -> io::Result<()> {
     const W: usize = 60;
@@ -342,14 +344,7 @@ fn replay_chart(out: &mut impl Write, p: &plan::DcqcnReplay) -> io::Result<()> {
     writeln!(out, "  {}└{}", " ".repeat(11), "─".repeat(cols))?;
     let first = p.rows.first().map_or(0, |r| r.t_ns);
     let last = p.rows.last().map_or(0, |r| r.t_ns + p.step_ns as i64);
-    let fmt = |t: i64| {
-        if t < 0 {
-            format!("-{}", human_ns(t.unsigned_abs()))
-        } else {
-            format!("+{}", human_ns(t as u64))
-        }
-    };
-    let (a, b) = (fmt(first), fmt(last));
+    let (a, b) = (signed_ns(first), signed_ns(last));
     writeln!(
         out,
         "  {}{a}{:>w$}",

@@ -319,12 +319,14 @@ fn arrow(
     }
 }
 
+/// Why `fabric --tui` cannot draw.
+pub const NOT_A_TERMINAL: &str =
+    "--tui draws on a terminal and standard output is not one; drop --tui for text or use --json";
+
 /// `fabric --tui` on the real terminal.
 pub fn run(report: FabricReport) -> Result<(), crate::cli::RunError> {
     if !io::stdout().is_terminal() {
-        return Err(crate::cli::RunError::Usage(
-            "--tui draws on a terminal and standard output is not one; drop --tui for text or use --json".into(),
-        ));
+        return Err(crate::cli::RunError::Usage(NOT_A_TERMINAL.into()));
     }
     let mut view = FabricView::new(report);
     let mut terminal = super::terminal()?;
