@@ -212,7 +212,7 @@ fn write_replay(out: &mut impl Write, r: &Replay) -> io::Result<()> {
         params.name,
         gbps(p.line_bps),
         if p.line_from == "observed" {
-            " (the flow's payload rate in the 50 µs before its first CNP; --speed to set it)"
+            "\n(the flow's payload rate in the 50 µs before its first CNP; --speed to set it)"
         } else {
             ""
         }
