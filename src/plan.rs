@@ -293,10 +293,10 @@ pub fn dcqcn(p: DcqcnParams, line_bps: f64, cnps_ns: &[u64], end_ns: u64) -> Dcq
     let mut recovered = None;
     loop {
         let cnp_t = cnps.get(next_cnp).copied();
-        let timer_t = cut.then_some(timer_at + p.timer_ns);
+        let timer_t = cut.then_some(timer_at.saturating_add(p.timer_ns));
         let bytes_t = (cut && p.byte_counter > 0 && rc > 0.0).then(|| {
             let left = (p.byte_counter as f64 - bytes).max(0.0);
-            now + (left * 8.0 / rc * 1e9).ceil() as u64
+            now.saturating_add((left * 8.0 / rc * 1e9).ceil() as u64)
         });
         let t = [cnp_t, timer_t, bytes_t, Some(end_ns)]
             .into_iter()
@@ -499,9 +499,13 @@ pub fn dcqcn_replay(
     // Rows start on a bin edge a window before the first CNP.
     let grain = observed.bin_ns;
     let start_rel = first.saturating_sub(origin).saturating_sub(window_ns) / grain * grain;
-    let end_rel = observed.end_ns.max(last).saturating_sub(origin) + 1;
+    let end_rel = observed
+        .end_ns
+        .max(last)
+        .saturating_sub(origin)
+        .saturating_add(1);
     let step = match step_ns {
-        Some(s) => s.div_ceil(grain) * grain,
+        Some(s) => s.div_ceil(grain).max(1).saturating_mul(grain),
         None => nice_step(end_rel - start_rel, 60, grain),
     };
     let (line, line_from) = match line_bps {
@@ -520,7 +524,7 @@ pub fn dcqcn_replay(
         }
     };
     // The controller's clock starts with the rows.
-    let sim0 = origin + start_rel;
+    let sim0 = origin.saturating_add(start_rel);
     let rel: Vec<u64> = cnps_ns.iter().map(|&c| c.saturating_sub(sim0)).collect();
     let run = dcqcn(p, line, &rel, end_rel - start_rel);
     if (end_rel - start_rel) / step > MAX_ROWS {
@@ -541,7 +545,7 @@ pub fn dcqcn_replay(
         }
         while t < to {
             let next = run.steps.get(i).map_or(to, |s| s.t_ns.min(to));
-            acc += rate * (next - t) as f64;
+            acc += rate * next.saturating_sub(t) as f64;
             t = next;
             if let Some(s) = run.steps.get(i)
                 && s.t_ns <= t
@@ -557,20 +561,21 @@ pub fn dcqcn_replay(
     let (mut ratio_sum, mut compared, mut within) = (0.0, 0u64, 0u64);
     let mut c = 0usize;
     loop {
-        let a = start_rel + k * step;
+        let a = start_rel.saturating_add(k.saturating_mul(step));
         if a >= end_rel {
             break;
         }
-        let b = (a + step).min(end_rel);
+        let b = a.saturating_add(step).min(end_rel);
         let mut n = 0;
-        while c < cnps_ns.len() && cnps_ns[c] < origin + b {
+        while c < cnps_ns.len() && cnps_ns[c] < origin.saturating_add(b) {
             n += 1;
             c += 1;
         }
         let observed_bps = observed.sum(a, b) as f64 * 8e9 / (b - a) as f64;
         let expected_bps = rate_avg(a - start_rel, b - start_rel);
-        let t_ns = (origin + a) as i64 - first as i64;
-        if origin + b > first && observed_bps > 0.0 && expected_bps > 0.0 {
+        let t_ns = (i128::from(origin) + i128::from(a) - i128::from(first))
+            .clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+        if origin.saturating_add(b) > first && observed_bps > 0.0 && expected_bps > 0.0 {
             let r = observed_bps / expected_bps;
             ratio_sum += r;
             compared += 1;

@@ -110,6 +110,10 @@ fn every_sample_page_names_its_flows_and_draws_its_charts_offline() {
             "{what}"
         );
     }
+    // Round trip and completion histograms, from the samples the report
+    // keeps (with --html the report carries them).
+    assert!(mixed.contains("aria-label=\"Round trip histogram of flow 1\""));
+    assert!(mixed.contains("aria-label=\"Completion histogram of flow 1\""));
     let (_, storm) = page("pfc-storm.pcapng", d.path());
     assert!(storm.contains("aria-label=\"PFC pause intervals\""));
     assert!(storm.contains("class=\"storm\""), "storms drawn as storms");
@@ -231,6 +235,15 @@ fn each_chart_kind_as_svg() {
     assert!(l.contains("2 intervals closer than a pixel"));
     insta::assert_snapshot!("svg_lanes", l);
     insta::assert_snapshot!(
+        "svg_histogram",
+        svg::histogram_chart(
+            "RTT",
+            &[1000, 1778, 3162, 5623, 10000],
+            &[3, 10, 4, 1],
+            &[("p50", 2000), ("p99", 6000)]
+        )
+    );
+    insta::assert_snapshot!(
         "svg_percentiles",
         svg::percentiles_chart(
             "Timing",
@@ -341,4 +354,60 @@ fn chromium_renders_the_page_without_console_messages_and_as_stored() {
             keep.display()
         );
     }
+}
+
+#[test]
+fn an_nvme_capture_gets_its_latencies_and_slowest_ios() {
+    let d = tempfile::tempdir().unwrap();
+    let cap = d.path().join("nvme.pcapng");
+    let run = common::bin()
+        .args([
+            "gen",
+            "--scenario",
+            "nvme",
+            "--seed",
+            "3",
+            "--qps",
+            "2",
+            "-o",
+        ])
+        .arg(&cap)
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    let out = d.path().join("nvme.html");
+    let run = common::bin()
+        .arg(&cap)
+        .arg("--html")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    let html = std::fs::read_to_string(&out).unwrap();
+    for want in [
+        "NVMe-oF I/O",
+        "aria-label=\"NVMe-oF command latency per queue\"",
+        "aria-label=\"NVMe-oF command latency histogram\"",
+        "Slowest I/Os",
+        "Unrecovered Read Error",
+    ] {
+        assert!(html.contains(want), "{want}");
+    }
+    // The histogram's samples are the commands answered.
+    let json = common::bin()
+        .arg(&cap)
+        .args(["--json", "--timeline"])
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let completed = r["nvme"]["completed"].as_u64().unwrap();
+    let in_hist: u64 = r["nvme"]["queues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|q| q["latency_histogram"]["counts"].as_array())
+        .flatten()
+        .map(|c| c.as_u64().unwrap())
+        .sum();
+    assert_eq!(in_hist, completed);
 }

@@ -297,9 +297,17 @@ impl Analyzer {
             icrc_summarised: false,
             requesters: Map::default(),
             traced: None,
-            logs: timing::Logs::new(l.timing_samples),
+            logs: {
+                let mut logs = timing::Logs::new(l.timing_samples);
+                logs.histograms = opts.timeline_series;
+                logs
+            },
             timeline: throughput::Timeline::new(opts.timeline_bin_ns, opts.timeline_series),
-            nvme: nvme::Tracker::new(opts.ulp.clone(), l.timing_samples),
+            nvme: {
+                let mut t = nvme::Tracker::new(opts.ulp.clone(), l.timing_samples);
+                t.histograms(opts.timeline_series);
+                t
+            },
             budget: Budget {
                 events_per_flow: l.events_per_flow,
                 events_left: l.events_total,

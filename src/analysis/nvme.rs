@@ -364,6 +364,11 @@ pub struct Tracker {
 }
 
 impl Tracker {
+    /// Latency histograms in the report (`--timeline`, `--html`).
+    pub fn histograms(&mut self, on: bool) {
+        self.logs.histograms = on;
+    }
+
     pub fn new(rule: UlpRule, samples: u64) -> Self {
         Tracker {
             rule,
@@ -782,6 +787,7 @@ impl Tracker {
                 bytes_read: q.bytes_read,
                 bytes_written: q.bytes_written,
                 latency: q.latency.stats(Kind::Completion, q.slot, logs),
+                latency_histogram: logs.histogram(Kind::Completion, q.slot),
                 first_data: q.first_data.stats(Kind::Rtt, q.slot, logs),
                 data: q.data.stats(Kind::ReadLatency, q.slot, logs),
                 by_opcode: q
@@ -909,6 +915,9 @@ pub struct QueueReport {
     pub bytes_written: u64,
     /// Command to response.
     pub latency: Option<Stats>,
+    /// With `--timeline` or `--html`: the latencies' histogram.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_histogram: Option<super::timing::Histogram>,
     /// Command to the controller's first data packet (RDMA WRITE or READ
     /// request).
     pub first_data: Option<Stats>,

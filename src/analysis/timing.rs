@@ -129,6 +129,67 @@ pub struct Logs {
     kinds: [SampleLog; 4],
     left: u64,
     sorted: bool,
+    /// With the series (`--timeline`, `--html`): histograms of the
+    /// samples in the report.
+    pub histograms: bool,
+}
+
+/// `{edges_ns, counts}`: the samples kept, in bins four a decade (bin `i`
+/// from `edges_ns[i]` to `edges_ns[i + 1]`, edges 10^(k/4) ns rounded), from
+/// the smallest sample's bin to the largest's.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Histogram {
+    pub edges_ns: Vec<u64>,
+    pub counts: Vec<u64>,
+}
+
+impl Histogram {
+    /// The histogram of `values` (`None` without any).
+    pub fn of(values: impl Iterator<Item = u64> + Clone) -> Option<Histogram> {
+        // Bin 0 holds 0 ns; bin b ≥ 1 holds [10^((b-1)/4), 10^(b/4)).
+        let bin = |v: u64| {
+            if v == 0 {
+                0
+            } else {
+                ((v as f64).log10() * 4.0 + 1e-9).floor() as usize + 1
+            }
+        };
+        let (mut lo, mut hi) = (usize::MAX, 0);
+        for v in values.clone() {
+            let b = bin(v);
+            lo = lo.min(b);
+            hi = hi.max(b);
+        }
+        if lo > hi {
+            return None;
+        }
+        let mut counts = vec![0u64; hi - lo + 1];
+        for v in values {
+            counts[bin(v) - lo] += 1;
+        }
+        let edge = |b: usize| {
+            if b == 0 {
+                0
+            } else {
+                10f64.powf((b - 1) as f64 / 4.0).round() as u64
+            }
+        };
+        Some(Histogram {
+            edges_ns: (lo..=hi + 1).map(edge).collect(),
+            counts,
+        })
+    }
+}
+
+/// `timing.histograms` (with `--timeline` or `--html`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct TimingHistograms {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt: Option<Histogram>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completion: Option<Histogram>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_latency: Option<Histogram>,
 }
 
 impl Logs {
@@ -137,6 +198,21 @@ impl Logs {
             left: budget,
             ..Logs::default()
         }
+    }
+
+    /// The histogram of flow `flow`'s samples of `kind` (sorted logs),
+    /// when [`Logs::histograms`] asks for them.
+    pub fn histogram(&self, kind: Kind, flow: u32) -> Option<Histogram> {
+        if !self.histograms {
+            return None;
+        }
+        let (narrow, wide) = self.kinds[kind as usize].of(flow);
+        Histogram::of(
+            narrow
+                .iter()
+                .map(|&x| x & 0xffff_ffff)
+                .chain(wide.iter().map(|w| w.1)),
+        )
     }
 
     /// Sorts the logs: after this, only [`FlowTiming::report`] reads them.
@@ -279,6 +355,9 @@ pub struct TimingReport {
     /// Payload over time (any flow that carries payload).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub throughput: Option<super::throughput::Throughput>,
+    /// With the series: the samples' histograms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub histograms: Option<Box<TimingHistograms>>,
 }
 
 impl TimingReport {
@@ -294,6 +373,7 @@ impl TimingReport {
             acks: None,
             timeout: None,
             throughput: Some(t),
+            histograms: None,
         }
     }
 }
@@ -728,6 +808,15 @@ impl FlowTiming {
             acks,
             timeout: None,
             throughput: None,
+            histograms: logs
+                .histograms
+                .then(|| TimingHistograms {
+                    rtt: logs.histogram(Kind::Rtt, flow),
+                    completion: logs.histogram(Kind::Completion, flow),
+                    read_latency: logs.histogram(Kind::ReadLatency, flow),
+                })
+                .filter(|h| h.rtt.is_some() || h.completion.is_some() || h.read_latency.is_some())
+                .map(Box::new),
         };
         (t.rtt.is_some() || t.messages.is_some() || t.acks.is_some()).then_some(t)
     }
@@ -832,6 +921,20 @@ pub fn vantage<A: Copy + Eq>(flows: &[TimedFlow<A>]) -> Option<(Vantage, Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_histogram_has_four_bins_a_decade_and_every_sample() {
+        let h = Histogram::of([0u64, 1, 2, 5, 10, 99, 100, 1000, 1000].into_iter()).unwrap();
+        assert_eq!(h.counts.iter().sum::<u64>(), 9);
+        assert_eq!(h.edges_ns.len(), h.counts.len() + 1);
+        // 0 alone; 1 in [1, 2); 2 in [2, 3); 5 in [3, 6); 10 in [10, 18).
+        assert_eq!(&h.edges_ns[..6], &[0, 1, 2, 3, 6, 10]);
+        assert_eq!(&h.counts[..6], &[1, 1, 1, 1, 0, 1]);
+        // 1000 (10^3) opens its bin, twice.
+        assert_eq!(*h.counts.last().unwrap(), 2);
+        assert_eq!(h.edges_ns[h.edges_ns.len() - 2], 1000);
+        assert_eq!(Histogram::of(std::iter::empty()), None);
+    }
 
     fn flows(f: &[(u8, u8, u64, u64)]) -> Vec<TimedFlow<u8>> {
         f.iter()

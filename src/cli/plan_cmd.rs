@@ -51,7 +51,7 @@ pub fn run(args: &PlanArgs) -> Result<(), RunError> {
             let mut cnps = a.cnp.clone();
             cnps.sort_unstable();
             let last = cnps.last().copied().unwrap_or(0);
-            let end = a.duration.unwrap_or(last + 3_000_000);
+            let end = a.duration.unwrap_or(last.saturating_add(3_000_000));
             if end < last {
                 return Err(RunError::Usage(format!(
                     "--duration {} ends before the last CNP ({})",

@@ -125,6 +125,7 @@ impl FlowTimingTruth {
             acks,
             timeout,
             throughput,
+            histograms: None,
         })
     }
 }

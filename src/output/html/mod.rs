@@ -152,7 +152,10 @@ fn capture(s: &mut String, r: &Report, id: &str, heading: bool) {
     );
     flows_table(s, r, id);
     let t0 = c.first_ts_ns;
-    let span = (c.first_ts_ns, c.last_ts_ns.max(c.first_ts_ns + 1));
+    let span = (
+        c.first_ts_ns,
+        c.last_ts_ns.max(c.first_ts_ns.saturating_add(1)),
+    );
     for i in charted(r) {
         flow_section(s, r, i, &r.flows[i], id, t0, span);
     }
@@ -319,12 +322,12 @@ fn flow_section(
             let bin_ns = tp.map_or(1, |t| t.bin_ns);
             for p in series
                 .iter()
-                .filter(|p| p.replayed_bytes > 0 && p.t_ns + bin_ns > listed_until)
+                .filter(|p| p.replayed_bytes > 0 && p.t_ns.saturating_add(bin_ns) > listed_until)
             {
                 if let Some(lo) = p.psn_min {
                     anomalies.push((
                         Anomaly::Retransmit,
-                        p.t_ns + bin_ns / 2,
+                        p.t_ns.saturating_add(bin_ns / 2),
                         lo,
                         format!(
                             "{} replayed in the {} from {} (past the events listed)",
@@ -421,6 +424,29 @@ fn flow_section(
                 &rows,
             ));
         }
+        if let Some(h) = &t.histograms {
+            for (name, hist, st) in [
+                ("Round trip", &h.rtt, &t.rtt),
+                ("Completion", &h.completion, &t.completion),
+                ("READ latency", &h.read_latency, &t.read_latency),
+            ] {
+                let (Some(hist), Some(st)) = (hist, st) else {
+                    continue;
+                };
+                let _ = write!(
+                    s,
+                    "<h4>{name} histogram</h4><p class=\"muted\">{} samples kept of {}</p>",
+                    grouped(hist.counts.iter().sum()),
+                    grouped(st.count)
+                );
+                s.push_str(&svg::histogram_chart(
+                    &format!("{name} histogram of flow {}", i + 1),
+                    &hist.edges_ns,
+                    &hist.counts,
+                    &[("p50", st.p50_ns), ("p99", st.p99_ns)],
+                ));
+            }
+        }
     }
     s.push_str("</section>\n");
 }
@@ -503,7 +529,7 @@ fn cc_section(s: &mut String, r: &Report, t0: u64, span: (u64, u64)) {
                 .map(|e| {
                     (
                         e.ts_ns,
-                        e.ts_ns + 1,
+                        e.ts_ns.saturating_add(1),
                         e.kind == EventKind::Cnp,
                         format!(
                             "{} · frame {} · {}",
@@ -568,6 +594,42 @@ fn nvme_section(s: &mut String, r: &Report) {
             "NVMe-oF command latency per queue",
             &rows,
         ));
+    }
+    // One histogram of every queue's latencies: the bins have the same
+    // 10^(k/4) edges everywhere, so they add up (a bin no queue has is
+    // left out).
+    let mut all: std::collections::BTreeMap<u64, (u64, u64)> = std::collections::BTreeMap::new();
+    for h in n.queues.iter().filter_map(|q| q.latency_histogram.as_ref()) {
+        for (k, c) in h.counts.iter().enumerate() {
+            let e = all.entry(h.edges_ns[k]).or_insert((h.edges_ns[k + 1], 0));
+            e.1 += c;
+        }
+    }
+    if !all.is_empty() {
+        let mut edges: Vec<u64> = all.keys().copied().collect();
+        edges.push(all.values().last().map_or(0, |v| v.0));
+        let counts: Vec<u64> = all.values().map(|v| v.1).collect();
+        s.push_str("<h3>Command latency histogram (every queue)</h3>");
+        s.push_str(&svg::histogram_chart(
+            "NVMe-oF command latency histogram",
+            &edges,
+            &counts,
+            &[],
+        ));
+    }
+    if !n.errors.is_empty() {
+        s.push_str("<h3>Failed commands</h3><table><thead><tr><th class=\"l\">status</th><th>SCT</th><th>SC</th><th>commands</th></tr></thead><tbody>");
+        for e in &n.errors {
+            let _ = write!(
+                s,
+                "<tr><td class=\"l bad\">{}</td><td>{:#x}</td><td>{:#04x}</td><td>{}</td></tr>",
+                esc(e.status),
+                e.sct,
+                e.sc,
+                grouped(e.count)
+            );
+        }
+        s.push_str("</tbody></table>");
     }
     if !n.slowest.is_empty() {
         s.push_str("<h3>Slowest I/Os</h3><table><thead><tr><th>qid</th><th>cid</th><th class=\"l\">opcode</th><th>bytes</th><th>latency</th><th>command frame</th><th class=\"l\">status</th></tr></thead><tbody>");

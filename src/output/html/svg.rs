@@ -310,7 +310,7 @@ pub fn psn_chart(
     let mut svg = Svg::new(
         label,
         260.0,
-        (span.0 as f64, span.1.max(span.0 + 1) as f64),
+        (span.0 as f64, span.1.max(span.0.saturating_add(1)) as f64),
         (0.0, f64::from(hi) * 1.05),
     );
     svg.axes(t0 as f64, "PSN from the flow's first", &num);
@@ -378,7 +378,7 @@ pub fn throughput_chart(
     let mut svg = Svg::new(
         label,
         220.0,
-        (span.0 as f64, span.1.max(span.0 + 1) as f64),
+        (span.0 as f64, span.1.max(span.0.saturating_add(1)) as f64),
         (0.0, top),
     );
     for (a, b, tip) in paused {
@@ -454,7 +454,7 @@ pub fn lanes_chart(label: &str, t0: u64, span: (u64, u64), lanes: &[Lane]) -> St
     let mut svg = Svg::new(
         label,
         height,
-        (span.0 as f64, span.1.max(span.0 + 1) as f64),
+        (span.0 as f64, span.1.max(span.0.saturating_add(1)) as f64),
         (0.0, lanes.len().max(1) as f64),
     );
     // Lane names instead of y ticks: wider left margin is not needed, they
@@ -521,6 +521,103 @@ fn merged_bars(svg: &Svg, bars: &[(u64, u64, bool, String)]) -> Vec<(f64, f64, b
             (x0, x1, storm, tip)
         })
         .collect()
+}
+
+/// A histogram of times on a log axis: a bar per bin (`edges_ns` one
+/// longer than `counts`), the p50 and p99 as dashed lines.
+pub fn histogram_chart(
+    label: &str,
+    edges_ns: &[u64],
+    counts: &[u64],
+    marks: &[(&str, u64)],
+) -> String {
+    let lo = edges_ns.first().copied().unwrap_or(1).max(1) as f64;
+    let hi = edges_ns.last().copied().unwrap_or(10).max(2) as f64;
+    let (l0, l1) = (lo.log10(), hi.log10().max(lo.log10() + 0.25));
+    let top = counts.iter().copied().max().unwrap_or(1).max(1) as f64;
+    let height = 170.0;
+    let x = Scale::new(l0, l1, LEFT, WIDTH - RIGHT);
+    let y = Scale::new(0.0, top * 1.1, height - BOTTOM, TOP);
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        r#"<svg class="chart" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" aria-label="{}" xmlns="http://www.w3.org/2000/svg">"#,
+        esc(label)
+    );
+    let yb = height - BOTTOM;
+    let _ = write!(
+        out,
+        r#"<rect class="plot" x="{LEFT}" y="{TOP}" width="{}" height="{}"/>"#,
+        x.r1 - x.r0,
+        yb - TOP
+    );
+    // Decades as ticks.
+    let mut e = l0.ceil();
+    while e <= l1 {
+        let px = x.at(e);
+        let anchor = if px > x.r1 - 20.0 { "end" } else { "middle" };
+        let _ = write!(
+            out,
+            r#"<line class="grid" x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{yb}"/><text class="tick" x="{px:.1}" y="{}" text-anchor="{anchor}">{}</text>"#,
+            yb + 14.0,
+            esc(&human_ns(10f64.powf(e).round() as u64))
+        );
+        e += 1.0;
+    }
+    for v in ticks(0.0, top, 3) {
+        let py = y.at(v);
+        let _ = write!(
+            out,
+            r#"<line class="grid" x1="{LEFT}" y1="{py:.1}" x2="{}" y2="{py:.1}"/><text class="tick" x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
+            x.r1,
+            LEFT - 4.0,
+            py + 4.0,
+            num(v)
+        );
+    }
+    let _ = write!(
+        out,
+        r#"<text class="axis" x="{}" y="{}" text-anchor="middle">time (log scale)</text><text class="axis" transform="translate(12 {}) rotate(-90)" text-anchor="middle">samples</text>"#,
+        (x.r0 + x.r1) / 2.0,
+        height - 4.0,
+        (yb + TOP) / 2.0
+    );
+    for (i, &c) in counts.iter().enumerate() {
+        let (a, b) = (
+            edges_ns[i].max(1) as f64,
+            edges_ns.get(i + 1).copied().unwrap_or(1).max(1) as f64,
+        );
+        let (x0, x1) = (x.at(a.log10()), x.at(b.log10()));
+        let py = y.at(c as f64);
+        let _ = write!(
+            out,
+            r#"<rect x="{:.1}" y="{py:.1}" width="{:.1}" height="{:.1}" fill="{SKY}" stroke="{BLUE}"><title>{} to {}: {c}</title></rect>"#,
+            x0 + 0.5,
+            (x1 - x0 - 1.0).max(1.0),
+            (yb - py).max(if c > 0 { 1.0 } else { 0.0 }),
+            esc(&human_ns(edges_ns[i])),
+            esc(&human_ns(edges_ns.get(i + 1).copied().unwrap_or(0)))
+        );
+    }
+    let mut legend = vec![(Shape::Square, SKY, "samples")];
+    for (name, v) in marks {
+        let px = x.at(((*v).max(1) as f64).log10()).clamp(x.r0, x.r1);
+        let color = if *name == "p99" { VERMILLION } else { BLUE };
+        let _ = write!(
+            out,
+            r#"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{yb}" stroke="{color}" stroke-width="2" stroke-dasharray="5 3"><title>{name} {}</title></line>"#,
+            esc(&human_ns(*v))
+        );
+        legend.push((Shape::Bar, color, name));
+    }
+    let mut svg = Svg {
+        out,
+        height,
+        x: Scale::new(0.0, 1.0, LEFT, WIDTH - RIGHT),
+        y,
+    };
+    svg.legend(&legend);
+    svg.finish()
 }
 
 /// Distributions as strips on a log time axis: min to max as a thin line,

@@ -796,6 +796,7 @@ impl Generator<'_> {
                 bytes_read: read,
                 bytes_written: written,
                 latency: stats(lat),
+                latency_histogram: None,
                 first_data: stats(first),
                 data: stats(data),
                 by_opcode: by_op
