@@ -89,6 +89,15 @@ pub fn bps_label(v: f64) -> String {
     }
 }
 
+/// The opening `<svg>` tag of a chart `height` pixels tall, described by
+/// `label` (read by screen readers).
+fn open(label: &str, height: f64) -> String {
+    format!(
+        r#"<svg class="chart" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" aria-label="{}" xmlns="http://www.w3.org/2000/svg">"#,
+        esc(label)
+    )
+}
+
 /// One chart being drawn.
 pub struct Svg {
     pub out: String,
@@ -113,12 +122,7 @@ impl Svg {
     /// A chart `height` pixels tall for x in `x0..x1` and y in `y0..y1`,
     /// its description `label` (read by screen readers).
     pub fn new(label: &str, height: f64, x: (f64, f64), y: (f64, f64)) -> Svg {
-        let mut out = String::new();
-        let _ = write!(
-            out,
-            r#"<svg class="chart" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" aria-label="{}" xmlns="http://www.w3.org/2000/svg">"#,
-            esc(label)
-        );
+        let out = open(label, height);
         Svg {
             out,
             height,
@@ -538,12 +542,7 @@ pub fn histogram_chart(
     let height = 170.0;
     let x = Scale::new(l0, l1, LEFT, WIDTH - RIGHT);
     let y = Scale::new(0.0, top * 1.1, height - BOTTOM, TOP);
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        r#"<svg class="chart" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" aria-label="{}" xmlns="http://www.w3.org/2000/svg">"#,
-        esc(label)
-    );
+    let mut out = open(label, height);
     let yb = height - BOTTOM;
     let _ = write!(
         out,
@@ -632,12 +631,7 @@ pub fn percentiles_chart(label: &str, rows: &[(String, [u64; 5])]) -> String {
         hi.log10().ceil().max(lo.log10().floor() + 1.0),
     );
     let x = Scale::new(l0, l1, LEFT + 110.0, WIDTH - RIGHT);
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        r#"<svg class="chart" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" aria-label="{}" xmlns="http://www.w3.org/2000/svg">"#,
-        esc(label)
-    );
+    let mut out = open(label, height);
     let yb = height - BOTTOM;
     let _ = write!(
         out,
