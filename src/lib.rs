@@ -10,6 +10,8 @@ pub mod analysis;
 pub mod capture;
 pub mod cli;
 pub mod dissect;
+#[cfg(feature = "parquet")]
+pub mod export;
 pub mod fabric;
 pub mod fields;
 pub mod filter;

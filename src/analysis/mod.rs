@@ -334,6 +334,17 @@ impl Analyzer {
         })
     }
 
+    /// Keep every completed NVMe-oF I/O, for [`Analyzer::nvme_done`].
+    pub fn keep_nvme_ios(&mut self) {
+        self.nvme.keep_done();
+    }
+
+    /// The NVMe-oF I/Os completed since they were last taken (with
+    /// [`Analyzer::keep_nvme_ios`]; drain it after every frame).
+    pub fn nvme_done(&mut self) -> Option<&mut Vec<nvme::IoDone>> {
+        self.nvme.take_done()
+    }
+
     /// Feeds one packet; returns what the analysis found in it.
     pub fn packet(&mut self, pkt: &Packet<'_>) -> FrameAnalysis {
         self.observe(&Facts::of(pkt))

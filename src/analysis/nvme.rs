@@ -361,6 +361,20 @@ pub struct Tracker {
     slowest: Vec<IoReport>,
     errors: BTreeMap<u16, u64>,
     queues_dropped: u64,
+    /// Every I/O completed since [`Tracker::take_done`] last emptied it,
+    /// when asked for (`export`'s `nvme_ios`).
+    done: Option<Vec<IoDone>>,
+}
+
+/// A completed I/O with its queue's ends and its status's parts, as
+/// `export` lists every one.
+#[derive(Debug, Clone)]
+pub struct IoDone {
+    pub io: IoReport,
+    pub host: Addr,
+    pub controller: Addr,
+    pub sct: u8,
+    pub sc: u8,
 }
 
 impl Tracker {
@@ -384,7 +398,19 @@ impl Tracker {
             slowest: Vec::new(),
             errors: BTreeMap::new(),
             queues_dropped: 0,
+            done: None,
         }
+    }
+
+    /// Keep every completed I/O for [`Tracker::take_done`].
+    pub fn keep_done(&mut self) {
+        self.done.get_or_insert_with(Vec::new);
+    }
+
+    /// The I/Os completed since the last call (the caller drains them
+    /// after every frame, so at most a frame's worth are held).
+    pub fn take_done(&mut self) -> Option<&mut Vec<IoDone>> {
+        self.done.as_mut()
     }
 
     /// Whether any flow is followed (the cheap test before the others).
@@ -621,7 +647,8 @@ impl Tracker {
                 Dir::None => {}
             }
         }
-        if !would_keep(&self.slowest, latency, io.frame) {
+        let keep = would_keep(&self.slowest, latency, io.frame);
+        if !keep && self.done.is_none() {
             return said;
         }
         let item = IoReport {
@@ -642,7 +669,18 @@ impl Tracker {
             )),
             queue: q,
         };
-        keep_slowest(&mut self.slowest, item);
+        if let Some(done) = self.done.as_mut() {
+            done.push(IoDone {
+                io: item.clone(),
+                host: queue.host,
+                controller: queue.controller,
+                sct: ((status >> 9) & 7) as u8,
+                sc: ((status >> 1) & 0xff) as u8,
+            });
+        }
+        if keep {
+            keep_slowest(&mut self.slowest, item);
+        }
         said
     }
 

@@ -277,6 +277,82 @@ pub enum Command {
     Plan(PlanArgs),
     /// Several links' captures on one clock: the pause graph, PFC deadlocks, pause propagation
     Fabric(FabricArgs),
+    /// Write captures as a Parquet dataset (packets, flows, events, ...) for DuckDB, Spark or Trino
+    #[cfg(feature = "parquet")]
+    Export(ExportArgs),
+}
+
+/// A table `export` writes.
+#[cfg(feature = "parquet")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TableArg {
+    /// A row per frame: every registry field, and the analysis's marks
+    Packets,
+    /// A row per flow: every figure of the report's flows[]
+    Flows,
+    /// A row per event the report lists for a flow
+    Events,
+    /// A row per retransmission episode
+    Episodes,
+    /// A row per PFC/802.3x pause interval
+    #[value(name = "pfc_intervals")]
+    PfcIntervals,
+    /// A row per connection (the two flows of a QP pair)
+    Connections,
+    /// A row per completed NVMe-oF command
+    #[value(name = "nvme_ios")]
+    NvmeIos,
+}
+
+#[cfg(feature = "parquet")]
+impl TableArg {
+    pub fn table(self) -> crate::export::Table {
+        use crate::export::Table;
+        match self {
+            TableArg::Packets => Table::Packets,
+            TableArg::Flows => Table::Flows,
+            TableArg::Events => Table::Events,
+            TableArg::Episodes => Table::Episodes,
+            TableArg::PfcIntervals => Table::PfcIntervals,
+            TableArg::Connections => Table::Connections,
+            TableArg::NvmeIos => Table::NvmeIos,
+        }
+    }
+}
+
+#[cfg(feature = "parquet")]
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  roce-dissect export captures/*.pcap -o dataset\n  roce-dissect export big.pcapng -o dataset --tables flows,pfc_intervals\n  roce-dissect export host7.pcap -o dataset --where 'roce.analysis.retransmission'\n  duckdb -c \"SELECT capture, src, dst, retransmits FROM read_parquet('dataset/flows/**/*.parquet', hive_partitioning = true) ORDER BY retransmits DESC LIMIT 10\"\n\nThe dataset is DIR/TABLE/capture=NAME/part-0.parquet, NAME being the capture's file name; exporting a capture again replaces its partition. `roce-dissect export --schema` lists every table's columns."
+)]
+pub struct ExportArgs {
+    /// Captures (or folders of them); each is a partition of every table
+    #[arg(value_name = "CAPTURE", required_unless_present = "schema")]
+    pub captures: Vec<PathBuf>,
+    /// The dataset's folder (created if need be)
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "DIR",
+        required_unless_present = "schema"
+    )]
+    pub output: Option<PathBuf>,
+    /// Tables to write (default: all)
+    #[arg(long, value_name = "TABLE,...", value_delimiter = ',')]
+    pub tables: Vec<TableArg>,
+    /// Only the frames this display filter matches go to the packets table (the other tables are the whole report)
+    #[arg(long = "where", short = 'Y', value_name = "FILTER")]
+    pub filter: Option<String>,
+    /// Print every table's columns and types (Markdown) and exit
+    #[arg(long)]
+    pub schema: bool,
+    /// Captures exported at once (default: one per core)
+    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub jobs: Option<u16>,
+    #[command(flatten)]
+    pub decode: DecodeArgs,
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
 }
 
 #[derive(Debug, Args)]
@@ -477,7 +553,7 @@ pub struct FieldsArgs {
 }
 
 /// The command names, for suggestions when one is mistyped.
-pub const COMMANDS: [&str; 8] = [
+pub const COMMANDS: [&str; 9] = [
     "packets",
     "tui",
     "gen",
@@ -486,6 +562,7 @@ pub const COMMANDS: [&str; 8] = [
     "fields",
     "plan",
     "fabric",
+    "export",
 ];
 
 #[derive(Debug, Args)]

@@ -2,6 +2,8 @@
 //! `args` says what each command takes, the files beside it run them.
 
 pub mod args;
+#[cfg(feature = "parquet")]
+mod export_cmd;
 pub mod fabric_cmd;
 mod fields_cmd;
 mod gen_cmd;
@@ -63,6 +65,8 @@ pub fn main() -> ExitCode {
         Some(Command::Fields(args)) => fields_cmd::run(args),
         Some(Command::Plan(args)) => plan_cmd::run(args),
         Some(Command::Fabric(args)) => fabric_cmd::run(args),
+        #[cfg(feature = "parquet")]
+        Some(Command::Export(args)) => export_cmd::run(args),
         None if cli.captures.is_empty() => {
             Err(RunError::Usage("no capture given (see --help)".into()))
         }

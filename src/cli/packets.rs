@@ -1,7 +1,6 @@
 //! `roce-dissect packets CAPTURE`: one line per frame (with what the
 //! analysis found in it), the header tree, hex, or JSON Lines.
 
-use std::collections::HashMap;
 use std::io::{self, BufWriter, Write};
 use std::ops::ControlFlow;
 
@@ -91,7 +90,7 @@ fn mode(args: &PacketsArgs) -> Result<Mode, RunError> {
 fn report_numbers(
     paths: &[std::path::PathBuf],
     args: &PacketsArgs,
-) -> Option<HashMap<(String, String, u32), u64>> {
+) -> Option<crate::pipeline::FlowNumbers> {
     let regular = |p: &std::path::PathBuf| {
         p.as_os_str() != "-" && std::fs::metadata(p).is_ok_and(|m| m.is_file())
     };
@@ -107,14 +106,7 @@ fn report_numbers(
         crate::pipeline::analyze_merged(paths, &dopts, opts, None, threads, None)
     }
     .ok()?;
-    Some(
-        report
-            .flows
-            .into_iter()
-            .enumerate()
-            .map(|(i, f)| ((f.src, f.dst, f.destqp), i as u64 + 1))
-            .collect(),
-    )
+    Some(crate::pipeline::FlowNumbers::of(&report))
 }
 
 pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
@@ -134,13 +126,11 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
             .filter
             .as_deref()
             .is_some_and(|f| f.contains("roce.analysis.flow"));
-    let numbers = if needs_numbers {
+    let mut numbers = if needs_numbers {
         report_numbers(&inputs.paths, args)
     } else {
         None
     };
-    // By the analysis's flow id: the report's number, once looked up.
-    let mut number_of: Vec<Option<u64>> = Vec::new();
     let path = std::path::Path::new(&name);
     let opts = args.decode.dissect_options();
     let link_speed = args.decode.link_speed();
@@ -178,26 +168,11 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
         {
             return ControlFlow::Continue(());
         }
-        let flow_number = found.flow().map(|id| {
-            let id = id as usize;
-            match &numbers {
-                None => id as u64 + 1,
-                Some(map) => {
-                    if number_of.len() <= id {
-                        number_of.resize(id + 1, None);
-                    }
-                    *number_of[id].get_or_insert_with(|| {
-                        Analyzer::flow_key(pkt)
-                            .and_then(|k| {
-                                map.get(&(k.src.to_string(), k.dst.to_string(), k.dest_qp))
-                                    .copied()
-                            })
-                            .unwrap_or(0)
-                    })
-                }
-            }
-        });
-        let ctx = seen.ctx(flow_number.filter(|n| *n > 0));
+        let flow_number = match &mut numbers {
+            None => found.flow().map(|id| u64::from(id) + 1),
+            Some(n) => n.number(seen),
+        };
+        let ctx = seen.ctx(flow_number);
         if let Some(f) = &filter
             && !f.matches(&ctx)
         {

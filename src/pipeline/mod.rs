@@ -55,10 +55,26 @@ pub fn visit_source(
     name: &str,
     dissect_opts: &DissectOptions,
     opts: AnalysisOptions,
-    mut progress: Option<Progress<'_>>,
+    progress: Option<Progress<'_>>,
     visit: Visit<'_>,
 ) -> Result<Report, CaptureError> {
     let mut an = Analyzer::new(opts);
+    visit_with(source, dissect_opts, &mut an, progress, &mut |seen, _| {
+        visit(seen)
+    })?;
+    Ok(an.finish(capture_info(source, name)))
+}
+
+/// [`visit_source`]'s loop with the analyzer given, and handed to `visit`
+/// after each frame (to take what it gathered, e.g.
+/// [`Analyzer::nvme_done`]). Returns the number of frames read.
+pub fn visit_with(
+    source: &mut dyn FrameSource,
+    dissect_opts: &DissectOptions,
+    an: &mut Analyzer,
+    mut progress: Option<Progress<'_>>,
+    visit: &mut dyn FnMut(&Seen<'_, '_>, &mut Analyzer) -> ControlFlow<()>,
+) -> Result<u64, CaptureError> {
     let (mut first, mut prev) = (None, 0u64);
     let mut n = 0u64;
     loop {
@@ -83,11 +99,11 @@ pub fn visit_source(
             prev_ts_ns: if n == 1 { pkt.ts_ns } else { prev },
         };
         prev = pkt.ts_ns;
-        if visit(&seen).is_break() {
+        if visit(&seen, an).is_break() {
             break;
         }
     }
-    Ok(an.finish(capture_info(source, name)))
+    Ok(n)
 }
 
 /// The frame loop over the capture at `path` with a filter: the frames
@@ -577,4 +593,45 @@ pub fn parse_flow(s: &str) -> Result<FlowKey, String> {
         return Err(format!("'{qp}' is wider than 24 bits"));
     }
     Ok(FlowKey { src, dst, dest_qp })
+}
+
+/// The report's number of each frame's flow (1-based, as the report, the
+/// TUI and `roce.analysis.flow` number them), looked up once per flow
+/// from a report of the same capture (a first pass).
+#[derive(Debug, Default)]
+pub struct FlowNumbers {
+    by_key: std::collections::HashMap<(String, String, u32), u64>,
+    /// By the analysis's flow id: the number, once looked up (0: none).
+    by_id: Vec<Option<u64>>,
+}
+
+impl FlowNumbers {
+    pub fn of(report: &Report) -> FlowNumbers {
+        FlowNumbers {
+            by_key: report
+                .flows
+                .iter()
+                .enumerate()
+                .map(|(i, f)| ((f.src.clone(), f.dst.clone(), f.destqp), i as u64 + 1))
+                .collect(),
+            by_id: Vec::new(),
+        }
+    }
+
+    /// The number of the flow of `seen`'s frame, if it has one the
+    /// report lists.
+    pub fn number(&mut self, seen: &Seen<'_, '_>) -> Option<u64> {
+        let id = seen.analysis.flow()? as usize;
+        if self.by_id.len() <= id {
+            self.by_id.resize(id + 1, None);
+        }
+        let by_key = &self.by_key;
+        let n = *self.by_id[id].get_or_insert_with(|| {
+            Analyzer::flow_key(seen.pkt)
+                .and_then(|k| by_key.get(&(k.src.to_string(), k.dst.to_string(), k.dest_qp)))
+                .copied()
+                .unwrap_or(0)
+        });
+        (n > 0).then_some(n)
+    }
 }

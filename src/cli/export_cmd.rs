@@ -1,0 +1,207 @@
+//! `roce-dissect export CAPTURE... -o DIR`: the captures as a Parquet
+//! dataset, several captures at once; `--schema` prints every table's
+//! columns.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use super::args::ExportArgs;
+use super::{Progress, RunError, print_warnings};
+use crate::export::{self, Table};
+use crate::output::report::human_bytes;
+use crate::output::text::{count, terminal_safe};
+
+/// Every table's columns as Markdown: the README's schema section.
+pub fn schema_markdown() -> String {
+    let mut s = String::new();
+    for t in Table::ALL {
+        let _ = writeln!(s, "#### `{}`\n\n{}.\n", t.name(), t.about());
+        let _ = writeln!(s, "| column | type | from |\n|---|---|---|");
+        for ((name, kind), from) in t.schema().into_iter().zip(t.sources()) {
+            let from = if from.is_empty() {
+                "(number)".to_string()
+            } else {
+                format!("`{from}`")
+            };
+            let _ = writeln!(s, "| `{name}` | {} | {from} |", kind.sql());
+        }
+        s.push('\n');
+    }
+    s
+}
+
+pub fn run(args: &ExportArgs) -> Result<(), RunError> {
+    if args.schema {
+        std::io::stdout()
+            .lock()
+            .write_all(schema_markdown().as_bytes())?;
+        return Ok(());
+    }
+    let Some(out) = args.output.clone() else {
+        return Err(RunError::Usage("export needs -o DIR".into()));
+    };
+    let filter = args
+        .filter
+        .as_deref()
+        .map(crate::filter::Filter::parse)
+        .transpose()
+        .map_err(|e| RunError::Usage(format!("--where: {e}")))?;
+    let inputs = super::inputs::expand(&args.captures)?;
+    if let Some(p) = inputs.paths.iter().find(|p| p.as_os_str() == "-") {
+        return Err(RunError::Usage(format!(
+            "export reads each capture twice, so not from standard input ({}): save it to a file first",
+            p.display()
+        )));
+    }
+    // Partitions are named by file name: two captures of one name would
+    // be one partition.
+    let mut names: HashMap<String, &PathBuf> = HashMap::new();
+    for p in &inputs.paths {
+        let name = partition_name(p);
+        if let Some(other) = names.insert(name.clone(), p) {
+            return Err(RunError::Usage(format!(
+                "{} and {} are both named {}: partitions are named by file name, so export them to different folders (or rename one)",
+                terminal_safe(&other.display().to_string()),
+                terminal_safe(&p.display().to_string()),
+                terminal_safe(&name)
+            )));
+        }
+    }
+    let mut tables: Vec<Table> = if args.tables.is_empty() {
+        Table::ALL.to_vec()
+    } else {
+        args.tables.iter().map(|t| t.table()).collect()
+    };
+    tables.dedup();
+    if filter.is_some() && !tables.contains(&Table::Packets) {
+        return Err(RunError::Usage(
+            "--where selects packets rows, but --tables leaves the packets table out".into(),
+        ));
+    }
+    std::fs::create_dir_all(&out).map_err(|e| {
+        RunError::Usage(format!(
+            "-o {}: {e}",
+            terminal_safe(&out.display().to_string())
+        ))
+    })?;
+    let cores = crate::pipeline::threads().map_err(RunError::Usage)?;
+    let n = inputs.paths.len();
+    let workers = args
+        .jobs
+        .map(usize::from)
+        .unwrap_or(cores)
+        .clamp(1, n.max(1));
+    let opts = export::Options {
+        out: out.clone(),
+        tables,
+        filter,
+        dissect: args.decode.dissect_options(),
+        analysis: args.analysis.options(&args.decode)?,
+        threads: (cores / workers).max(1),
+    };
+    let started = Instant::now();
+    let next = AtomicUsize::new(0);
+    let failed = AtomicUsize::new(0);
+    let last_error = Mutex::new(String::new());
+    let totals = Mutex::new((0u64, 0u64, HashMap::<Table, u64>::new()));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(path) = inputs.paths.get(i) else {
+                        break;
+                    };
+                    let shown = terminal_safe(&path.display().to_string());
+                    let t0 = Instant::now();
+                    let result = if n == 1 {
+                        let mut progress = Progress::new(&path.display().to_string());
+                        let mut tell = |done: usize, total: usize, frames| {
+                            progress.update(done as u64, total as u64, frames)
+                        };
+                        let r = export::export(path, &partition_name(path), &opts, Some(&mut tell));
+                        progress.finish();
+                        r
+                    } else {
+                        export::export(path, &partition_name(path), &opts, None)
+                    };
+                    match result {
+                        Ok(w) => {
+                            print_warnings(&w.warnings, w.warnings.len() as u64);
+                            let rows: Vec<String> = w
+                                .rows
+                                .iter()
+                                .map(|(t, r)| {
+                                    format!("{} {}", t.name(), crate::output::report::grouped(*r))
+                                })
+                                .collect();
+                            eprintln!(
+                                "roce-dissect: {shown}: {} in {:.2} s → {} ({})",
+                                count(w.frames, "frame", "frames"),
+                                t0.elapsed().as_secs_f64(),
+                                rows.join(", "),
+                                human_bytes(w.bytes)
+                            );
+                            if let Ok(mut t) = totals.lock() {
+                                t.0 += w.frames;
+                                t.1 += w.bytes;
+                                for (table, r) in w.rows {
+                                    *t.2.entry(table).or_default() += r;
+                                }
+                            }
+                        }
+                        Err(e) => {
+                            failed.fetch_add(1, Ordering::Relaxed);
+                            let e = format!("{shown}: {}", terminal_safe(&e));
+                            match n {
+                                1 => *last_error.lock().unwrap_or_else(|p| p.into_inner()) = e,
+                                _ => eprintln!("roce-dissect: {e}"),
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let failed = failed.into_inner();
+    let (frames, bytes, _) = totals.into_inner().unwrap_or_default();
+    if failed == n {
+        return Err(if n == 1 {
+            RunError::Usage(last_error.into_inner().unwrap_or_default())
+        } else {
+            RunError::SomeFailed { failed, total: n }
+        });
+    }
+    let dir = terminal_safe(&out.display().to_string());
+    if n > 1 {
+        let secs = started.elapsed().as_secs_f64();
+        eprintln!(
+            "roce-dissect: {} captures, {} in {secs:.2} s ({:.2} M frames/s) → {dir} ({})",
+            n - failed,
+            count(frames, "frame", "frames"),
+            frames as f64 / secs.max(1e-9) / 1e6,
+            human_bytes(bytes)
+        );
+    }
+    if opts.tables.contains(&Table::Flows) {
+        eprintln!(
+            "roce-dissect: query it, e.g.: duckdb -c \"SELECT capture, src, dst, destqp, retransmits FROM read_parquet('{dir}/flows/**/*.parquet', hive_partitioning = true) ORDER BY retransmits DESC LIMIT 10\""
+        );
+    }
+    if failed > 0 {
+        return Err(RunError::SomeFailed { failed, total: n });
+    }
+    Ok(())
+}
+
+/// A capture's partition name: its file name.
+fn partition_name(p: &std::path::Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.display().to_string())
+}

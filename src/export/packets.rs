@@ -1,0 +1,500 @@
+//! The `packets` table: a row per frame, a column per field of the field
+//! registry, named as the JSON Lines name it (`bth_psn`, `ip_src`,
+//! `analysis_retransmission`), typed from the field's type.
+
+use std::fmt::Write as _;
+
+use std::fs::File;
+use std::path::Path;
+
+use arrow_schema::SchemaRef;
+use parquet::arrow::arrow_writer::{
+    ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory, compute_leaves,
+};
+use parquet::file::writer::SerializedFileWriter;
+
+use super::column::{self, Builder, Columns, Kind};
+use crate::analysis::FrameAnalysis;
+use crate::capture::{Frame, LinkType};
+use crate::dissect::{DissectOptions, Packet};
+use crate::fields::{Ctx, FIELDS, Field, FieldType, Value};
+use crate::pipeline::Seen;
+
+/// Fields left out: each holds both ends' values, which have their own
+/// columns (`ip_src`, `ip_dst`), and `frame`, which every frame has.
+const LEFT_OUT: &[&str] = &["frame", "eth.addr", "ip.addr", "ipv6.addr", "udp.port"];
+
+/// One column of the table.
+#[derive(Debug, Clone)]
+pub struct PacketColumn {
+    pub name: String,
+    pub kind: Kind,
+    /// The field; the column holds its first value in the frame
+    /// (stacked VLAN tags: the outer one).
+    pub field: &'static Field,
+    /// The index (in [`FIELDS`]) of the header the field belongs to
+    /// (`infiniband.bth` for `infiniband.bth.psn`), when the registry
+    /// has it: a frame without that header has no value in this column,
+    /// and its getter is not called.
+    gate: Option<usize>,
+}
+
+/// The column name of a registry field: its JSON Lines path joined by
+/// `_` (`infiniband.bth.psn` → `bth_psn`, `roce.analysis.gap` →
+/// `analysis_gap`), with `_ns` for spans of time.
+fn column_name(f: &Field) -> String {
+    let base = match f.name {
+        "frame.number" => "frame",
+        "roce.analysis.flow" => "flow",
+        "frame.time_epoch" => "ts",
+        n => n
+            .strip_prefix("infiniband.")
+            .or_else(|| {
+                n.strip_prefix("roce.")
+                    .filter(|r| r.starts_with("analysis."))
+            })
+            .unwrap_or(n),
+    };
+    let mut name = base.replace('.', "_");
+    if matches!(f.ty, FieldType::RelTime | FieldType::Millis) {
+        name.push_str("_ns");
+    }
+    name
+}
+
+fn kind_of(ty: FieldType) -> Kind {
+    match ty {
+        FieldType::Uint(bits) if bits <= 16 => Kind::I32,
+        FieldType::Uint(bits) if bits <= 48 => Kind::I64,
+        FieldType::Uint(_) => Kind::U64,
+        FieldType::Bool => Kind::Bool,
+        FieldType::Presence => Kind::Flag,
+        FieldType::Ether
+        | FieldType::Ipv4
+        | FieldType::Ipv6
+        | FieldType::Bytes
+        | FieldType::Str => Kind::Str,
+        FieldType::AbsTime | FieldType::RelTime | FieldType::Millis => Kind::I64,
+    }
+}
+
+/// The table's columns, in registry order (`frame`, `ts`, `ts_ns` first).
+pub fn columns() -> Vec<PacketColumn> {
+    let gate_of = |i: usize, f: &Field| {
+        FIELDS[..i]
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, g)| {
+                g.ty == FieldType::Presence
+                    && f.name.len() > g.name.len()
+                    && f.name.starts_with(g.name)
+                    && f.name.as_bytes()[g.name.len()] == b'.'
+            })
+            .map(|(j, _)| j)
+    };
+    let mut cols = Vec::new();
+    for (i, f) in FIELDS.iter().enumerate() {
+        if LEFT_OUT.contains(&f.name) {
+            continue;
+        }
+        let gate = gate_of(i, f).filter(|&g| !LEFT_OUT.contains(&FIELDS[g].name));
+        if f.name == "frame.time_epoch" {
+            cols.push(PacketColumn {
+                name: "ts".into(),
+                kind: Kind::Time,
+                field: f,
+                gate,
+            });
+            cols.push(PacketColumn {
+                name: "ts_ns".into(),
+                kind: Kind::I64,
+                field: f,
+                gate,
+            });
+            continue;
+        }
+        let kind = match f.name {
+            "frame.number" | "roce.analysis.flow" => Kind::I64,
+            _ => kind_of(f.ty),
+        };
+        cols.push(PacketColumn {
+            name: column_name(f),
+            kind,
+            field: f,
+            gate,
+        });
+    }
+    // `frame`, `ts`, `ts_ns` lead.
+    let lead = |c: &PacketColumn| match c.name.as_str() {
+        "frame" => 0,
+        "ts" => 1,
+        "ts_ns" => 2,
+        _ => 3,
+    };
+    cols.sort_by_key(lead);
+    cols
+}
+
+/// Frames waiting to become a row group: their bytes and what the frame
+/// loop knew of them (the analysis, the flow number, the previous
+/// frame's time). The frame loop fills one while the last is encoded.
+#[derive(Default)]
+pub struct Batch {
+    data: Vec<u8>,
+    held: Vec<Held>,
+    analysis: Vec<FrameAnalysis>,
+    flow: Vec<Option<u64>>,
+    prev_ts: Vec<u64>,
+    first_ts: u64,
+}
+
+/// A frame of a batch, but for its bytes.
+struct Held {
+    number: u64,
+    ts_ns: u64,
+    len: u32,
+    caplen: u32,
+    link: LinkType,
+    if_speed: Option<std::num::NonZeroU64>,
+    start: usize,
+    end: usize,
+}
+
+/// Frames per batch (a row group), and bytes: whichever comes first.
+pub const BATCH_FRAMES: usize = 16 * 1024;
+pub const BATCH_BYTES: usize = 8 << 20;
+
+impl Batch {
+    /// Keeps the frame of `seen`, whose flow number is `flow`.
+    pub fn push(&mut self, seen: &Seen<'_, '_>, flow: Option<u64>) {
+        let p = seen.pkt;
+        let start = self.data.len();
+        self.data.extend_from_slice(p.data);
+        self.held.push(Held {
+            number: p.number,
+            ts_ns: p.ts_ns,
+            len: p.len,
+            caplen: p.caplen,
+            link: p.link,
+            if_speed: p.if_speed,
+            start,
+            end: self.data.len(),
+        });
+        self.analysis.push(*seen.analysis);
+        self.flow.push(flow);
+        self.prev_ts.push(seen.prev_ts_ns);
+        self.first_ts = seen.first_ts_ns;
+    }
+
+    pub fn len(&self) -> usize {
+        self.held.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.held.is_empty()
+    }
+
+    /// Whether it is time to encode it.
+    pub fn full(&self) -> bool {
+        self.held.len() >= BATCH_FRAMES || self.data.len() >= BATCH_BYTES
+    }
+
+    pub fn clear(&mut self) {
+        self.data.clear();
+        self.held.clear();
+        self.analysis.clear();
+        self.flow.clear();
+        self.prev_ts.clear();
+    }
+
+    /// The frames decoded again (as the frame loop decoded them).
+    fn dissect(&self, opts: &DissectOptions) -> Vec<Packet<'_>> {
+        self.held
+            .iter()
+            .map(|h| {
+                let frame = Frame {
+                    number: h.number,
+                    ts_ns: h.ts_ns,
+                    len: h.len,
+                    caplen: h.caplen,
+                    link: h.link,
+                    if_speed: h.if_speed,
+                    interface: 0,
+                    data: &self.data[h.start..h.end],
+                    offset: 0,
+                };
+                crate::dissect::dissect(&frame, opts)
+            })
+            .collect()
+    }
+
+    fn ctx<'p, 'a>(&'p self, i: usize, pkt: &'p Packet<'a>) -> Ctx<'p, 'a> {
+        Ctx {
+            pkt,
+            analysis: Some(&self.analysis[i]),
+            flow_number: self.flow[i],
+            first_ts_ns: self.first_ts,
+            prev_ts_ns: self.prev_ts[i],
+        }
+    }
+}
+
+/// Frames a thread takes through all of its columns before the next ones:
+/// their decoded headers stay in the core's cache (a column at a time
+/// down a whole batch read every frame's 700 bytes again per column).
+const TILE: usize = 128;
+
+/// Adds frames `from..` (a tile) of a batch to a column, field getter by
+/// field getter (a frame without the column's header gets a null without
+/// a call).
+#[allow(clippy::too_many_arguments)]
+fn build<'a>(
+    b: &mut Builder,
+    col: &PacketColumn,
+    batch: &Batch,
+    pkts: &[Packet<'a>],
+    from: usize,
+    gate: Option<&[bool]>,
+    vals: &mut Vec<Value<'a>>,
+    text: &mut String,
+) {
+    for (i, pkt) in pkts.iter().enumerate().map(|(k, p)| (from + k, p)) {
+        if gate.is_some_and(|g| !g[i]) {
+            b.null();
+            continue;
+        }
+        (col.field.get)(&batch.ctx(i, pkt), vals);
+        match vals.first() {
+            None => b.null(),
+            Some(v) => put(b, v, text),
+        }
+        vals.clear();
+    }
+}
+
+/// The `packets` file: its columns built and encoded by every core, a
+/// batch at a time, in row groups of [`column::ROW_GROUP_ROWS`].
+pub struct Encoder {
+    writer: SerializedFileWriter<File>,
+    factory: ArrowRowGroupWriterFactory,
+    cols: Vec<PacketColumn>,
+    schema: SchemaRef,
+    /// Per column, the index of its gate among `gates`.
+    gate_of: Vec<Option<usize>>,
+    /// The registry indexes of the gates.
+    gates: Vec<usize>,
+    /// The open row group's column writers, dealt round to the threads.
+    shares: Vec<Vec<(usize, ArrowColumnWriter)>>,
+    /// Rows in the open row group.
+    open_rows: usize,
+    row_groups: usize,
+    threads: usize,
+    dissect: DissectOptions,
+    pub rows: u64,
+}
+
+/// A thread's columns: built from a batch and written, or closed.
+type Share = Vec<(usize, ArrowColumnWriter)>;
+
+impl Encoder {
+    pub fn create(path: &Path, threads: usize, dissect: DissectOptions) -> Result<Encoder, String> {
+        let cols = columns();
+        let table = Columns::new(cols.iter().map(|c| (c.name.as_str(), c.kind)));
+        let schema = table.schema.clone();
+        let (writer, factory) = column::open(path, schema.clone())?
+            .into_serialized_writer()
+            .map_err(|e| e.to_string())?;
+        let mut gates: Vec<usize> = cols.iter().filter_map(|c| c.gate).collect();
+        gates.sort_unstable();
+        gates.dedup();
+        let gate_of = cols
+            .iter()
+            .map(|c| c.gate.and_then(|g| gates.iter().position(|&x| x == g)))
+            .collect();
+        Ok(Encoder {
+            writer,
+            factory,
+            cols,
+            schema,
+            gate_of,
+            gates,
+            shares: Vec::new(),
+            open_rows: 0,
+            row_groups: 0,
+            threads: threads.max(1),
+            dissect,
+            rows: 0,
+        })
+    }
+
+    /// Runs `work` on every thread's share of the columns, in parallel.
+    fn on_shares<T: Send>(
+        shares: Vec<Share>,
+        work: impl Fn(Share) -> Result<T, String> + Sync,
+    ) -> Result<Vec<T>, String> {
+        let work = &work;
+        std::thread::scope(|s| {
+            let handles: Vec<_> = shares
+                .into_iter()
+                .map(|share| s.spawn(move || work(share)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err("a column encoder failed".into()))
+                })
+                .collect()
+        })
+    }
+
+    /// Adds `batch`'s frames as rows.
+    pub fn write(&mut self, batch: &Batch) -> Result<(), String> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        if self.shares.is_empty() {
+            let writers = self
+                .factory
+                .create_column_writers(self.row_groups)
+                .map_err(|e| e.to_string())?;
+            self.shares = (0..self.threads).map(|_| Vec::new()).collect();
+            for (i, w) in writers.into_iter().enumerate() {
+                self.shares[i % self.threads].push((i, w));
+            }
+        }
+        let pkts = batch.dissect(&self.dissect);
+        // Which frames have each gate's header.
+        let mut vals: Vec<Value<'_>> = Vec::new();
+        let present: Vec<Vec<bool>> = self
+            .gates
+            .iter()
+            .map(|&g| {
+                pkts.iter()
+                    .enumerate()
+                    .map(|(i, pkt)| {
+                        (FIELDS[g].get)(&batch.ctx(i, pkt), &mut vals);
+                        let there = !vals.is_empty();
+                        vals.clear();
+                        there
+                    })
+                    .collect()
+            })
+            .collect();
+        let (cols, schema, gate_of) = (&self.cols, &self.schema, &self.gate_of);
+        let (pkts, present) = (&pkts, &present);
+        // A gate no frame of the batch has: its columns are all null.
+        let any: Vec<bool> = present.iter().map(|p| p.contains(&true)).collect();
+        let any = &any;
+        self.shares = Self::on_shares(std::mem::take(&mut self.shares), |mut share| {
+            let mut builders: Vec<Builder> = share
+                .iter()
+                .map(|(i, _)| Builder::new(cols[*i].kind))
+                .collect();
+            let (mut vals, mut text) = (Vec::new(), String::new());
+            for (t, tile) in pkts.chunks(TILE).enumerate() {
+                for ((i, _), b) in share.iter().zip(builders.iter_mut()) {
+                    match gate_of[*i] {
+                        Some(g) if !any[g] => b.nulls(tile.len()),
+                        g => {
+                            let gate = g.map(|g| present[g].as_slice());
+                            build(
+                                b,
+                                &cols[*i],
+                                batch,
+                                tile,
+                                t * TILE,
+                                gate,
+                                &mut vals,
+                                &mut text,
+                            );
+                        }
+                    }
+                }
+            }
+            for ((i, w), b) in share.iter_mut().zip(builders.iter_mut()) {
+                let array = b.finish();
+                for leaf in compute_leaves(schema.field(*i), &array).map_err(|e| e.to_string())? {
+                    w.write(&leaf).map_err(|e| e.to_string())?;
+                }
+            }
+            Ok(share)
+        })?;
+        self.open_rows += batch.len();
+        self.rows += batch.len() as u64;
+        if self.open_rows >= column::ROW_GROUP_ROWS {
+            self.close_row_group()?;
+        }
+        Ok(())
+    }
+
+    /// Closes the open row group's columns (in parallel) and writes them.
+    fn close_row_group(&mut self) -> Result<(), String> {
+        if self.shares.is_empty() {
+            return Ok(());
+        }
+        let closed = Self::on_shares(std::mem::take(&mut self.shares), |share| {
+            share
+                .into_iter()
+                .map(|(i, w)| w.close().map(|c| (i, c)).map_err(|e| e.to_string()))
+                .collect::<Result<Vec<_>, String>>()
+        })?;
+        let mut chunks: Vec<(usize, ArrowColumnChunk)> = closed.into_iter().flatten().collect();
+        chunks.sort_by_key(|(i, _)| *i);
+        let mut rg = self.writer.next_row_group().map_err(|e| e.to_string())?;
+        for (_, chunk) in chunks {
+            chunk
+                .append_to_row_group(&mut rg)
+                .map_err(|e| e.to_string())?;
+        }
+        rg.close().map_err(|e| e.to_string())?;
+        self.row_groups += 1;
+        self.open_rows = 0;
+        Ok(())
+    }
+
+    pub fn close(mut self) -> Result<u64, String> {
+        self.close_row_group()?;
+        self.writer.close().map_err(|e| e.to_string())?;
+        Ok(self.rows)
+    }
+}
+
+/// One value into its column.
+fn put(b: &mut Builder, v: &Value<'_>, hex: &mut String) {
+    match v {
+        Value::Uint(n) => b.int(i128::from(*n)),
+        Value::Bool(x) => b.bool(*x),
+        Value::Present => b.bool(true),
+        // Nanoseconds; a timestamp column takes them as microseconds.
+        Value::Time(ns) => b.int(*ns),
+        Value::Ether(m) => {
+            hex.clear();
+            let _ = write!(
+                hex,
+                "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+                m[0], m[1], m[2], m[3], m[4], m[5]
+            );
+            b.str(hex);
+        }
+        Value::Ipv4(a) => {
+            hex.clear();
+            let _ = write!(hex, "{a}");
+            b.str(hex);
+        }
+        Value::Ipv6(a) => {
+            hex.clear();
+            let _ = write!(hex, "{a}");
+            b.str(hex);
+        }
+        Value::Bytes(bytes) => {
+            hex.clear();
+            for x in bytes.iter() {
+                let _ = write!(hex, "{x:02x}");
+            }
+            b.str(hex);
+        }
+        Value::Str(s) => b.str(s),
+    }
+}
