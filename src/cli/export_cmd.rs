@@ -20,11 +20,17 @@ use crate::output::text::{count, terminal_safe};
 pub fn schema_markdown() -> String {
     let mut s = String::new();
     for t in Table::ALL {
-        let _ = writeln!(s, "#### `{}`\n\n{}.\n", t.name(), t.about());
+        let about = t.about();
+        let mut first = about.chars();
+        let about: String = first
+            .next()
+            .map(|c| c.to_uppercase().chain(first).collect())
+            .unwrap_or_default();
+        let _ = writeln!(s, "#### `{}`\n\n{about}.\n", t.name());
         let _ = writeln!(s, "| column | type | from |\n|---|---|---|");
         for ((name, kind), from) in t.schema().into_iter().zip(t.sources()) {
             let from = if from.is_empty() {
-                "(number)".to_string()
+                format!("the {name}'s number, from 1")
             } else {
                 format!("`{from}`")
             };

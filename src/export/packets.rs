@@ -30,13 +30,11 @@ pub struct PacketColumn {
     pub name: String,
     pub kind: Kind,
     /// The field; the column holds its first value in the frame
-    /// (stacked VLAN tags: the outer one).
+    /// (stacked VLAN tags: the outer one). Every frame's getter is called:
+    /// a field may have a value without its header's (`ip.version` in
+    /// IPv6, `infiniband.reth.va` of an AtomicETH), so no header's absence
+    /// stands for its fields'.
     pub field: &'static Field,
-    /// The index (in [`FIELDS`]) of the header the field belongs to
-    /// (`infiniband.bth` for `infiniband.bth.psn`), when the registry
-    /// has it: a frame without that header has no value in this column,
-    /// and its getter is not called.
-    gate: Option<usize>,
 }
 
 /// The column name of a registry field: its JSON Lines path joined by
@@ -80,37 +78,21 @@ fn kind_of(ty: FieldType) -> Kind {
 
 /// The table's columns, in registry order (`frame`, `ts`, `ts_ns` first).
 pub fn columns() -> Vec<PacketColumn> {
-    let gate_of = |i: usize, f: &Field| {
-        FIELDS[..i]
-            .iter()
-            .enumerate()
-            .rev()
-            .find(|(_, g)| {
-                g.ty == FieldType::Presence
-                    && f.name.len() > g.name.len()
-                    && f.name.starts_with(g.name)
-                    && f.name.as_bytes()[g.name.len()] == b'.'
-            })
-            .map(|(j, _)| j)
-    };
     let mut cols = Vec::new();
-    for (i, f) in FIELDS.iter().enumerate() {
+    for f in FIELDS {
         if LEFT_OUT.contains(&f.name) {
             continue;
         }
-        let gate = gate_of(i, f).filter(|&g| !LEFT_OUT.contains(&FIELDS[g].name));
         if f.name == "frame.time_epoch" {
             cols.push(PacketColumn {
                 name: "ts".into(),
                 kind: Kind::Time,
                 field: f,
-                gate,
             });
             cols.push(PacketColumn {
                 name: "ts_ns".into(),
                 kind: Kind::I64,
                 field: f,
-                gate,
             });
             continue;
         }
@@ -122,7 +104,6 @@ pub fn columns() -> Vec<PacketColumn> {
             name: column_name(f),
             kind,
             field: f,
-            gate,
         });
     }
     // `frame`, `ts`, `ts_ns` lead.
@@ -246,24 +227,16 @@ impl Batch {
 const TILE: usize = 128;
 
 /// Adds frames `from..` (a tile) of a batch to a column, field getter by
-/// field getter (a frame without the column's header gets a null without
-/// a call).
-#[allow(clippy::too_many_arguments)]
+/// field getter.
 fn build<'a>(
     b: &mut Builder,
     col: &PacketColumn,
     batch: &Batch,
-    pkts: &[Packet<'a>],
-    from: usize,
-    gate: Option<&[bool]>,
+    (pkts, from): (&[Packet<'a>], usize),
     vals: &mut Vec<Value<'a>>,
     text: &mut String,
 ) {
     for (i, pkt) in pkts.iter().enumerate().map(|(k, p)| (from + k, p)) {
-        if gate.is_some_and(|g| !g[i]) {
-            b.null();
-            continue;
-        }
         (col.field.get)(&batch.ctx(i, pkt), vals);
         match vals.first() {
             None => b.null(),
@@ -280,10 +253,6 @@ pub struct Encoder {
     factory: ArrowRowGroupWriterFactory,
     cols: Vec<PacketColumn>,
     schema: SchemaRef,
-    /// Per column, the index of its gate among `gates`.
-    gate_of: Vec<Option<usize>>,
-    /// The registry indexes of the gates.
-    gates: Vec<usize>,
     /// The open row group's column writers, dealt round to the threads.
     shares: Vec<Vec<(usize, ArrowColumnWriter)>>,
     /// Rows in the open row group.
@@ -305,20 +274,11 @@ impl Encoder {
         let (writer, factory) = column::open(path, schema.clone())?
             .into_serialized_writer()
             .map_err(|e| e.to_string())?;
-        let mut gates: Vec<usize> = cols.iter().filter_map(|c| c.gate).collect();
-        gates.sort_unstable();
-        gates.dedup();
-        let gate_of = cols
-            .iter()
-            .map(|c| c.gate.and_then(|g| gates.iter().position(|&x| x == g)))
-            .collect();
         Ok(Encoder {
             writer,
             factory,
             cols,
             schema,
-            gate_of,
-            gates,
             shares: Vec::new(),
             open_rows: 0,
             row_groups: 0,
@@ -365,28 +325,7 @@ impl Encoder {
             }
         }
         let pkts = batch.dissect(&self.dissect);
-        // Which frames have each gate's header.
-        let mut vals: Vec<Value<'_>> = Vec::new();
-        let present: Vec<Vec<bool>> = self
-            .gates
-            .iter()
-            .map(|&g| {
-                pkts.iter()
-                    .enumerate()
-                    .map(|(i, pkt)| {
-                        (FIELDS[g].get)(&batch.ctx(i, pkt), &mut vals);
-                        let there = !vals.is_empty();
-                        vals.clear();
-                        there
-                    })
-                    .collect()
-            })
-            .collect();
-        let (cols, schema, gate_of) = (&self.cols, &self.schema, &self.gate_of);
-        let (pkts, present) = (&pkts, &present);
-        // A gate no frame of the batch has: its columns are all null.
-        let any: Vec<bool> = present.iter().map(|p| p.contains(&true)).collect();
-        let any = &any;
+        let (cols, schema, pkts) = (&self.cols, &self.schema, &pkts);
         self.shares = Self::on_shares(std::mem::take(&mut self.shares), |mut share| {
             let mut builders: Vec<Builder> = share
                 .iter()
@@ -395,22 +334,7 @@ impl Encoder {
             let (mut vals, mut text) = (Vec::new(), String::new());
             for (t, tile) in pkts.chunks(TILE).enumerate() {
                 for ((i, _), b) in share.iter().zip(builders.iter_mut()) {
-                    match gate_of[*i] {
-                        Some(g) if !any[g] => b.nulls(tile.len()),
-                        g => {
-                            let gate = g.map(|g| present[g].as_slice());
-                            build(
-                                b,
-                                &cols[*i],
-                                batch,
-                                tile,
-                                t * TILE,
-                                gate,
-                                &mut vals,
-                                &mut text,
-                            );
-                        }
-                    }
+                    build(b, &cols[*i], batch, (tile, t * TILE), &mut vals, &mut text);
                 }
             }
             for ((i, w), b) in share.iter_mut().zip(builders.iter_mut()) {

@@ -30,14 +30,14 @@ const fn c(name: &'static str, path: &'static str, kind: Kind) -> Col {
 
 /// `timing.rtt` and its kin: a latency's count and percentiles.
 macro_rules! stats {
-    ($p:literal) => {
+    ($name:literal, $path:literal) => {
         [
-            c(concat!($p, "_count"), concat!($p, ".count"), I64),
-            c(concat!($p, "_min_ns"), concat!($p, ".min_ns"), I64),
-            c(concat!($p, "_p50_ns"), concat!($p, ".p50_ns"), I64),
-            c(concat!($p, "_p99_ns"), concat!($p, ".p99_ns"), I64),
-            c(concat!($p, "_max_ns"), concat!($p, ".max_ns"), I64),
-            c(concat!($p, "_mean_ns"), concat!($p, ".mean_ns"), I64),
+            c(concat!($name, "_count"), concat!($path, ".count"), I64),
+            c(concat!($name, "_min_ns"), concat!($path, ".min_ns"), I64),
+            c(concat!($name, "_p50_ns"), concat!($path, ".p50_ns"), I64),
+            c(concat!($name, "_p99_ns"), concat!($path, ".p99_ns"), I64),
+            c(concat!($name, "_max_ns"), concat!($path, ".max_ns"), I64),
+            c(concat!($name, "_mean_ns"), concat!($path, ".mean_ns"), I64),
         ]
     };
 }
@@ -90,7 +90,7 @@ pub static FLOWS: &[&[Col]] = &[
         c("unanswered_reads", "unanswered_reads", I64),
         c("events_dropped", "events_dropped", I64),
     ],
-    &stats!("timing.rtt"),
+    &stats!("timing_rtt", "timing.rtt"),
     &[
         c("timing_messages_count", "timing.messages.count", I64),
         c("timing_messages_bytes", "timing.messages.bytes", I64),
@@ -99,9 +99,9 @@ pub static FLOWS: &[&[Col]] = &[
         c("timing_messages_size_p99", "timing.messages.size.p99", I64),
         c("timing_messages_size_max", "timing.messages.size.max", I64),
     ],
-    &stats!("timing.completion"),
+    &stats!("timing_completion", "timing.completion"),
     &[c("timing_incomplete", "timing.incomplete", I64)],
-    &stats!("timing.read_latency"),
+    &stats!("timing_read_latency", "timing.read_latency"),
     &[
         c("timing_acks_count", "timing.acks.count", I64),
         c(
@@ -236,24 +236,25 @@ pub static CONNECTIONS: &[&[Col]] = &[&[
 ]];
 
 /// `nvme_ios`: every completed NVMe-oF command, as the analysis matched it
-/// to its completion (the report lists only the slowest).
+/// to its completion (the report lists only the slowest). Filled by
+/// [`push_io`]; the paths name the I/O's figures.
 pub static NVME_IOS: &[&[Col]] = &[&[
-    c("host", "", Str),
-    c("controller", "", Str),
-    c("qid", "", I64),
-    c("cid", "", I64),
-    c("opcode", "", Str),
-    c("lba", "", U64),
-    c("bytes", "", I64),
-    c("command_frame", "", I64),
-    c("cqe_frame", "", I64),
-    c("latency_ns", "", I64),
-    c("first_data_ns", "", I64),
-    c("data_ns", "", I64),
-    c("status", "", Str),
-    c("sct", "", I64),
-    c("sc", "", I64),
-    c("failed", "", Bool),
+    c("host", "host", Str),
+    c("controller", "controller", Str),
+    c("qid", "qid", I64),
+    c("cid", "cid", I64),
+    c("opcode", "opcode", Str),
+    c("lba", "lba", U64),
+    c("bytes", "bytes", I64),
+    c("command_frame", "command_frame", I64),
+    c("cqe_frame", "cqe_frame", I64),
+    c("latency_ns", "latency_ns", I64),
+    c("first_data_ns", "first_data_ns", I64),
+    c("data_ns", "data_ns", I64),
+    c("status", "status", Str),
+    c("sct", "sct", I64),
+    c("sc", "sc", I64),
+    c("failed", "failed", Bool),
 ]];
 
 /// A table's columns, in order.
