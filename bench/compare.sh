@@ -142,6 +142,16 @@ other_inputs() {
     # and the MACs of its frames, through tshark.
     local t_cmd_pfc="for p in ${parts[*]}; do tshark -n -r \$p -T fields -e frame.time_epoch -e eth.src -e eth.dst -e macc.cbfc.enbv -e macc.cbfc.pause_time.c3 > /dev/null; done"
     local t_cmd_quarters="for p in ${parts[*]}; do tshark -n -r \$p ${fields[*]} > /dev/null; done"
+    # export: every column of the packets table tshark 4.0 also has, as the
+    # CSV a user would load into DuckDB or Spark otherwise.
+    local t_cmd_csv="true"
+    if [ $have_tshark = 1 ]; then
+        local csv_fields
+        csv_fields=$(comm -12 \
+            <($bin export --schema | awk -F'`' '/^#### /{on = ($2 == "packets")} on && /^\| `/{print $4}' | sort -u) \
+            <(tshark -G fields 2>/dev/null | awk -F'\t' '$1 == "F" {print $3}' | sort -u) | sed 's/^/-e /' | tr '\n' ' ')
+        t_cmd_csv="tshark -n -r $f -T fields -E header=y -E separator=, -E quote=d -E occurrence=f $csv_fields > $out/packets.csv"
+    fi
     local rows=(
         "gzip|$f.gz|$bin $f.gz --json|tshark -n -r $f.gz ${fields[*]}"
         "zstd|$f.zst|$bin $f.zst --json|zstd -dc $f.zst | tshark -n -r - ${fields[*]}"
@@ -155,7 +165,8 @@ other_inputs() {
         "NVMe-oF I/O latencies (gen --scenario nvme)|$nv|$bin $nv --json|tshark -n -r $nv -T fields -e frame.number -e nvme.cmd.cid -e nvme.cqe.cid -e nvme.cqe.status -e nvme.cmd_latency"
         "report --html (the page with its charts)|$f|$bin $f --html $out/report.html|tshark -n -r $f -T fields -e frame.time_epoch -e ip.src -e ip.dst -e infiniband.bth.destqp -e infiniband.bth.psn -e frame.len"
         "plan dcqcn --from (a flow's CNPs replayed)|$dc|$bin plan dcqcn --from $dc --flow 10.0.2.3,10.0.3.1,0x5005 --params paper --json|tshark -n -r $dc -T fields -e frame.time_epoch -e ip.src -e ip.dst -e infiniband.bth.destqp -e infiniband.bth.opcode -e frame.len"
-        "fabric: 4 links (the quarters) on one clock|${parts[0]}|$bin fabric ${parts[*]} --json|$t_cmd_pfc")
+        "fabric: 4 links (the quarters) on one clock|${parts[0]}|$bin fabric ${parts[*]} --json|$t_cmd_pfc"
+        "export: Parquet, 7 tables (tshark: CSV)|$f|rm -rf $out/dataset && $bin export $f -o $out/dataset|$t_cmd_csv")
     echo
     echo "## other inputs, the same frames: roce-dissect against the tool a user would otherwise run"
     printf '%-44s %9s %8s %11s %8s %9s\n' "input" "ours s" "RSS MiB" "theirs s" "RSS MiB" "speed-up"

@@ -385,8 +385,10 @@ impl Encoder {
     }
 }
 
-/// One value into its column.
-fn put(b: &mut Builder, v: &Value<'_>, hex: &mut String) {
+/// One value into its column. Addresses are written by hand: through
+/// `fmt` they were a tenth of the table's time.
+fn put(b: &mut Builder, v: &Value<'_>, text: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     match v {
         Value::Uint(n) => b.int(i128::from(*n)),
         Value::Bool(x) => b.bool(*x),
@@ -394,30 +396,39 @@ fn put(b: &mut Builder, v: &Value<'_>, hex: &mut String) {
         // Nanoseconds; a timestamp column takes them as microseconds.
         Value::Time(ns) => b.int(*ns),
         Value::Ether(m) => {
-            hex.clear();
-            let _ = write!(
-                hex,
-                "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
-                m[0], m[1], m[2], m[3], m[4], m[5]
-            );
-            b.str(hex);
+            text.clear();
+            for (i, x) in m.iter().enumerate() {
+                if i > 0 {
+                    text.push(':');
+                }
+                text.push(HEX[usize::from(x >> 4)] as char);
+                text.push(HEX[usize::from(x & 15)] as char);
+            }
+            b.str(text);
         }
         Value::Ipv4(a) => {
-            hex.clear();
-            let _ = write!(hex, "{a}");
-            b.str(hex);
+            text.clear();
+            let mut digits = itoa::Buffer::new();
+            for (i, x) in a.octets().iter().enumerate() {
+                if i > 0 {
+                    text.push('.');
+                }
+                text.push_str(digits.format(*x));
+            }
+            b.str(text);
         }
         Value::Ipv6(a) => {
-            hex.clear();
-            let _ = write!(hex, "{a}");
-            b.str(hex);
+            text.clear();
+            let _ = write!(text, "{a}");
+            b.str(text);
         }
         Value::Bytes(bytes) => {
-            hex.clear();
+            text.clear();
             for x in bytes.iter() {
-                let _ = write!(hex, "{x:02x}");
+                text.push(HEX[usize::from(x >> 4)] as char);
+                text.push(HEX[usize::from(x & 15)] as char);
             }
-            b.str(hex);
+            b.str(text);
         }
         Value::Str(s) => b.str(s),
     }
