@@ -378,7 +378,14 @@ fn frame_tables(
 ) -> Result<(Option<u64>, Option<u64>), String> {
     let want_ios = opts.tables.contains(&Table::NvmeIos);
     let mut source = open_stream(path).map_err(|e| e.to_string())?;
-    let mut an = Analyzer::new(opts.analysis.clone());
+    // This pass's report is not used: no latency samples or event lists
+    // kept (they are the first pass's), which leaves every frame's marks as
+    // they were.
+    let mut aopts = opts.analysis.clone();
+    aopts.limits.timing_samples = 0;
+    aopts.limits.events_total = 0;
+    aopts.timeline_series = false;
+    let mut an = Analyzer::new(aopts);
     if want_ios {
         an.keep_nvme_ios();
     }

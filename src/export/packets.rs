@@ -150,6 +150,12 @@ impl Batch {
     /// Keeps the frame of `seen`, whose flow number is `flow`.
     pub fn push(&mut self, seen: &Seen<'_, '_>, flow: Option<u64>) {
         let p = seen.pkt;
+        if self.data.capacity() == 0 {
+            // Room for a full batch and one frame more: grown by
+            // doubling, the bytes took up to twice that.
+            self.data.reserve_exact(BATCH_BYTES + (1 << 18));
+            self.held.reserve_exact(BATCH_FRAMES);
+        }
         let start = self.data.len();
         self.data.extend_from_slice(p.data);
         self.held.push(Held {
