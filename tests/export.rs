@@ -22,17 +22,7 @@ use serde_json::Value as J;
 use common::{bin, skip};
 
 fn samples() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            let n = p.to_string_lossy();
-            n.ends_with(".pcap") || n.ends_with(".pcapng")
-        })
-        .collect();
-    v.sort();
-    v
+    common::captures_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("captures"))
 }
 
 /// Captures of the scenarios the samples lack (NVMe-oF, DCQCN), written to `dir`.

@@ -37,10 +37,15 @@ pub fn external_dir() -> Option<PathBuf> {
 
 /// Every capture file in the external folder, sorted.
 pub fn external_captures() -> Vec<PathBuf> {
-    let Some(d) = external_dir() else {
-        return Vec::new();
-    };
-    let mut v: Vec<PathBuf> = std::fs::read_dir(d)
+    match external_dir() {
+        Some(d) => captures_in(&d),
+        None => Vec::new(),
+    }
+}
+
+/// The `.pcap` and `.pcapng` files in `dir`, sorted.
+pub fn captures_in(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| {
