@@ -16,6 +16,7 @@ pub mod psn;
 pub mod report;
 mod requests;
 pub mod speed;
+pub mod stages;
 pub mod throughput;
 pub mod timing;
 
@@ -36,6 +37,7 @@ pub use marks::{FrameAnalysis, Mark, Marks, NO_FLOW};
 pub use pairing::about_report_lists;
 pub use report::{Report, Selection};
 pub use speed::{LinkSpeed, SpeedFrom, SpeedUse};
+pub use stages::{Stage, Stages};
 
 use crate::dissect::{Packet, RoceVersion};
 use crate::wire::aeth::AckKind;
@@ -76,6 +78,8 @@ pub struct AnalysisOptions {
     pub reaction: pfc::ReactionLimits,
     /// `--cc-window`: the rate windows before and after a CNP.
     pub cc_window_ns: u64,
+    /// The stages that run (`--skip`): all by default.
+    pub stages: Stages,
 }
 
 /// The common "trust DSCP" map: 24-31 → 3 (RoCE), 48-55 → 6 (CNP).
@@ -134,6 +138,7 @@ impl Default for AnalysisOptions {
             ulp: nvme::UlpRule::Auto,
             reaction: pfc::ReactionLimits::default(),
             cc_window_ns: 50_000,
+            stages: Stages::all(),
         }
     }
 }
@@ -543,7 +548,8 @@ impl Analyzer {
         }
         if r.ecn == Some(3) {
             out.marks.set(Mark::Ce);
-            ce_mark(f, id, key, pkt, bth, pending_ce, budget, opts.cc_window_ns);
+            let cc_window = opts.stages.has(Stage::Cc).then_some(opts.cc_window_ns);
+            ce_mark(f, id, key, pkt, bth, pending_ce, budget, cc_window);
         }
 
         // Management datagrams (SMPs on QP0, CM and SA MADs on QP1) and
@@ -589,7 +595,9 @@ impl Analyzer {
         }
 
         // Throughput: the payload of first sends and of replays.
-        if let Some(n) = r.payload_len.filter(|&n| n > 0) {
+        if let Some(n) = r.payload_len.filter(|&n| n > 0)
+            && opts.stages.has(Stage::Throughput)
+        {
             f.rate.get_or_insert_with(Box::default).add(
                 timeline,
                 pkt.ts_ns,
@@ -602,6 +610,7 @@ impl Analyzer {
         // Timing, the request's side: RC and XRC requests are answered.
         if let (Some(o), Some(v)) = (op, verdict)
             && matches!(bth.opcode.transport(), Transport::Rc | Transport::Xrc)
+            && opts.stages.has(Stage::Timing)
         {
             let t = match &mut f.timing {
                 Some(t) => t,
@@ -652,6 +661,7 @@ impl Analyzer {
         // largest frame so far is the last one a paused sender may finish).
         pauses.max_frame = pauses.max_frame.max(pkt.len);
         if let (Some(prio), Some(dst)) = (priority, r.dst_mac)
+            && opts.stages.has(Stage::Pauses)
             && pauses.sent(dst, prio, pkt.ts_ns, pkt.len, id, &mut f.noted_pauses)
         {
             out.marks.set(Mark::Paused);
@@ -672,12 +682,17 @@ impl Analyzer {
         if op == Some(Operation::Cnp) || becn {
             self.cnp_arrived(key, pkt.ts_ns);
         }
-        if let Some((Some(o), nak)) = answer {
+        if let Some((Some(o), nak)) = answer
+            && self.opts.stages.has(Stage::Timing)
+        {
             let said = self.timing_answer(id, key, o, bth.psn, nak, pkt.ts_ns);
             out.ack_rtt_ns = said.rtt_ns;
             out.completion_ns = said.completion_ns;
         }
         // NVMe-oF: capsules, and the data of the I/Os they started.
+        if !self.opts.stages.has(Stage::Nvme) {
+            return out;
+        }
         match r.upper {
             Upper::Capsule(c) => {
                 let replay = out.marks.has(Mark::Retransmission);
@@ -870,12 +885,14 @@ impl Analyzer {
         let f = &mut self.flows[id as usize];
         f.packets += 1;
         f.bytes = f.bytes.saturating_add(u64::from(pkt.len));
-        if f.is_duplicate(&r.fingerprint, pkt.ts_ns, self.opts.dup_window_ns) {
-            f.cold().duplicates += 1;
-            self.totals.duplicates += 1;
-            return true;
+        if self.opts.stages.has(Stage::Duplicates) {
+            if f.is_duplicate(&r.fingerprint, pkt.ts_ns, self.opts.dup_window_ns) {
+                f.cold().duplicates += 1;
+                self.totals.duplicates += 1;
+                return true;
+            }
+            f.remember(&r.fingerprint, pkt.ts_ns);
         }
-        f.remember(&r.fingerprint, pkt.ts_ns);
         let learnt = match (op, r.payload_len) {
             (Some(o), Some(n))
                 if o.is_first_or_middle()
@@ -1036,7 +1053,9 @@ impl Analyzer {
                     _ => None,
                 },
             );
-        if let Some(t) = target {
+        if let Some(t) = target
+            && self.opts.stages.has(Stage::Cc)
+        {
             let window = self.opts.cc_window_ns;
             self.flows[cnp_id as usize].answers = t;
             self.flows[t as usize]
@@ -1078,7 +1097,16 @@ impl Analyzer {
 
     /// Like [`finish`](Self::finish), also giving for each flow id that
     /// [`packet`](Self::packet) returned its index in `report.flows`.
-    pub fn finish_indexed(mut self, info: CaptureInfo) -> (Report, Vec<usize>) {
+    pub fn finish_indexed(mut self, mut info: CaptureInfo) -> (Report, Vec<usize>) {
+        let skipped: Vec<_> = Stage::ALL
+            .iter()
+            .filter(|s| !self.opts.stages.has(**s))
+            .map(|s| format!("{s} ({})", s.about()))
+            .collect();
+        if !skipped.is_empty() {
+            info.warnings
+                .push(format!("stages skipped (--skip): {}", skipped.join("; ")));
+        }
         for (id, f) in self.flows.iter_mut().enumerate() {
             if let Some(t) = f.timing.as_mut() {
                 t.flush(&mut timing::Log {
@@ -1143,7 +1171,7 @@ fn ce_mark(
     bth: &crate::wire::BthRepr,
     pending_ce: &mut Map<(Addr, Addr), VecDeque<(u32, u64)>>,
     budget: &mut Budget,
-    cc_window_ns: u64,
+    cc_window_ns: Option<u64>,
 ) {
     f.cold().ecn_ce += 1;
     f.event(
@@ -1156,8 +1184,8 @@ fn ce_mark(
         None,
     );
     let c = f.cold();
-    if c.cc.is_none() {
-        c.cc = Some(Box::new(cc::CcState::new(pkt.ts_ns, cc_window_ns)));
+    if let (None, Some(window)) = (&c.cc, cc_window_ns) {
+        c.cc = Some(Box::new(cc::CcState::new(pkt.ts_ns, window)));
     }
     if c.pending_ce.is_none() {
         c.pending_ce = Some(pkt.ts_ns);

@@ -176,6 +176,10 @@ pub struct AnalysisArgs {
     #[arg(long, value_name = "DURATION", default_value = "50us", value_parser = parse_cc_window)]
     pub cc_window: u64,
 
+    /// Analysis stages to skip, for speed or to measure what each costs: duplicates, throughput, timing, pauses (frames sent while paused), cc (DCQCN reaction), nvme; comma-separated. The report says which were skipped
+    #[arg(long, value_name = "STAGE[,STAGE]", value_parser = crate::analysis::Stages::skipping, default_value = "")]
+    pub skip: crate::analysis::Stages,
+
     /// Upper-layer protocol of connections the RDMA CM does not describe:
     /// nvme (every connection whose SENDs read as NVMe-oF commands),
     /// nvme@IP[:PORT] (those to this controller; PORT is the NVMe-oF
@@ -211,6 +215,7 @@ impl AnalysisArgs {
             timeline_bin_ns: self.timeline.flatten(),
             timeline_series: self.timeline.is_some(),
             cc_window_ns: self.cc_window,
+            stages: self.skip,
             reaction: crate::analysis::pfc::ReactionLimits {
                 cable_m: self.cable,
                 mtu: self.mtu,

@@ -1,0 +1,141 @@
+//! Where a frame's time goes, stage by stage, on one core with the capture
+//! in memory: `cargo run --release --example stage_costs FILE [FRAMES]`.
+//!
+//! Builds every frame's facts into a buffer (as the chunked reader does,
+//! with and without the ICRC), then has the analysis observe them with
+//! every stage on, with each stage off in turn, and with none (the base:
+//! flow lookup, counters, PSN tracking, events). A stage's cost is the
+//! time with everything less the time without it. Runs the configurations
+//! in rounds (`PASSES`, default 7) and keeps each one's best; then times
+//! building the report from the full analysis. At most FRAMES frames
+//! (default 2 000 000) are read, so memory stays bounded.
+use std::time::Instant;
+
+use roce_dissect::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Facts, Stage, Stages};
+use roce_dissect::capture::CaptureFile;
+use roce_dissect::dissect::DissectOptions;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let Some(path) = args.next() else {
+        eprintln!("usage: stage_costs FILE [FRAMES]");
+        std::process::exit(2);
+    };
+    let limit: usize = args
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(2_000_000);
+    let passes: usize = std::env::var("PASSES")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(7);
+    let file = match CaptureFile::open(&path) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("stage_costs: {path}: {e}");
+            std::process::exit(2);
+        }
+    };
+    let Ok(reader) = file.frames() else {
+        eprintln!("stage_costs: {path}: not a capture");
+        std::process::exit(2);
+    };
+    let frames: Vec<_> = reader.flatten().take(limit).collect();
+    let n = frames.len();
+    if n == 0 {
+        eprintln!("stage_costs: {path}: no frames");
+        std::process::exit(2);
+    }
+    let per_frame = |s: f64| s / n as f64 * 1e9;
+
+    // Decoding, with and without the ICRC, into chunk-sized buffers.
+    // (Timed into one reused buffer; then kept, untimed, for observing.)
+    let build = |opts: &DissectOptions, mut keep: Option<&mut Vec<Facts>>| {
+        let mut buf = Vec::new();
+        let t = Instant::now();
+        for chunk in frames.chunks(2000) {
+            for (i, f) in chunk.iter().enumerate() {
+                Facts::put_from_frame(&mut buf, i, f, opts);
+            }
+            buf.truncate(chunk.len());
+            if let Some(all) = keep.as_deref_mut() {
+                all.extend_from_slice(&buf);
+            }
+        }
+        t.elapsed().as_secs_f64()
+    };
+    let no_icrc = DissectOptions {
+        check_icrc: false,
+        ..DissectOptions::default()
+    };
+    let (mut decode, mut decode_no_icrc) = (f64::MAX, f64::MAX);
+    for _ in 0..passes {
+        decode_no_icrc = decode_no_icrc.min(build(&no_icrc, None));
+        decode = decode.min(build(&DissectOptions::default(), None));
+    }
+    let mut facts = Vec::with_capacity(n);
+    build(&DissectOptions::default(), Some(&mut facts));
+
+    // Observing, per set of stages.
+    let mut configs = vec![("every stage".to_string(), Stages::all())];
+    for s in Stage::ALL {
+        configs.push((format!("without {s}"), Stages::all().without(s)));
+    }
+    configs.push(("base (no stage)".to_string(), Stages::none()));
+    let observe = |stages: Stages| {
+        let mut an = Analyzer::new(AnalysisOptions {
+            stages,
+            ..AnalysisOptions::default()
+        });
+        let t = Instant::now();
+        for f in &facts {
+            an.observe(f);
+        }
+        let secs = t.elapsed().as_secs_f64();
+        (secs, an)
+    };
+    let mut best = vec![f64::MAX; configs.len()];
+    for _ in 0..passes {
+        for (i, (_, stages)) in configs.iter().enumerate() {
+            let (secs, an) = observe(*stages);
+            best[i] = best[i].min(secs);
+            drop(std::hint::black_box(an));
+        }
+    }
+    let (_, an) = observe(Stages::all());
+    let t = Instant::now();
+    let report = an.finish(CaptureInfo::default());
+    let finish = t.elapsed().as_secs_f64();
+
+    println!(
+        "{path}: {n} frames, {} flows, {passes} passes, best of each",
+        report.flows.len()
+    );
+    println!("{:<34} {:>9}", "step", "ns/frame");
+    println!(
+        "{:<34} {:>9.1}",
+        "decode to facts, ICRC included",
+        per_frame(decode)
+    );
+    println!(
+        "{:<34} {:>9.1}",
+        "  of which the ICRC",
+        per_frame(decode - decode_no_icrc)
+    );
+    println!("{:<34} {:>9.1}", "observe, every stage", per_frame(best[0]));
+    let base = best[best.len() - 1];
+    println!("{:<34} {:>9.1}", "  base (no stage)", per_frame(base));
+    for (i, s) in Stage::ALL.iter().enumerate() {
+        println!(
+            "{:<34} {:>9.1}",
+            format!("  {s}"),
+            per_frame(best[0] - best[i + 1])
+        );
+    }
+    println!(
+        "{:<34} {:>9.1}   ({:.1} ms)",
+        "report from the analysis",
+        per_frame(finish),
+        finish * 1e3
+    );
+}
