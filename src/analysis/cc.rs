@@ -36,6 +36,10 @@ pub struct CcState {
     origin: u64,
     /// The newest bin written.
     last: u64,
+    /// The ring of bins: slot `k % RING` holds bin `k` when its tag is
+    /// `k` (a slot not written since an older bin reads as empty, so
+    /// nothing is cleared as time moves on).
+    tags: Box<[u64; RING]>,
     bytes: Box<[u32; RING]>,
     flags: Box<[u8; RING]>,
     waiting: Vec<u64>,
@@ -54,6 +58,39 @@ struct Recovering {
     target: u64,
     /// The next window start to try, in bins.
     next: u64,
+}
+
+/// A window of bins being slid over: its bytes, and how many of its bins
+/// are empty or flagged.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sliding {
+    start: u64,
+    bytes: u64,
+    empty: u32,
+    flagged: u32,
+}
+
+impl Sliding {
+    /// Adds (`sign` 1) or takes out (`sign` -1) a bin.
+    fn add(&mut self, (bytes, flags): (u32, u8), sign: i32) {
+        let d = |c: bool| u32::from(c);
+        if sign > 0 {
+            self.bytes += u64::from(bytes);
+            self.empty += d(bytes == 0);
+            self.flagged += d(flags != 0);
+        } else {
+            self.bytes -= u64::from(bytes);
+            self.empty -= d(bytes == 0);
+            self.flagged -= d(flags != 0);
+        }
+    }
+
+    /// One bin on: `out` leaves at the start, `into` comes in at the end.
+    fn step(&mut self, out: (u32, u8), into: (u32, u8)) {
+        self.add(out, -1);
+        self.add(into, 1);
+        self.start += 1;
+    }
 }
 
 /// `flows[].cc`: the CNPs of a flow's sender and what followed each.
@@ -101,6 +138,7 @@ impl CcState {
             bin_ns: (window_ns / BINS_PER_WINDOW).max(1),
             origin: ts,
             last: 0,
+            tags: Box::new([0; RING]),
             bytes: Box::new([0; RING]),
             flags: Box::new([0; RING]),
             waiting: Vec::new(),
@@ -126,17 +164,17 @@ impl CcState {
         self.judge_until(b);
         if b > self.last {
             self.recover_until(b);
-            let from = (self.last.saturating_add(1)).max(b.saturating_sub(RING as u64 - 1));
-            for k in from..=b {
-                self.bytes[k as usize % RING] = 0;
-                self.flags[k as usize % RING] = 0;
-            }
             self.last = b;
         }
         if self.last - b >= RING as u64 {
             return;
         }
         let slot = b as usize % RING;
+        if self.tags[slot] != b {
+            self.tags[slot] = b;
+            self.bytes[slot] = 0;
+            self.flags[slot] = 0;
+        }
         if replay {
             self.flags[slot] |= REPLAY;
         } else {
@@ -204,6 +242,9 @@ impl CcState {
         let Some(mut r) = self.recovering else {
             return;
         };
+        // The windows tried start one bin apart: the first is summed, the
+        // next ones slide (a bin in, a bin out).
+        let mut window: Option<Sliding> = None;
         loop {
             let start = r
                 .next
@@ -215,8 +256,24 @@ impl CcState {
                 self.recovering = Some(r);
                 return;
             }
-            let (bytes, flags, gap) = self.window(start, end);
-            if flags == 0 && !gap && bytes as f64 >= IGNORED * r.target as f64 {
+            let w = match window {
+                Some(mut w) if w.start + 1 == start => {
+                    w.step(self.at(w.start), self.at(end - 1));
+                    w
+                }
+                _ => {
+                    let mut w = Sliding {
+                        start,
+                        ..Sliding::default()
+                    };
+                    for k in start..end {
+                        w.add(self.at(k), 1);
+                    }
+                    w
+                }
+            };
+            window = Some(w);
+            if w.flagged == 0 && w.empty == 0 && w.bytes as f64 >= IGNORED * r.target as f64 {
                 let at = self
                     .origin
                     .saturating_add(start.saturating_mul(self.bin_ns));
@@ -232,15 +289,23 @@ impl CcState {
         }
     }
 
+    /// Bin `k`'s bytes and flags (empty past the newest, or when its slot
+    /// holds another bin).
+    #[inline]
+    fn at(&self, k: u64) -> (u32, u8) {
+        let slot = k as usize % RING;
+        if k > self.last || self.last - k >= RING as u64 || self.tags[slot] != k {
+            (0, 0)
+        } else {
+            (self.bytes[slot], self.flags[slot])
+        }
+    }
+
     /// Bytes and flags of bins `from..to`; bins past the newest are empty.
     fn window(&self, from: u64, to: u64) -> (u64, u8, bool) {
         let (mut bytes, mut flags, mut gap) = (0u64, 0u8, false);
         for k in from..to {
-            let (b, f) = if k > self.last || self.last - k >= RING as u64 {
-                (0, 0)
-            } else {
-                (self.bytes[k as usize % RING], self.flags[k as usize % RING])
-            };
+            let (b, f) = self.at(k);
             bytes += u64::from(b);
             flags |= f;
             gap |= b == 0;

@@ -54,7 +54,7 @@ impl Stage {
             Stage::Throughput => "no throughput (rates, timeline)",
             Stage::Timing => "no round trips or completions",
             Stage::Pauses => "no frames sent while paused",
-            Stage::Cc => "no DCQCN reaction (flows[].cc)",
+            Stage::Cc => "no DCQCN reaction: flows[].cc",
             Stage::Nvme => "no NVMe-oF queues or I/Os",
         }
     }
