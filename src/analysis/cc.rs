@@ -36,17 +36,44 @@ pub struct CcState {
     origin: u64,
     /// The newest bin written.
     last: u64,
-    /// The ring of bins: slot `k % RING` holds bin `k` when its tag is
-    /// `k` (a slot not written since an older bin reads as empty, so
-    /// nothing is cleared as time moves on).
-    tags: Box<[u64; RING]>,
-    bytes: Box<[u32; RING]>,
-    flags: Box<[u8; RING]>,
+    /// Bin `last`, kept here while frames add to it; it goes to the ring
+    /// when a later bin starts.
+    cur: Bin,
+    /// The older bins: slot `k % RING` holds bin `k` when its `k` says so
+    /// (a slot not written since an older bin reads as empty, so nothing
+    /// is cleared as time moves on).
+    ring: Box<[Bin; RING]>,
+    /// [`AFTER_DELAY_NS`] in bins.
+    delay_bins: u64,
     waiting: Vec<u64>,
+    /// The bin by which the first waiting CNP can be judged (its after
+    /// window's end), `u64::MAX` with none waiting.
+    due: u64,
     pub report: CcReport,
     ratio_sum: f64,
     recovering: Option<Recovering>,
     recovery_sum: u128,
+}
+
+/// One bin of a flow's history.
+#[derive(Debug, Clone, Copy, Default)]
+struct Bin {
+    k: u64,
+    bytes: u32,
+    flags: u8,
+}
+
+impl Bin {
+    fn add(&mut self, payload: u32, replay: bool, paused: bool) {
+        if replay {
+            self.flags |= REPLAY;
+        } else {
+            self.bytes = self.bytes.saturating_add(payload);
+        }
+        if paused {
+            self.flags |= PAUSED;
+        }
+    }
 }
 
 /// A reacted train of CNPs, waiting for the rate to come back.
@@ -134,14 +161,16 @@ pub struct Reasons {
 impl CcState {
     /// History from `ts` on, in bins of `window_ns / 50`.
     pub fn new(ts: u64, window_ns: u64) -> Self {
+        let bin_ns = (window_ns / BINS_PER_WINDOW).max(1);
         CcState {
-            bin_ns: (window_ns / BINS_PER_WINDOW).max(1),
+            bin_ns,
             origin: ts,
             last: 0,
-            tags: Box::new([0; RING]),
-            bytes: Box::new([0; RING]),
-            flags: Box::new([0; RING]),
+            cur: Bin::default(),
+            ring: Box::new([Bin::default(); RING]),
+            delay_bins: AFTER_DELAY_NS.div_ceil(bin_ns),
             waiting: Vec::new(),
+            due: u64::MAX,
             report: CcReport::default(),
             ratio_sum: 0.0,
             recovering: None,
@@ -153,36 +182,47 @@ impl CcState {
         ts.saturating_sub(self.origin) / self.bin_ns
     }
 
-    fn delay_bins(&self) -> u64 {
-        AFTER_DELAY_NS.div_ceil(self.bin_ns)
+    /// Sets [`CcState::due`] after `waiting` changed.
+    fn set_due(&mut self) {
+        self.due = self.waiting.first().map_or(u64::MAX, |&c| {
+            self.bin(c)
+                .saturating_add(self.delay_bins)
+                .saturating_add(BINS_PER_WINDOW)
+        });
     }
 
     /// A frame of the flow: `payload` bytes (a replay's are flagged, not
     /// counted), sent while paused or not.
     pub fn frame(&mut self, ts: u64, payload: u32, replay: bool, paused: bool) {
         let b = self.bin(ts);
-        self.judge_until(b);
+        if b >= self.due {
+            self.judge_until(b);
+        }
         if b > self.last {
             self.recover_until(b);
+            self.ring[self.last as usize % RING] = self.cur;
+            self.cur = Bin {
+                k: b,
+                ..Bin::default()
+            };
             self.last = b;
         }
+        if b == self.last {
+            self.cur.add(payload, replay, paused);
+            return;
+        }
+        // An older bin (a frame stamped earlier than the one before).
         if self.last - b >= RING as u64 {
             return;
         }
-        let slot = b as usize % RING;
-        if self.tags[slot] != b {
-            self.tags[slot] = b;
-            self.bytes[slot] = 0;
-            self.flags[slot] = 0;
+        let slot = &mut self.ring[b as usize % RING];
+        if slot.k != b {
+            *slot = Bin {
+                k: b,
+                ..Bin::default()
+            };
         }
-        if replay {
-            self.flags[slot] |= REPLAY;
-        } else {
-            self.bytes[slot] = self.bytes[slot].saturating_add(payload);
-        }
-        if paused {
-            self.flags[slot] |= PAUSED;
-        }
+        slot.add(payload, replay, paused);
     }
 
     /// A CNP to the flow's sender at `ts`.
@@ -204,20 +244,18 @@ impl CcState {
             self.report.reasons.unclear += 1;
         }
         self.waiting.push(ts);
+        self.set_due();
     }
 
     /// Judges the CNPs whose after window ends before bin `now`.
     fn judge_until(&mut self, now: u64) {
         while let Some(&c) = self.waiting.first() {
-            let cb = self.bin(c);
-            let after_end = cb
-                .saturating_add(self.delay_bins())
-                .saturating_add(BINS_PER_WINDOW);
-            if after_end > now {
+            if self.due > now {
                 break;
             }
             self.waiting.remove(0);
             self.judge(c);
+            self.set_due();
         }
     }
 
@@ -230,6 +268,7 @@ impl CcState {
         self.report.indeterminate += left;
         self.report.reasons.capture_end += left;
         self.waiting.clear();
+        self.set_due();
         let judged = self.report.reacted + self.report.ignored + self.report.reasons.unclear;
         self.report.mean_ratio = (judged > 0).then(|| self.ratio_sum / judged as f64);
         let n = self.report.recoveries;
@@ -248,7 +287,7 @@ impl CcState {
         loop {
             let start = r
                 .next
-                .max(self.bin(r.from).saturating_add(self.delay_bins()))
+                .max(self.bin(r.from).saturating_add(self.delay_bins))
                 .max(self.last.saturating_sub(RING as u64 - 1));
             let end = start.saturating_add(BINS_PER_WINDOW);
             if end > now {
@@ -293,11 +332,18 @@ impl CcState {
     /// holds another bin).
     #[inline]
     fn at(&self, k: u64) -> (u32, u8) {
-        let slot = k as usize % RING;
-        if k > self.last || self.last - k >= RING as u64 || self.tags[slot] != k {
-            (0, 0)
+        if k > self.last || self.last - k >= RING as u64 {
+            return (0, 0);
+        }
+        let bin = if k == self.last {
+            self.cur
         } else {
-            (self.bytes[slot], self.flags[slot])
+            self.ring[k as usize % RING]
+        };
+        if bin.k == k {
+            (bin.bytes, bin.flags)
+        } else {
+            (0, 0)
         }
     }
 
@@ -316,7 +362,7 @@ impl CcState {
     fn judge(&mut self, cnp: u64) {
         let cb = self.bin(cnp);
         let (before, fb, gap_b) = self.window(cb - BINS_PER_WINDOW, cb);
-        let a0 = cb.saturating_add(self.delay_bins());
+        let a0 = cb.saturating_add(self.delay_bins);
         let (after, fa, gap_a) = self.window(a0, a0.saturating_add(BINS_PER_WINDOW));
         let r = &mut self.report;
         let flags = fb | fa;
