@@ -43,5 +43,52 @@ fn bench_decode(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_decode);
+/// The analysis alone on facts built beforehand: with every stage, with
+/// none (the base: flows, counters, PSN tracking) and without each stage
+/// in turn, so that a change that slows one stage shows up by its name
+/// (`cargo bench -- stages/`).
+fn bench_stages(c: &mut Criterion) {
+    use roce_dissect::analysis::{AnalysisOptions, Analyzer, Facts, Stage, Stages};
+    let path = std::env::var("ROCE_BENCH_CAPTURE")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/captures/mixed.pcapng").into());
+    let Ok(file) = CaptureFile::open(&path) else {
+        eprintln!("bench: {path} not found; set ROCE_BENCH_CAPTURE");
+        return;
+    };
+    let opts = DissectOptions::default();
+    let facts: Vec<Facts> = file
+        .frames()
+        .map(|r| {
+            r.flatten()
+                .map(|f| Facts::of(&dissect(&f, &opts)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut g = c.benchmark_group("stages");
+    g.throughput(Throughput::Elements(facts.len() as u64));
+    let mut configs = vec![
+        ("all".to_string(), Stages::all()),
+        ("base".into(), Stages::none()),
+    ];
+    for s in Stage::ALL {
+        configs.push((format!("without_{s}"), Stages::all().without(s)));
+    }
+    for (name, stages) in configs {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut an = Analyzer::new(AnalysisOptions {
+                    stages,
+                    ..AnalysisOptions::default()
+                });
+                for f in &facts {
+                    an.observe(f);
+                }
+                an
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_decode, bench_stages);
 criterion_main!(benches);

@@ -119,8 +119,8 @@ fn main() {
     );
     println!(
         "{:<34} {:>9.1}",
-        "  of which the ICRC",
-        per_frame(decode - decode_no_icrc)
+        "decode to facts, --no-icrc",
+        per_frame(decode_no_icrc)
     );
     println!("{:<34} {:>9.1}", "observe, every stage", per_frame(best[0]));
     let base = best[best.len() - 1];
