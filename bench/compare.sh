@@ -7,6 +7,8 @@
 #   TSHARK_RUNS=1 bench/compare.sh   # tshark runs (default 1 on 5 M frames, else RUNS)
 #   NO_TSHARK=1 bench/compare.sh     # skip tshark (it needs minutes on 5 M frames)
 #   NO_OTHER=1 bench/compare.sh      # skip the other-inputs table (below)
+#   bench/compare.sh shapes          # only the shapes table (below)
+#   NO_SHAPES=1 bench/compare.sh     # skip it
 #
 # Captures: `roce-dissect gen --scenario mixed` with 256 QPs (RoCE v1 and v2,
 # IPv4 and IPv6, CM, drops, reordering, CE/CNP, PFC), 4 KiB messages over a
@@ -38,6 +40,10 @@
 # InfiniBand in ERF records as ibdump writes them (`gen --link erf`);
 # then a display filter selecting few frames and -T fields with four
 # fields, against tshark -Y and tshark -T fields.
+# A third table times the report on other shapes of traffic users have,
+# about 500 000 frames each (see `shapes`): small frames, thousands of
+# QPs, NVMe-oF, PFC-heavy, and the 5 M-frame file; each beside cat, the
+# memory floor and tshark, best and median.
 # Wall time is read from bash's EPOCHREALTIME (microseconds; GNU time's
 # %e has 10 ms steps) around the command itself,
 # so it includes bash's fork and exec of it, as a user's shell would. Peak
@@ -48,7 +54,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
-[ ${#sizes[@]} -gt 0 ] || sizes=(500000 5000000)
+only_shapes=0
+if [ "${sizes[0]:-}" = shapes ]; then only_shapes=1; sizes=(); fi
+[ ${#sizes[@]} -gt 0 ] || [ $only_shapes = 1 ] || sizes=(500000 5000000)
 runs=${RUNS:-3}
 out=bench/out
 mkdir -p "$out"
@@ -198,6 +206,61 @@ PY
     echo "(RSS of a pipeline: its largest process, as /usr/bin/time sees bash -c's children)"
 }
 
+# shapes: the third table (see the top). Each shape's capture is made once
+# by `gen` (kept in bench/out); its rows are timed in rounds like the
+# first table's: cat, the memory floor, the report, tshark.
+shapes() {
+    local t_runs=${TSHARK_RUNS:-$runs}
+    # label|file|gen arguments (empty: made by the first table)
+    local list=(
+        "900-byte frames: mixed, 256 QPs, 4 KiB messages over a 1 KiB PMTU|$out/bench-500000.pcap|--scenario mixed --seed 1 --qps 256 --messages 391 --size 4096 --pmtu 1024"
+        "small frames: incast, 512 B payloads, ACK every 4, CE/CNP/PFC|$out/small-500000.pcap|--scenario incast --seed 1 --qps 256 --messages 390 --size 2048 --pmtu 512 --ack-every 4"
+        "4 096 QPs interleaved (8 592 flows with the CM's)|$out/qps4096-500000.pcap|--scenario clean --seed 1 --qps 4096 --messages 58 --size 1024 --pmtu 1024"
+        "65 536 QPs interleaved (131 472 flows)|$out/qps65536-500000.pcap|--scenario clean --seed 1 --qps 65536 --messages 2 --size 1024 --pmtu 1024"
+        "NVMe-oF: 8 I/O queues, reads and writes|$out/nvme-500000.pcap|--scenario nvme --seed 1 --qps 8 --messages 10205"
+        "PFC-heavy: 4 000 pause intervals|$out/pfc-500000.pcap|--scenario pfc-headroom --seed 1 --messages 5300"
+        "5 M frames, 4.3 GiB (the 900-byte shape)|$out/bench-5000000.pcap|--scenario mixed --seed 1 --qps 256 --messages 3907 --size 4096 --pmtu 1024")
+    echo
+    echo "## shapes: the report (--json) on other traffic, beside cat, the memory floor and tshark"
+    printf '%-66s %8s %8s %7s %9s %9s %8s %8s %8s %8s\n' "shape" "frames" "cat s" "floor s" "ours s" "median s" "RSS MiB" "x cat" "tshark s" "speed-up"
+    local row label f args
+    for row in "${list[@]}"; do
+        IFS='|' read -r label f args <<< "$row"
+        # shellcheck disable=SC2086
+        [ -f "$f" ] || quiet $bin gen $args -o "$f"
+        local n; n=$(frames_of "$f")
+        local t_n=$t_runs
+        [ "$n" -ge 2000000 ] && t_n=${TSHARK_RUNS:-1}
+        local cat_t=() floor_t=() ours_t=() tsh_t=() kib=0 tkib=0 secs k r
+        local rounds=$(( runs > t_n ? runs : t_n ))
+        for r in $(seq "$rounds"); do
+            if [ "$r" -le "$runs" ]; then
+                read -r secs _ <<< "$(measure "$f" 0 cat "$f")"; cat_t+=("$secs")
+                read -r secs _ <<< "$(measure "$f" 0 $floor "$f")"; floor_t+=("$secs")
+                read -r secs k <<< "$(measure "$f" $(( r == 1 )) $bin "$f" --json)"; ours_t+=("$secs")
+                [ "$k" -gt "$kib" ] && kib=$k
+            fi
+            if [ $have_tshark = 1 ] && [ "$r" -le "$t_n" ]; then
+                read -r secs k <<< "$(measure "$f" $(( r == 1 )) tshark -n -r "$f" -T fields \
+                    -e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn)"
+                tsh_t+=("$secs"); [ "$k" -gt "$tkib" ] && tkib=$k
+            fi
+        done
+        python3 - "$label" "$n" "$kib" "${cat_t[*]}" "${floor_t[*]}" "${ours_t[*]}" "${tsh_t[*]:-}" <<'PY'
+import statistics, sys
+label, n, kib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+cat, floor, ours = ([float(x) for x in a.split()] for a in sys.argv[4:7])
+tsh = [float(x) for x in sys.argv[7].split()]
+o = max(min(ours), 0.005)
+line = (f"{label:<66} {n:8} {min(cat):8.3f} {min(floor):7.3f} {min(ours):9.3f} "
+        f"{statistics.median(ours):9.3f} {kib // 1024:8} {o / max(min(cat), 0.005):7.1f}x")
+if tsh:
+    line += f" {min(tsh):8.2f} {min(tsh) / o:7.0f}x (median {statistics.median(tsh) / max(statistics.median(ours), 0.005):.0f}x)"
+print(line)
+PY
+    done
+}
+
 # The ICRC fold's speed depends on these (crates/crc32fold picks the best).
 simd=$(grep -m1 -o -w -E 'avx512vl|vpclmulqdq' /proc/cpuinfo 2>/dev/null | sort -u | xargs || true)
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) (${simd:-no avx512vl or vpclmulqdq}), $(free -g | awk '/Mem:/ {print $2}') GiB"
@@ -303,3 +366,4 @@ PY
     fi
     if [ -z "${NO_OTHER:-}" ]; then other_inputs "$n" "$f" "$per_qp"; fi
 done
+if [ -z "${NO_SHAPES:-}" ]; then shapes; fi
