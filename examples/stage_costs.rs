@@ -8,7 +8,7 @@
 //! time with everything less the time without it. Runs the configurations
 //! in rounds (`PASSES`, default 7) and keeps each one's best; then times
 //! building the report from the full analysis. At most FRAMES frames
-//! (default 2 000 000) are read, so memory stays bounded.
+//! (default 1 000 000) are read, so memory stays bounded.
 use std::time::Instant;
 
 use roce_dissect::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Facts, Stage, Stages};
@@ -24,7 +24,7 @@ fn main() {
     let limit: usize = args
         .next()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(2_000_000);
+        .unwrap_or(1_000_000);
     let passes: usize = std::env::var("PASSES")
         .ok()
         .and_then(|p| p.parse().ok())
@@ -73,7 +73,7 @@ fn main() {
         decode_no_icrc = decode_no_icrc.min(build(&no_icrc, None));
         decode = decode.min(build(&DissectOptions::default(), None));
     }
-    let mut facts = Vec::with_capacity(n);
+    let mut facts: Vec<Facts> = Vec::with_capacity(n);
     build(&DissectOptions::default(), Some(&mut facts));
 
     // Observing, per set of stages.
