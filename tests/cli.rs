@@ -492,3 +492,86 @@ fn gen_limits_and_standard_output() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("to standard output"), "{err}");
 }
+
+/// The report of `captures/incast.pcapng` with `extra` options, as JSON.
+fn incast_report(extra: &[&str]) -> serde_json::Value {
+    let out = common::bin()
+        .arg(capture("incast.pcapng"))
+        .arg("--json")
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{extra:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn skipped_stages_leave_out_their_part_only() {
+    let full = incast_report(&[]);
+    // Flows with a value at `path` (keys).
+    let flows = |r: &serde_json::Value, path: &[&str]| {
+        r["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| !path.iter().fold(*f, |v, k| &v[*k]).is_null())
+            .count()
+    };
+    let rtt = &["timing", "rtt"][..];
+    let cc = &["cc"][..];
+    assert!(flows(&full, rtt) > 0 && flows(&full, cc) > 0);
+    assert_eq!(full["capture"]["warnings"], serde_json::json!([]));
+
+    let no_timing = incast_report(&["--skip", "timing"]);
+    assert_eq!(flows(&no_timing, rtt), 0);
+    assert_eq!(flows(&no_timing, cc), flows(&full, cc));
+    let no_cc = incast_report(&["--skip", "cc"]);
+    assert_eq!(flows(&no_cc, cc), 0);
+    assert_eq!(flows(&no_cc, rtt), flows(&full, rtt));
+    // Packets, bytes and PSN verdicts do not depend on any stage.
+    for r in [&no_timing, &no_cc] {
+        for (a, b) in r["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(full["flows"].as_array().unwrap())
+        {
+            for k in [
+                "src",
+                "dst",
+                "destqp",
+                "packets",
+                "bytes",
+                "retransmits",
+                "ecn_ce",
+                "cnps",
+            ] {
+                assert_eq!(a[k], b[k], "{k}");
+            }
+        }
+    }
+    let warnings = no_timing["capture"]["warnings"].to_string();
+    assert!(
+        warnings.contains("stages skipped (--skip): timing: no round trips"),
+        "{warnings}"
+    );
+
+    // Stages with nothing to do here change nothing but the warning.
+    let mut quiet = incast_report(&["--skip", "nvme,duplicates"]);
+    assert_eq!(quiet["capture"]["warnings"].as_array().unwrap().len(), 1);
+    quiet["capture"]["warnings"] = serde_json::json!([]);
+    assert_eq!(quiet, full);
+
+    let (code, _, err) = run(&["--skip", "psn", capture("incast.pcapng").to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(
+            "unknown stage 'psn' (one of: duplicates, throughput, timing, pauses, cc, nvme)"
+        ),
+        "{err}"
+    );
+}

@@ -1101,7 +1101,7 @@ impl Analyzer {
         let skipped: Vec<_> = Stage::ALL
             .iter()
             .filter(|s| !self.opts.stages.has(**s))
-            .map(|s| format!("{s} ({})", s.about()))
+            .map(|s| format!("{s}: {}", s.about()))
             .collect();
         if !skipped.is_empty() {
             info.warnings

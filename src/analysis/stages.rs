@@ -50,11 +50,11 @@ impl Stage {
     /// What the report lacks without it.
     pub fn about(self) -> &'static str {
         match self {
-            Stage::Duplicates => "capture duplicates are counted as packets",
-            Stage::Throughput => "no throughput (rates, timeline)",
-            Stage::Timing => "no round trips or completions",
-            Stage::Pauses => "no frames sent while paused",
-            Stage::Cc => "no DCQCN reaction: flows[].cc",
+            Stage::Duplicates => "capture duplicates counted as packets",
+            Stage::Throughput => "no rates or throughput series",
+            Stage::Timing => "no round trips, completions or message sizes",
+            Stage::Pauses => "no frames marked as sent while paused",
+            Stage::Cc => "no DCQCN reaction in flows[].cc",
             Stage::Nvme => "no NVMe-oF queues or I/Os",
         }
     }
