@@ -4,11 +4,20 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use roce_dissect::capture::CaptureFile;
 use roce_dissect::dissect::{DissectOptions, dissect};
 
-fn bench_decode(c: &mut Criterion) {
+/// The capture benchmarked: `ROCE_BENCH_CAPTURE`, else the mixed sample
+/// (`None`, said on standard error, when it cannot be opened).
+fn bench_capture() -> Option<CaptureFile> {
     let path = std::env::var("ROCE_BENCH_CAPTURE")
         .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/captures/mixed.pcapng").into());
-    let Ok(file) = CaptureFile::open(&path) else {
+    let file = CaptureFile::open(&path).ok();
+    if file.is_none() {
         eprintln!("bench: {path} not found; set ROCE_BENCH_CAPTURE");
+    }
+    file
+}
+
+fn bench_decode(c: &mut Criterion) {
+    let Some(file) = bench_capture() else {
         return;
     };
     let frames = file.frames().map(|r| r.count()).unwrap_or(0) as u64;
@@ -49,10 +58,7 @@ fn bench_decode(c: &mut Criterion) {
 /// (`cargo bench -- stages/`).
 fn bench_stages(c: &mut Criterion) {
     use roce_dissect::analysis::{AnalysisOptions, Analyzer, Facts, Stage, Stages};
-    let path = std::env::var("ROCE_BENCH_CAPTURE")
-        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/captures/mixed.pcapng").into());
-    let Ok(file) = CaptureFile::open(&path) else {
-        eprintln!("bench: {path} not found; set ROCE_BENCH_CAPTURE");
+    let Some(file) = bench_capture() else {
         return;
     };
     let opts = DissectOptions::default();
