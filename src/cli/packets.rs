@@ -183,7 +183,9 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
             match &mode {
                 Mode::Json => {
                     packets::write_json_line_analysed(&mut buf, pkt, found, ctx.flow_number);
-                    if buf.len() >= 1 << 15 {
+                    // As large as `out`'s buffer, so that it goes out
+                    // without being copied there first.
+                    if buf.len() >= out.capacity() {
                         out.write_all(&buf)?;
                         buf.clear();
                     }
