@@ -402,16 +402,11 @@ fn timing_report(out: &mut Vec<u8>, t: &TimingReport) {
         push_u64(out, m.bytes);
         flat!(out, false, "size");
         let Sizes { min, p50, p99, max } = m.size;
-        out.push(b'{');
-        flat!(out, true, "min");
-        push_u64(out, min);
-        flat!(out, false, "p50");
-        push_u64(out, p50);
-        flat!(out, false, "p99");
-        push_u64(out, p99);
-        flat!(out, false, "max");
-        push_u64(out, max);
-        out.extend_from_slice(b"}}");
+        flat_numbers(
+            out,
+            &[("min", min), ("p50", p50), ("p99", p99), ("max", max)],
+        );
+        out.push(b'}');
         first = false;
     }
     if let Some(s) = completion {
@@ -446,40 +441,34 @@ fn timing_report(out: &mut Vec<u8>, t: &TimingReport) {
                 t,
                 implied_ns,
                 retries,
-            } = o;
-            out.push(b'{');
-            flat!(out, true, "resends");
-            push_u64(out, *resends);
-            flat!(out, false, "silence_min_ns");
-            push_u64(out, *silence_min_ns);
-            flat!(out, false, "silence_mean_ns");
-            push_u64(out, *silence_mean_ns);
-            flat!(out, false, "silence_max_ns");
-            push_u64(out, *silence_max_ns);
-            flat!(out, false, "t");
-            push_u64(out, u64::from(*t));
-            flat!(out, false, "implied_ns");
-            push_u64(out, *implied_ns);
-            flat!(out, false, "retries");
-            push_u64(out, *retries);
-            out.push(b'}');
+            } = *o;
+            flat_numbers(
+                out,
+                &[
+                    ("resends", resends),
+                    ("silence_min_ns", silence_min_ns),
+                    ("silence_mean_ns", silence_mean_ns),
+                    ("silence_max_ns", silence_max_ns),
+                    ("t", u64::from(t)),
+                    ("implied_ns", implied_ns),
+                    ("retries", retries),
+                ],
+            );
         }
         None => out.extend_from_slice(b"null"),
     }
     if let Some(p) = throughput {
         member!(out, "        ", false, "throughput");
-        out.push(b'{');
-        flat!(out, true, "bin_ns");
-        push_u64(out, p.bin_ns);
-        flat!(out, false, "mean_bps");
-        push_u64(out, p.mean_bps);
-        flat!(out, false, "peak_bps");
-        push_u64(out, p.peak_bps);
-        flat!(out, false, "payload_bytes");
-        push_u64(out, p.payload_bytes);
-        flat!(out, false, "replayed_bytes");
-        push_u64(out, p.replayed_bytes);
-        out.push(b'}');
+        flat_numbers(
+            out,
+            &[
+                ("bin_ns", p.bin_ns),
+                ("mean_bps", p.mean_bps),
+                ("peak_bps", p.peak_bps),
+                ("payload_bytes", p.payload_bytes),
+                ("replayed_bytes", p.replayed_bytes),
+            ],
+        );
     }
     out.extend_from_slice(b"\n      }");
 }
@@ -493,20 +482,32 @@ fn stats(out: &mut Vec<u8>, s: &Stats) {
         p99_ns,
         max_ns,
         mean_ns,
-    } = s;
+    } = *s;
+    flat_numbers(
+        out,
+        &[
+            ("count", count),
+            ("min_ns", min_ns),
+            ("p50_ns", p50_ns),
+            ("p99_ns", p99_ns),
+            ("max_ns", max_ns),
+            ("mean_ns", mean_ns),
+        ],
+    );
+}
+
+/// A one-line object of numbers: `{"key":1,"other":2}`.
+fn flat_numbers(out: &mut Vec<u8>, members: &[(&str, u64)]) {
     out.push(b'{');
-    flat!(out, true, "count");
-    push_u64(out, *count);
-    flat!(out, false, "min_ns");
-    push_u64(out, *min_ns);
-    flat!(out, false, "p50_ns");
-    push_u64(out, *p50_ns);
-    flat!(out, false, "p99_ns");
-    push_u64(out, *p99_ns);
-    flat!(out, false, "max_ns");
-    push_u64(out, *max_ns);
-    flat!(out, false, "mean_ns");
-    push_u64(out, *mean_ns);
+    for (i, (key, v)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'"');
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(b"\":");
+        push_u64(out, *v);
+    }
     out.push(b'}');
 }
 
