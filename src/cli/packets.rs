@@ -103,7 +103,8 @@ fn report_numbers(
     // of it, with duplicates left out as the command leaves them out. The
     // stages that measure (timing, throughput, PFC and DCQCN reactions,
     // NVMe-oF) change no flow's place, and skipping them made this pass
-    // about a third cheaper.
+    // a fifth cheaper (500 k frames of 900 bytes: 0.065 s against 0.081,
+    // best of 7).
     let dup = crate::analysis::Stage::Duplicates;
     opts.stages = if opts.stages.has(dup) {
         crate::analysis::Stages::none().with(dup)
