@@ -583,7 +583,12 @@ impl<'s> Generator<'s> {
                 let conn = make_conn(i, if mixed { i % 3 } else { 0 }, incast);
                 QpState {
                     conn,
-                    next_psn: (i * 0x10_0000 + 0xff_fff0 * u32::from(i % 5 == 4)) & 0xff_ffff,
+                    // Wrapping: only the low 24 bits are a PSN (past 4 095
+                    // QPs the product leaves 32 bits).
+                    next_psn: i
+                        .wrapping_mul(0x10_0000)
+                        .wrapping_add(0xff_fff0 * u32::from(i % 5 == 4))
+                        & 0xff_ffff,
                     msn: 0,
                     busy_until: 0,
                     last_cnp: None,
