@@ -495,3 +495,40 @@ fn filtered_output_is_the_same_on_every_core() {
         }
     }
 }
+
+/// A capture of thousands of flows has its flows' reports built and their
+/// JSON formatted on several threads: the bytes are those of one thread,
+/// and the flows are all there, in trouble order.
+#[test]
+fn many_flows_report_the_same_on_every_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = dir.path().join("qps.pcap");
+    let status = common::bin()
+        .args(["gen", "--scenario", "clean", "--seed", "3", "--qps", "8192"])
+        .args(["--messages", "1", "--size", "1024", "--pmtu", "1024", "-o"])
+        .arg(&pcap)
+        .output()
+        .unwrap()
+        .status;
+    assert!(status.success());
+    let run = |threads: &str| {
+        let out = common::bin()
+            .arg(&pcap)
+            .args(["--json", "-j", threads])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "-j {threads}");
+        out.stdout
+    };
+    let one = run("1");
+    let v: serde_json::Value = serde_json::from_slice(&one).unwrap();
+    let flows = v["flows"].as_array().unwrap();
+    // Past 3 × 4096 flows: three threads build and format them.
+    assert!(flows.len() > 3 * 4096, "{} flows", flows.len());
+    assert_eq!(v["capture"]["flows"].as_u64(), Some(flows.len() as u64));
+    assert_eq!(v["connections"].as_array().unwrap().len(), 8192);
+    for threads in ["2", "3", "8"] {
+        let other = run(threads);
+        assert!(one == other, "-j {threads}: the report's bytes differ");
+    }
+}

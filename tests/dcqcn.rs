@@ -45,7 +45,13 @@ fn every_cnp_is_judged_as_the_truth_says_for_20_seeds() {
                 .iter()
                 .find(|f| f.src == t.src && f.dst == t.dst && f.destqp == t.destqp)
                 .unwrap();
-            assert_eq!(f.cc, Some(t.cc), "{what}: {} → {}", t.src, t.dst);
+            assert_eq!(
+                f.cc.as_deref(),
+                Some(&t.cc),
+                "{what}: {} → {}",
+                t.src,
+                t.dst
+            );
             reacted += t.cc.reacted;
             ignored += t.cc.ignored;
             // The first sender is back at line rate 60-120 µs after each

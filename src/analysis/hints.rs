@@ -128,7 +128,7 @@ pub fn hints(r: &Report) -> Vec<Hint> {
     );
     add(
         HintKind::CnpIgnored,
-        sum(&|f| f.cc.map_or(0, |c| c.ignored)),
+        sum(&|f| f.cc.as_deref().map_or(0, |c| c.ignored)),
         "CNPs ignored: after these CNPs the sender's rate did not drop (at least 0.97 of the rate before, still sending): congestion control disabled or not enabled on this priority (DCQCN off on the sender's NIC, CNPs on a priority it does not react to), so the switch queue stays full and PFC has to stop it.",
     );
     add(

@@ -206,8 +206,43 @@ fn flow_report(
                 (None, None) => None,
             }
         },
-        cc: c.cc.as_ref().map(|s| s.report),
+        cc: c.cc.as_ref().map(|s| Box::new(s.report)),
     }
+}
+
+/// Flows below which the report's flows are built by one thread: a
+/// thread's start (tens of microseconds) is worth it only for thousands.
+const PARALLEL_FLOWS: usize = 4096;
+
+/// Every flow's report, in flow id order: with many flows, on up to
+/// `report_threads` threads, each report written in its place.
+fn flow_reports(a: &mut Analyzer) -> Vec<FlowReport> {
+    use rayon::prelude::*;
+    let n = a.flows.len();
+    let threads = a.report_threads.min(n / PARALLEL_FLOWS);
+    let (timeline, logs) = (&a.timeline, &a.logs);
+    let build = |text: &mut AddrText, (id, f): (usize, &mut FlowState)| {
+        flow_report(id as u32, f, text, timeline, logs)
+    };
+    if threads > 1
+        && let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build()
+    {
+        let mut reports = Vec::new();
+        pool.install(|| {
+            a.flows
+                .par_iter_mut()
+                .enumerate()
+                .map_init(AddrText::default, build)
+                .collect_into_vec(&mut reports)
+        });
+        return reports;
+    }
+    let mut text = AddrText::default();
+    a.flows
+        .iter_mut()
+        .enumerate()
+        .map(|x| build(&mut text, x))
+        .collect()
 }
 
 /// READs replayed on flow `i` that its other direction `j` never answered:
@@ -229,16 +264,19 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
         .enumerate()
         .map(|(i, p)| p.map_or(0, |(j, _)| unanswered_reads(&a, i, j as usize)))
         .collect();
+    let mut flows = flow_reports(&mut a);
     let mut text = AddrText::default();
-    let mut flows: Vec<FlowReport> = a
-        .flows
-        .iter_mut()
-        .enumerate()
-        .map(|(id, f)| flow_report(id as u32, f, &mut text, &a.timeline, &a.logs))
-        .collect();
     // Sort by trouble; `order[new] = old`, `pos[old] = new`.
-    let mut order: Vec<usize> = (0..flows.len()).collect();
-    order.sort_by_key(|&i| (std::cmp::Reverse(flows[i].trouble()), flows[i].first_frame));
+    // The keys in a list of their own: sorting by keys read from the
+    // reports (936 bytes each) missed the cache at every comparison once
+    // there were thousands of flows.
+    let mut keyed: Vec<(std::cmp::Reverse<u64>, u64, usize)> = flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (std::cmp::Reverse(f.trouble()), f.first_frame, i))
+        .collect();
+    keyed.sort_unstable();
+    let order: Vec<usize> = keyed.into_iter().map(|(_, _, i)| i).collect();
     let mut pos = vec![0usize; flows.len()];
     for (new, &old) in order.iter().enumerate() {
         pos[old] = new;
@@ -248,11 +286,12 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
         match p {
             Some((other, by)) => {
                 let other = *other as usize;
-                let o = &a.flows[other].key;
+                // The other flow's own report has its addresses as text.
+                let o = &flows[other];
                 flows[old].peer = Some(PeerRef {
-                    src: text.get(o.src),
-                    dst: text.get(o.dst),
-                    destqp: o.dest_qp,
+                    src: o.src.clone(),
+                    dst: o.dst.clone(),
+                    destqp: o.destqp,
                     paired_by: *by,
                 });
                 flows[old].unanswered_reads = unanswered[old];
@@ -374,7 +413,11 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
     // flow's PSN windows, the maps): freeing them took 0.3-0.5 ms of the
     // 1.5-2 ms that building the report of a 1024-flow capture takes, and
     // nothing waits for it.
-    drop_elsewhere(a);
+    if a.opts.ends_process {
+        std::mem::forget(a);
+    } else {
+        drop_elsewhere(a);
+    }
     (report, pos)
 }
 

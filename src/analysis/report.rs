@@ -311,7 +311,7 @@ pub struct FlowReport {
     /// DCQCN reaction to the CNPs its sender received (README "DCQCN
     /// reaction"); absent on flows whose sender received none.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cc: Option<super::cc::CcReport>,
+    pub cc: Option<Box<super::cc::CcReport>>,
 }
 
 impl FlowReport {

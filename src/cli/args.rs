@@ -216,6 +216,7 @@ impl AnalysisArgs {
             timeline_series: self.timeline.is_some(),
             cc_window_ns: self.cc_window,
             stages: self.skip,
+            ends_process: false,
             reaction: crate::analysis::pfc::ReactionLimits {
                 cable_m: self.cable,
                 mtu: self.mtu,

@@ -144,7 +144,7 @@ fn replay(
         let mut names: Vec<String> = report
             .flows
             .iter()
-            .filter(|f| f.cc.is_some_and(|c| c.cnps > 0))
+            .filter(|f| f.cc.as_deref().is_some_and(|c| c.cnps > 0))
             .take(5)
             .map(|f| format!("{},{},{:#x}", f.src, f.dst, f.destqp))
             .collect();
@@ -184,7 +184,7 @@ fn replay(
     .map_err(|e| RunError::Usage(format!("{}: {e}", path.display())))?;
     Ok(Replay {
         flow: name,
-        cc: flow.cc,
+        cc: flow.cc.as_deref().copied(),
         cnps: cnps.len() as u64 + dropped,
         cnps_dropped: dropped,
         replay: r,

@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 
 use super::inputs::{Inputs, expand};
 use super::{Cli, Progress, RunError, capture_error, print_warnings};
-use crate::analysis::Report;
+use crate::analysis::{AnalysisOptions, Report};
 use crate::output::report::{Style, TextOptions};
 
 /// The analysis options; `--html` draws each flow's throughput and PSNs
 /// over time, so it turns the series on.
-fn options(cli: &Cli) -> Result<crate::analysis::AnalysisOptions, RunError> {
+fn options(cli: &Cli) -> Result<AnalysisOptions, RunError> {
     let mut opts = cli.analysis.options(&cli.decode)?;
     opts.timeline_series |= cli.report.html.is_some();
     Ok(opts)
@@ -68,7 +68,10 @@ pub fn run(cli: &Cli) -> Result<(), RunError> {
 }
 
 fn single(path: &Path, cli: &Cli, threads: usize) -> Result<(), RunError> {
-    let opts = options(cli)?;
+    let opts = AnalysisOptions {
+        ends_process: true,
+        ..options(cli)?
+    };
     let mut progress = Progress::new(&path.display().to_string());
     let mut tell = |done, total, frames| progress.update(done as u64, total as u64, frames);
     let result = match display_filter(cli)? {
@@ -116,7 +119,10 @@ enum Placement {
 }
 
 fn merged(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> {
-    let opts = options(cli)?;
+    let opts = AnalysisOptions {
+        ends_process: true,
+        ..options(cli)?
+    };
     let mut progress = Progress::new(&format!("{} captures", paths.len()));
     let filter = display_filter(cli)?;
     let result = crate::pipeline::analyze_merged(
@@ -242,7 +248,10 @@ fn write_report(report: &Report, cli: &Cli, at: Placement) -> Result<(), RunErro
         line.push(b'\n');
         out.write_all(&line)?;
     } else if args.json {
-        crate::output::report_json::write(&mut out, report)?;
+        let threads = cli
+            .threads
+            .map_or_else(|| crate::pipeline::threads().unwrap_or(1), usize::from);
+        crate::output::report_json::write_on(&mut out, report, threads)?;
     } else {
         let color = !args.no_color
             && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())

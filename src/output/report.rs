@@ -201,7 +201,7 @@ fn cc_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
         .flows
         .iter()
         .enumerate()
-        .filter(|(_, f)| f.cc.is_some_and(|c| c.cnps > 0))
+        .filter(|(_, f)| f.cc.as_deref().is_some_and(|c| c.cnps > 0))
         .collect();
     if rows.is_empty() {
         return;
@@ -219,7 +219,7 @@ fn cc_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
         .iter()
         .take(if o.all { usize::MAX } else { MAX_TIMING_ROWS })
     {
-        let Some(c) = f.cc else { continue };
+        let Some(c) = f.cc.as_deref() else { continue };
         let not = if c.ignored > 0 {
             st.red(&format!("{:>8}", c.ignored))
         } else {

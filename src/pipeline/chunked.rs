@@ -697,6 +697,7 @@ pub fn visit_file(
     // are interface options would keep them resident to the end.
     map.release(0, data_start);
     let mut an = Analyzer::new(opts);
+    an.set_report_threads(plan.threads);
     let result = std::thread::scope(|scope| {
         for w in workers {
             let (shared, job) = (&shared, &job);

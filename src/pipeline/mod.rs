@@ -207,7 +207,7 @@ pub fn analyze_path(
         let plan = chunked::Plan::new(threads);
         return chunked::analyze_file(input, &name, dissect_opts, opts, plan, progress);
     }
-    analyze_pipelined(&mut source, &name, dissect_opts, opts, progress)
+    analyze_pipelined(&mut source, &name, dissect_opts, opts, threads, progress)
 }
 
 /// `path` opened again for the chunked reader: only a regular file
@@ -238,7 +238,7 @@ pub fn analyze_merged(
     } else if threads < 2 {
         analyze_sequential(&mut source, &name, dissect_opts, opts, progress)
     } else {
-        analyze_pipelined(&mut source, &name, dissect_opts, opts, progress)
+        analyze_pipelined(&mut source, &name, dissect_opts, opts, threads, progress)
     }?;
     report.capture.files = names;
     Ok(report)
@@ -341,8 +341,9 @@ pub fn analyze_source(
     opts: AnalysisOptions,
     progress: Option<Progress<'_>>,
 ) -> Result<Report, CaptureError> {
-    if threads().unwrap_or(1) >= 2 {
-        analyze_pipelined(source, name, dissect_opts, opts, progress)
+    let threads = threads().unwrap_or(1);
+    if threads >= 2 {
+        analyze_pipelined(source, name, dissect_opts, opts, threads, progress)
     } else {
         analyze_sequential(source, name, dissect_opts, opts, progress)
     }
@@ -504,6 +505,7 @@ fn analyze_pipelined(
     name: &str,
     dissect_opts: &DissectOptions,
     opts: AnalysisOptions,
+    threads: usize,
     mut progress: Option<Progress<'_>>,
 ) -> Result<Report, CaptureError> {
     use std::sync::mpsc::sync_channel;
@@ -513,6 +515,7 @@ fn analyze_pipelined(
     std::thread::scope(|scope| {
         let analysis = scope.spawn(move || {
             let mut an = Analyzer::new(opts);
+            an.set_report_threads(threads);
             for batch in batches {
                 for facts in &batch {
                     an.observe(facts);

@@ -180,7 +180,9 @@ fn charted(r: &Report) -> Vec<usize> {
     r.flows
         .iter()
         .enumerate()
-        .filter(|(i, f)| f.trouble() > 0 || paused[*i] || f.cc.is_some_and(|c| c.cnps > 0))
+        .filter(|(i, f)| {
+            f.trouble() > 0 || paused[*i] || f.cc.as_deref().is_some_and(|c| c.cnps > 0)
+        })
         .take(MAX_FLOW_SECTIONS)
         .map(|(i, _)| i)
         .collect()
@@ -548,7 +550,7 @@ fn cc_section(s: &mut String, r: &Report, t0: u64, span: (u64, u64)) {
     if !rows.is_empty() {
         s.push_str("<table><thead><tr><th>#</th><th>CNPs</th><th>cut</th><th>not cut</th><th>unjudged</th><th>after/before</th><th>back in</th></tr></thead><tbody>");
         for (i, f) in rows {
-            let Some(c) = f.cc else { continue };
+            let Some(c) = f.cc.as_deref() else { continue };
             let _ = write!(
                 s,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td{}>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
