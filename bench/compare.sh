@@ -9,6 +9,7 @@
 #   NO_OTHER=1 bench/compare.sh      # skip the other-inputs table (below)
 #   bench/compare.sh shapes          # only the shapes table (below)
 #   NO_SHAPES=1 bench/compare.sh     # skip it
+#   SHAPES='QPs' bench/compare.sh shapes  # only the shapes whose label matches (grep -E)
 #
 # Captures: `roce-dissect gen --scenario mixed` with 256 QPs (RoCE v1 and v2,
 # IPv4 and IPv6, CM, drops, reordering, CE/CNP, PFC), 4 KiB messages over a
@@ -226,6 +227,7 @@ shapes() {
     local row label f args
     for row in "${list[@]}"; do
         IFS='|' read -r label f args <<< "$row"
+        if [ -n "${SHAPES:-}" ] && ! grep -qE -- "$SHAPES" <<< "$label"; then continue; fi
         # shellcheck disable=SC2086
         [ -f "$f" ] || quiet $bin gen $args -o "$f"
         local n; n=$(frames_of "$f")

@@ -1190,3 +1190,63 @@ fn timestamps_going_back_give_the_real_span_and_a_warning() {
     assert_eq!(r["capture"]["duration_ns"], 80_000);
     assert!(warned(&r, "1 frames are stamped earlier"));
 }
+
+/// QPs between the same two hosts with no CM: each ACK flow is matched to
+/// the one request flow waiting for its PSN, by looking at all of them.
+/// Tens of QPs are matched exactly; thousands would make the analysis
+/// quadratic in flows, so the looks are budgeted (1 << 24, and 256 a
+/// frame): the answers past it go unmatched, are counted, and a warning
+/// says so.
+#[test]
+fn acks_are_matched_to_requests_within_a_budget_of_looks() {
+    let run = |qps: u32| {
+        let mut t = Trace::new();
+        let conns: Vec<Conn> = (0..qps)
+            .map(|q| Conn {
+                qp_a: 0x100 + q,
+                qp_b: 0x10_0000 + q,
+                ..conn()
+            })
+            .collect();
+        // Every QP's one WRITE (each at its own PSN), then every ACK.
+        for (q, c) in conns.iter().enumerate() {
+            t.at(1 + q as u64, bytes(&c.req(0x0a, 16 * q as u32, 64)));
+        }
+        for (q, c) in conns.iter().enumerate() {
+            let psn = 16 * q as u32;
+            t.at(100_000 + q as u64, bytes(&c.ack(psn, AckKind::Ack, 31, 1)));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("qps.pcap");
+        let mut w =
+            CaptureWriter::new(std::fs::File::create(&p).unwrap(), OutFormat::PcapMicros).unwrap();
+        for (ts, f) in &t.frames {
+            w.write(*ts, f).unwrap();
+        }
+        w.flush().unwrap();
+        let r = analyze(&p, AnalysisOptions::default());
+        let flows = r["flows"].as_array().unwrap();
+        assert_eq!(flows.len(), 2 * qps as usize);
+        let timed = flows
+            .iter()
+            .filter(|f| f["timing"]["rtt"]["count"] == 1)
+            .count() as u64;
+        let warning = r["capture"]["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|w| w.contains("were not matched to the request flow"))
+            .map(str::to_owned);
+        (timed, warning)
+    };
+    // 64 QPs: every round trip, no warning.
+    assert_eq!(run(64), (64, None));
+    // 8 192 QPs: matching them all takes 8 192 looks each (67 M), past
+    // the budget of 16.8 M and 256 for each of the 16 384 frames.
+    let (timed, warning) = run(8192);
+    let warning = warning.expect("a warning for the unmatched answers");
+    let unmatched: u64 = warning.split(' ').next().unwrap().parse().unwrap();
+    assert_eq!(timed + unmatched, 8192, "{warning}");
+    assert!((1000..8192).contains(&timed), "{timed} matched");
+}

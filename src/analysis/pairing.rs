@@ -530,6 +530,14 @@ fn warnings(a: &Analyzer, mut w: Vec<String>) -> Vec<String> {
             a.budget.events_dropped, l.events_total
         ));
     }
+    if t.answers_unmatched > 0 {
+        w.push(format!(
+            "{} ACKs, NAKs and READ responses were not matched to the request flow they answer: with no CM and many QPs between the same two hosts, finding it would have looked at more request flows than the analysis allows ({} looks, and {} more a frame); their round trips and completions are missing",
+            t.answers_unmatched,
+            super::MATCH_LOOKS_FIRST,
+            super::MATCH_LOOKS_PER_FRAME
+        ));
+    }
     if t.ts_backwards > 0 {
         w.push(format!(
             "{} frames are stamped earlier than the frame before them (the capture is not in time order); the capture's span runs from its earliest to its latest timestamp",
