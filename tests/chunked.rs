@@ -237,6 +237,34 @@ fn cut_and_corrupt_pcapng_files() {
     agree(&tail, "garbage tail", &[100, 4096]);
 }
 
+/// `roce-dissect gen ARGS -o PATH`, which must succeed.
+fn gen_file(args: &[&str], path: &Path) {
+    let out = common::bin()
+        .arg("gen")
+        .args(args)
+        .arg("-o")
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "gen {args:?}: {out:?}");
+}
+
+/// Mixed traffic on 16 QPs in 8 KiB messages: several 2 MiB chunks.
+const MIXED_16: &[&str] = &[
+    "--scenario",
+    "mixed",
+    "--seed",
+    "5",
+    "--qps",
+    "16",
+    "--messages",
+    "60",
+    "--size",
+    "8192",
+    "--pmtu",
+    "1024",
+];
+
 /// The command line picks the chunked reader for a pcap of several chunks;
 /// `--threads` and the other readers agree with it, and so do pcapng and a
 /// pipe of the same frames.
@@ -244,14 +272,7 @@ fn cut_and_corrupt_pcapng_files() {
 fn command_line_readers_agree() {
     let dir = tempfile::tempdir().unwrap();
     let pcap = dir.path().join("big.pcap");
-    let status = common::bin()
-        .args(["gen", "--scenario", "mixed", "--seed", "5", "--qps", "16"])
-        .args(["--messages", "60", "--size", "8192", "--pmtu", "1024", "-o"])
-        .arg(&pcap)
-        .output()
-        .unwrap()
-        .status;
-    assert!(status.success());
+    gen_file(MIXED_16, &pcap);
     assert!(
         std::fs::metadata(&pcap).unwrap().len() > 5 << 20,
         "several 2 MiB chunks"
@@ -287,14 +308,7 @@ fn command_line_readers_agree() {
     // The same frames as pcapng (in ns, where the pcap has µs): chunked
     // too, and the sequential report.
     let ng = dir.path().join("big.pcapng");
-    let status = common::bin()
-        .args(["gen", "--scenario", "mixed", "--seed", "5", "--qps", "16"])
-        .args(["--messages", "60", "--size", "8192", "--pmtu", "1024", "-o"])
-        .arg(&ng)
-        .output()
-        .unwrap()
-        .status;
-    assert!(status.success());
+    gen_file(MIXED_16, &ng);
     let n = ng.to_str().unwrap();
     let want_ng = report(&[n, "--json", "-j", "1"], None);
     assert_eq!(want_ng["capture"]["format"], "pcapng");
@@ -435,12 +449,7 @@ fn a_file_cut_while_being_read_gives_a_warning_and_a_partial_report() {
 fn filtered_output_is_the_same_on_every_core() {
     let dir = tempfile::tempdir().unwrap();
     let cap = dir.path().join("mixed.pcap");
-    let made = common::bin()
-        .args(["gen", "--scenario", "mixed", "--qps", "16", "-o"])
-        .arg(&cap)
-        .output()
-        .unwrap();
-    assert!(made.status.success());
+    gen_file(&["--scenario", "mixed", "--qps", "16"], &cap);
     // More than the two chunks the multi-threaded reader needs.
     assert!(std::fs::metadata(&cap).unwrap().len() > 4 << 20);
     let filters = [
@@ -498,19 +507,26 @@ fn filtered_output_is_the_same_on_every_core() {
 
 /// A capture of thousands of flows has its flows' reports built and their
 /// JSON formatted on several threads: the bytes are those of one thread,
-/// and the flows are all there, in trouble order.
+/// and every flow is there.
 #[test]
 fn many_flows_report_the_same_on_every_thread_count() {
     let dir = tempfile::tempdir().unwrap();
     let pcap = dir.path().join("qps.pcap");
-    let status = common::bin()
-        .args(["gen", "--scenario", "clean", "--seed", "3", "--qps", "8192"])
-        .args(["--messages", "1", "--size", "1024", "--pmtu", "1024", "-o"])
-        .arg(&pcap)
-        .output()
-        .unwrap()
-        .status;
-    assert!(status.success());
+    const QPS_8192: &[&str] = &[
+        "--scenario",
+        "clean",
+        "--seed",
+        "3",
+        "--qps",
+        "8192",
+        "--messages",
+        "1",
+        "--size",
+        "1024",
+        "--pmtu",
+        "1024",
+    ];
+    gen_file(QPS_8192, &pcap);
     let run = |threads: &str| {
         let out = common::bin()
             .arg(&pcap)
