@@ -866,7 +866,7 @@ impl Analyzer {
                 // Exactly one of the host pair's request flows waiting for
                 // this PSN: knowing that takes a look at each of them. With
                 // thousands of QPs between two hosts and no CM, that made
-                // the analysis quadratic in flows (16 384 QPs: 4.3 s for
+                // the analysis quadratic in flows (16 384 QPs: 4.3-5.3 s for
                 // 131 072 frames), so the looks are budgeted; an answer that
                 // would overdraw the budget goes unmatched, and is counted.
                 _ => {

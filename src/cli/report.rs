@@ -100,7 +100,7 @@ fn single(path: &Path, cli: &Cli, threads: usize) -> Result<(), RunError> {
         );
         return write_html(html, std::slice::from_ref(&report));
     }
-    let written = write_report(&report, cli, Placement::Alone);
+    let written = write_report(&report, cli, Placement::Alone, threads);
     // The process ends next, which frees the report at once; freeing it
     // piece by piece first (every flow's events and episodes) took
     // milliseconds on large captures.
@@ -144,7 +144,7 @@ fn merged(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> 
     if let Some(html) = &cli.report.html {
         return write_html(html, std::slice::from_ref(&report));
     }
-    let written = write_report(&report, cli, Placement::Alone);
+    let written = write_report(&report, cli, Placement::Alone, threads);
     std::mem::forget(report);
     written
 }
@@ -195,7 +195,7 @@ fn many(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> {
                         } else {
                             Placement::Next
                         };
-                        if let Err(e) = write_report(&report, cli, at) {
+                        if let Err(e) = write_report(&report, cli, at, threads) {
                             out_err = Some(e);
                         }
                     });
@@ -231,7 +231,7 @@ fn many(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> {
 /// Writes one report on stdout: the JSON document (compact, one line,
 /// when it is one of several) or the text (after a blank line when
 /// another came before).
-fn write_report(report: &Report, cli: &Cli, at: Placement) -> Result<(), RunError> {
+fn write_report(report: &Report, cli: &Cli, at: Placement, threads: usize) -> Result<(), RunError> {
     let args = &cli.report;
     print_warnings(
         &report.capture.warnings,
@@ -248,9 +248,6 @@ fn write_report(report: &Report, cli: &Cli, at: Placement) -> Result<(), RunErro
         line.push(b'\n');
         out.write_all(&line)?;
     } else if args.json {
-        let threads = cli
-            .threads
-            .map_or_else(|| crate::pipeline::threads().unwrap_or(1), usize::from);
         crate::output::report_json::write_on(&mut out, report, threads)?;
     } else {
         let color = !args.no_color
