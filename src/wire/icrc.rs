@@ -177,8 +177,8 @@ fn compute_any(net: NetHeader<'_>, transport: &[u8]) -> u32 {
     h.finalize()
 }
 
-/// [`compute`] for the usual header sizes (IPv4 without options, IPv6, GRH;
-/// whole UDP and BTH); `None` otherwise.
+/// [`compute`] for the usual header sizes (IPv4 without options, IPv6, GRH,
+/// a whole LRH; whole UDP and BTH); `None` otherwise.
 ///
 /// The LRH stand-in and the masked headers are copied to the stack with
 /// the first few bytes after the BTH, up to a multiple of 16 bytes, so the
@@ -219,7 +219,15 @@ fn compute_common(net: NetHeader<'_>, transport: &[u8]) -> Option<u32> {
             *b.get_mut(LRH_LEN)? |= 0x0f;
             68
         }
-        NetHeader::Lrh(_) => return None,
+        NetHeader::Lrh(lrh) => {
+            // The LRH itself in place of the stand-in, its virtual lane
+            // (the first byte's high half) set to ones.
+            put(&mut b, 0, lrh.first_chunk::<LRH_LEN>()?)?;
+            *b.first_mut()? |= 0xf0;
+            put(&mut b, LRH_LEN, bth)?;
+            *b.get_mut(LRH_LEN + bth::VARIANT_BYTE)? = 0xff;
+            20
+        }
         NetHeader::Grh(grh) => {
             put(&mut b, LRH_LEN, grh.first_chunk::<40>()?)?;
             put(&mut b, LRH_LEN + 40, bth)?;
@@ -386,11 +394,14 @@ mod tests {
 
     /// The three network headers with the usual sizes, from 40 bytes of
     /// IP (the first 20 for IPv4) and a UDP header.
-    fn every_net<'a>(ip: &'a [u8], udp: &'a [u8]) -> [NetHeader<'a>; 3] {
+    /// Each kind of network header, made of the same bytes (the LRH: the
+    /// first eight).
+    fn every_net<'a>(ip: &'a [u8], udp: &'a [u8]) -> [NetHeader<'a>; 4] {
         [
             NetHeader::Ipv4 { ip: &ip[..20], udp },
             NetHeader::Ipv6 { ip, udp },
             NetHeader::Grh(ip),
+            NetHeader::Lrh(&ip[..8]),
         ]
     }
 
