@@ -22,15 +22,20 @@ const ALGORITHM: crc::Algorithm<u16> = crc::Algorithm {
     residue: 0x556f,
 };
 
-/// Slicing by 16 (tables built at compile time): 0.21 ns a byte on the
+/// Slicing by 16 (tables built at compile time), for packets under 32
+/// bytes and CPUs without a carry-less multiply: 0.21 ns a byte on the
 /// project's Xeon VM against 2.3 for a byte at a time, which was 84 % of
 /// the time a native InfiniBand capture took to analyse.
 static VCRC: crc::Crc<u16, crc::Table<16>> = crc::Crc::<u16, crc::Table<16>>::new(&ALGORITHM);
 
-/// The VCRC of `bytes` (the LRH through the ICRC).
+/// The polynomial times x^16, as the carry-less fold takes it.
+const POLY_X16: u64 = (ALGORITHM.poly as u64) << 16;
+
+/// The VCRC of `bytes` (the LRH through the ICRC): folded by carry-less
+/// multiplication as the ICRC is, else by the table.
 #[inline]
 pub fn compute(bytes: &[u8]) -> u16 {
-    VCRC.checksum(bytes)
+    crc32fold::crc16_ones::<POLY_X16>(bytes).unwrap_or_else(|| VCRC.checksum(bytes))
 }
 
 /// The VCRC as stored in its two trailer bytes.
@@ -93,7 +98,7 @@ mod tests {
     }
 
     #[test]
-    fn sliced_agrees_with_a_bit_at_a_time() {
+    fn folded_and_sliced_agree_with_a_bit_at_a_time() {
         assert_eq!(compute(b"123456789"), ALGORITHM.check);
         assert_eq!(bitwise(b"123456789"), ALGORITHM.check);
         // Every length around the 16-byte slices, and frame sizes.
@@ -104,6 +109,7 @@ mod tests {
             for start in [0, 1, 7] {
                 let d = &data[start..(start + len).min(data.len())];
                 assert_eq!(compute(d), bitwise(d), "{len} bytes from {start}");
+                assert_eq!(VCRC.checksum(d), bitwise(d), "table: {len} bytes");
             }
         }
     }
