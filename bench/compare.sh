@@ -7,6 +7,8 @@
 #   TSHARK_RUNS=1 bench/compare.sh   # tshark runs (default 1 on 5 M frames, else RUNS)
 #   NO_TSHARK=1 bench/compare.sh     # skip tshark (it needs minutes on 5 M frames)
 #   NO_OTHER=1 bench/compare.sh      # skip the other-inputs table (below)
+#   OTHER='xz|InfiniBand' bench/compare.sh  # only its rows whose label matches (grep -E)
+#   NO_MAIN=1 bench/compare.sh       # skip the first table (the 900-byte report, cat, tshark)
 #   bench/compare.sh shapes          # only the shapes table (below)
 #   NO_SHAPES=1 bench/compare.sh     # skip it
 #   SHAPES='QPs' bench/compare.sh shapes  # only the shapes whose label matches (grep -E)
@@ -123,12 +125,14 @@ frames_of() {
 other_inputs() {
     local n=$1 f=$2 per_qp=$3
     local fields=(-T fields -e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn)
-    [ -f "$f.gz" ] || gzip -1 -c "$f" > "$f.gz"
-    [ -f "$f.zst" ] || zstd -q -1 -c "$f" > "$f.zst"
-    [ -f "$f.xz" ] || xz -1 -T0 -c "$f" > "$f.xz"
+    # OTHER=REGEX: only the rows whose label matches, and only their files.
+    want() { [ -z "${OTHER:-}" ] || grep -qE -- "$OTHER" <<< "$1"; }
+    if want gzip && [ ! -f "$f.gz" ]; then gzip -1 -c "$f" > "$f.gz"; fi
+    if want zstd && [ ! -f "$f.zst" ]; then zstd -q -1 -c "$f" > "$f.zst"; fi
+    if want xz && [ ! -f "$f.xz" ]; then xz -1 -T0 -c "$f" > "$f.xz"; fi
     local half=$(( n / 2 )) q=$(( (n + 3) / 4 ))
     local parts=()
-    if [ ! -f "$f.half2" ]; then
+    if want 'halves|quarters|fabric' && [ ! -f "$f.half2" ]; then
         editcap -r "$f" "$f.half1" "1-$half" && editcap -r "$f" "$f.half2" "$((half + 1))-$n"
         for i in 0 1 2 3; do
             editcap -F pcap -r "$f" "$f.q$i" "$((i * q + 1))-$(( (i + 1) * q ))"
@@ -136,17 +140,17 @@ other_inputs() {
     fi
     for i in 0 1 2 3; do parts+=("$f.q$i"); done
     local erf=$out/bench-$n.erf.pcap
-    [ -f "$erf" ] || quiet $bin gen --scenario mixed --seed 1 --qps 256 --messages "$per_qp" \
+    want InfiniBand && [ ! -f "$erf" ] && quiet $bin gen --scenario mixed --seed 1 --qps 256 --messages "$per_qp" \
         --size 4096 --pmtu 1024 --link erf -o "$erf"
     # NVMe-oF queues with about as many frames (some 49 per command and
     # queue: 8 I/O queues, ~6 frames per I/O).
     local nv=$out/nvme-$n.pcap
-    [ -f "$nv" ] || quiet $bin gen --scenario nvme --seed 1 --qps 8 --messages "$(( n / 49 + 1 ))" -o "$nv"
+    want NVMe && [ ! -f "$nv" ] && quiet $bin gen --scenario nvme --seed 1 --qps 8 --messages "$(( n / 49 + 1 ))" -o "$nv"
     # Three senders answering CE marks (about 2,500 frames a mark at PMTU
     # 1024): plan dcqcn --from replays one flow's CNPs; a user would pull
     # the flow's frames and the CNPs out with tshark and step a model.
     local dc=$out/dcqcn-$n.pcap
-    [ -f "$dc" ] || quiet $bin gen --scenario dcqcn --seed 1 --pmtu 1024 --messages "$(( n / 2500 + 1 ))" -o "$dc"
+    want dcqcn && [ ! -f "$dc" ] && quiet $bin gen --scenario dcqcn --seed 1 --pmtu 1024 --messages "$(( n / 2500 + 1 ))" -o "$dc"
     # What a user would run for the pause graph: every link's PFC frames
     # and the MACs of its frames, through tshark.
     local t_cmd_pfc="for p in ${parts[*]}; do tshark -n -r \$p -T fields -e frame.time_epoch -e eth.src -e eth.dst -e macc.cbfc.enbv -e macc.cbfc.pause_time.c3 > /dev/null; done"
@@ -182,6 +186,7 @@ other_inputs() {
     local row label file ours theirs
     for row in "${rows[@]}"; do
         IFS='|' read -r label file ours theirs <<< "$row"
+        want "$label" || continue
         local o_best=999999 t_best=999999 o_kib=0 t_kib=0 secs kib r
         for r in $(seq "$runs"); do
             read -r secs kib <<< "$(measure "$file" $(( r == 1 )) bash -c "$ours")"
@@ -282,6 +287,10 @@ for n in "${sizes[@]}"; do
     if [ ! -f "$ng" ]; then
         quiet $bin gen --scenario mixed --seed 1 --qps 256 --messages "$per_qp" \
             --size 4096 --pmtu 1024 --format pcapng -o "$ng"
+    fi
+    if [ -n "${NO_MAIN:-}" ]; then
+        if [ -z "${NO_OTHER:-}" ]; then other_inputs "$n" "$f" "$per_qp"; fi
+        continue
     fi
     evict "$f"
     frames=$(frames_of "$f")
