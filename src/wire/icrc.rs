@@ -252,6 +252,11 @@ fn compute_common(net: NetHeader<'_>, transport: &[u8]) -> Option<u32> {
         let total = at.checked_add(after.len())?;
         b.get_mut(at..total)?.copy_from_slice(after);
         let head = total.checked_sub(16)? & !15;
+        if head == 0 {
+            // Under 32 bytes in all (an ACK without a GRH): no whole
+            // block before the last 16.
+            return Some(crc32fast::hash(b.get(..total)?));
+        }
         Some(crc32_split(b.get(..head)?, b.get(head..total)?))
     }
 }
