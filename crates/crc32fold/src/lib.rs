@@ -848,18 +848,22 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// Every instruction level the fold is compiled for.
+    #[cfg(target_arch = "x86_64")]
+    const LEVELS: [clmul::Level; 5] = [
+        clmul::Level::Sse,
+        clmul::Level::Avx,
+        clmul::Level::Vpclmul256,
+        clmul::Level::Avx512,
+        clmul::Level::Vpclmul,
+    ];
+
     /// The CRC of `head ‖ rest` by `crc32_split` and by every instruction
     /// level this CPU runs, each named.
     fn every_way(head: &[u8], rest: &[u8]) -> Vec<(String, u32)> {
         let mut ways = vec![("crc32_split".to_string(), crc32_split(head, rest))];
         #[cfg(target_arch = "x86_64")]
-        for level in [
-            clmul::Level::Sse,
-            clmul::Level::Avx,
-            clmul::Level::Vpclmul256,
-            clmul::Level::Avx512,
-            clmul::Level::Vpclmul,
-        ] {
+        for level in LEVELS {
             if clmul::runs(level) {
                 // SAFETY: the CPU has this level's features, and callers
                 // pass whole-block heads.
@@ -1031,13 +1035,7 @@ mod tests {
                 assert_eq!(got, Some(want), "{len} bytes");
             }
             #[cfg(target_arch = "x86_64")]
-            for level in [
-                clmul::Level::Sse,
-                clmul::Level::Avx,
-                clmul::Level::Vpclmul256,
-                clmul::Level::Avx512,
-                clmul::Level::Vpclmul,
-            ] {
+            for level in LEVELS {
                 if clmul::runs(level) {
                     assert_eq!(
                         crc16_at::<VCRC_X16>(level, msg),
