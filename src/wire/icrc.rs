@@ -397,10 +397,8 @@ mod tests {
         assert_ne!(base, other);
     }
 
-    /// The three network headers with the usual sizes, from 40 bytes of
-    /// IP (the first 20 for IPv4) and a UDP header.
-    /// Each kind of network header, made of the same bytes (the LRH: the
-    /// first eight).
+    /// The four network headers with the usual sizes, from 40 bytes of
+    /// IP (the first 20 for IPv4, the first 8 for the LRH) and a UDP header.
     fn every_net<'a>(ip: &'a [u8], udp: &'a [u8]) -> [NetHeader<'a>; 4] {
         [
             NetHeader::Ipv4 { ip: &ip[..20], udp },
