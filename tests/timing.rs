@@ -254,6 +254,45 @@ fn two_qps_between_the_same_hosts_answer_their_own_requests() {
 }
 
 #[test]
+fn a_qp_that_asks_and_answers_keeps_its_responses_out_of_its_requests() {
+    // One QP pair used both ways (NVMe-oF does this: the host SENDs
+    // commands and answers the target's READs on the same QP). A's READ
+    // responses carry B's READ PSNs: they wait for no ACK, and an ACK of
+    // A's requests acknowledges A's requests only.
+    let c = conn(0x11, 0x22);
+    let rev = Conn {
+        mac_a: c.mac_b,
+        mac_b: c.mac_a,
+        net: c.net.reversed(),
+        qp_a: c.qp_b,
+        qp_b: c.qp_a,
+        vlan: None,
+    };
+    let mut t = Trace::default();
+    t.at(0, bytes(&c.req(SEND_ONLY, 1000, 16)));
+    t.at(2_000, bytes(&c.ack(1000, AckKind::Ack, 31, 1)));
+    // B reads 2 KiB from A: A answers on the flow of its own requests.
+    t.at(3_000, bytes(&rev.read(5000, 2048)));
+    t.at(4_000, bytes(&rev.read_resp(READ_FIRST, 5000, 1024, 1)));
+    t.at(4_500, bytes(&rev.read_resp(READ_LAST, 5001, 1024, 1)));
+    t.at(6_000, bytes(&c.req(SEND_ONLY, 1001, 16)));
+    t.at(9_000, bytes(&c.ack(1001, AckKind::Ack, 31, 2)));
+    let f = flows(&t);
+    let a = timing(&f, 0x22);
+    assert_eq!(a["rtt"], stats(2, 2_000, 2_000, 3_000, 3_000, 2_500));
+    assert_eq!(a["completion"], stats(2, 2_000, 2_000, 3_000, 3_000, 2_500));
+    assert_eq!(a["acks"], json!({"count": 2, "per_request_packets": 1.0}));
+    assert_eq!(a["incomplete"], 0);
+    let b = timing(&f, 0x11);
+    assert_eq!(
+        b["read_latency"],
+        stats(1, 1_000, 1_000, 1_000, 1_000, 1_000)
+    );
+    assert_eq!(b["completion"], stats(1, 1_500, 1_500, 1_500, 1_500, 1_500));
+    assert_eq!(b["incomplete"], 0);
+}
+
+#[test]
 fn timeouts_imply_the_local_ack_timeout() {
     let c = conn(0x11, 0x22);
     let mut t = Trace::default();

@@ -633,6 +633,10 @@ impl Analyzer {
         }
 
         // Timing, the request's side: RC and XRC requests are answered.
+        // A flow that sends READ responses is noted among the host pair's
+        // senders too (a CNP may slow it down), but its responses wait for
+        // no answer: they are no requests, and their PSNs are the READ
+        // requests' sequence, not the flow's own.
         if let (Some(o), Some(v)) = (op, verdict)
             && matches!(bth.opcode.transport(), Transport::Rc | Transport::Xrc)
             && opts.stages.has(Stage::Timing)
@@ -644,16 +648,18 @@ impl Analyzer {
                     f.timing.insert(Box::default())
                 }
             };
-            let req = timing::Request {
-                op: o,
-                psn: bth.psn,
-                ts: pkt.ts_ns,
-                payload: u64::from(r.payload_len.unwrap_or(0)),
-                dma_len: u64::from(r.dma_len.unwrap_or(0)),
-                again: v == Verdict::Retransmit,
-                late: v == Verdict::OutOfOrder,
-            };
-            t.request(req, &mut timing::Log { flow: id, logs });
+            if o.is_request() {
+                let req = timing::Request {
+                    op: o,
+                    psn: bth.psn,
+                    ts: pkt.ts_ns,
+                    payload: u64::from(r.payload_len.unwrap_or(0)),
+                    dma_len: u64::from(r.dma_len.unwrap_or(0)),
+                    again: v == Verdict::Retransmit,
+                    late: v == Verdict::OutOfOrder,
+                };
+                t.request(req, &mut timing::Log { flow: id, logs });
+            }
         }
         // The answer's side: on the request flow, once the borrow ends.
         let answer = match (op, &r.aeth) {
