@@ -293,6 +293,58 @@ fn a_qp_that_asks_and_answers_keeps_its_responses_out_of_its_requests() {
 }
 
 #[test]
+fn a_reconnect_on_a_reused_qp_answers_the_new_connection() {
+    // rping reconnects with A's QP number again and a new QP on B: A's
+    // requests go to a new flow, B's ACKs come on the old ACK flow. The CM
+    // names the new pair, and the ACKs answer it from then on.
+    use roce_dissect::synth::frame::{cm_frame, cm_mad};
+    use roce_dissect::wire::mad::CmMessage;
+    let handshake = |t: &mut Trace, at: u64, c: &Conn, comm: u32, psn: u32| {
+        let req = cm_mad(
+            u64::from(comm),
+            &CmMessage::Req {
+                local_comm_id: comm,
+                service_id: 1,
+                local_qpn: c.qp_a,
+                starting_psn: psn,
+                mtu: 5,
+                nvme: None,
+            },
+        );
+        let rep = cm_mad(
+            u64::from(comm),
+            &CmMessage::Rep {
+                local_comm_id: comm + 1,
+                remote_comm_id: comm,
+                local_qpn: c.qp_b,
+                starting_psn: psn,
+            },
+        );
+        t.at(at, bytes(&cm_frame(c.mac_a, c.mac_b, c.net, comm, &req)));
+        t.at(
+            at + 1_000,
+            bytes(&cm_frame(c.mac_b, c.mac_a, c.net.reversed(), comm, &rep)),
+        );
+    };
+    let (first, second) = (conn(0x11, 0x22), conn(0x11, 0x23));
+    let mut t = Trace::default();
+    handshake(&mut t, 0, &first, 10, 100);
+    t.at(10_000, bytes(&first.req(SEND_ONLY, 100, 8)));
+    t.at(12_000, bytes(&first.ack(100, AckKind::Ack, 31, 1)));
+    handshake(&mut t, 100_000, &second, 20, 500);
+    t.at(110_000, bytes(&second.req(SEND_ONLY, 500, 8)));
+    t.at(115_000, bytes(&second.ack(500, AckKind::Ack, 31, 1)));
+    let f = flows(&t);
+    let old = timing(&f, 0x22);
+    assert_eq!(old["rtt"], stats(1, 2_000, 2_000, 2_000, 2_000, 2_000));
+    assert_eq!(old["acks"], json!({"count": 1, "per_request_packets": 1.0}));
+    let new = timing(&f, 0x23);
+    assert_eq!(new["rtt"], stats(1, 5_000, 5_000, 5_000, 5_000, 5_000));
+    assert_eq!(new["acks"], json!({"count": 1, "per_request_packets": 1.0}));
+    assert_eq!(new["incomplete"], 0);
+}
+
+#[test]
 fn timeouts_imply_the_local_ack_timeout() {
     let c = conn(0x11, 0x22);
     let mut t = Trace::default();

@@ -645,6 +645,9 @@ impl FlowState {
         self.recent.clear();
         self.req_first_psn = None;
         self.prev = None;
+        // The flow it answers is learnt again: the CM has just named the
+        // new connection's (rping's QPs come back with a new peer QP).
+        self.answers = super::NO_FLOW;
         if missing > 0 || self.cold.is_some() {
             let c = self.cold();
             c.close_episode(budget);
