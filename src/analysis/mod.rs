@@ -711,7 +711,7 @@ impl Analyzer {
         // of the flow it answers (another flow; nothing above reads what
         // it changes).
         if op == Some(Operation::Cnp) || becn {
-            self.cnp_arrived(key, pkt.ts_ns);
+            self.cnp_arrived(id, key, pkt.ts_ns);
         }
         if let Some((Some(o), nak)) = answer
             && self.opts.stages.has(Stage::Timing)
@@ -1053,17 +1053,17 @@ impl Analyzer {
         }
     }
 
-    /// A CNP on (B → A, qa) answers CE marks on A → B.
+    /// A CNP on flow `cnp_id` (`cnp`: B → A, qa) answers CE marks on A → B.
     #[cold]
     #[inline(never)]
-    fn cnp_arrived(&mut self, cnp: &FlowKey, ts: u64) {
+    fn cnp_arrived(&mut self, cnp_id: u32, cnp: &FlowKey, ts: u64) {
         let waiting = |flows: &[FlowState], (id, mark): (u32, u64)| {
             flows[id as usize].cold_ref().pending_ce == Some(mark)
         };
-        let data_id = self
-            .cm_peer
-            .get(cnp)
-            .and_then(|k| self.find_flow(k))
+        // The CM's pairing, looked up once (a CNP comes every few frames
+        // on a congested fabric).
+        let by_cm = self.cm_peer.get(cnp).and_then(|k| self.find_flow(k));
+        let data_id = by_cm
             .filter(|&id| self.flows[id as usize].cold_ref().pending_ce.is_some())
             .or_else(|| {
                 let list = self.pending_ce.get_mut(&(cnp.dst, cnp.src))?;
@@ -1087,12 +1087,9 @@ impl Analyzer {
         // The flow whose sender the CNP slows down: the CE pairing, else
         // the CM's, else the request flow its ACKs answered, else the
         // one request flow of the host pair.
-        let Some(cnp_id) = self.find_flow(cnp) else {
-            return;
-        };
         let answers = self.flows[cnp_id as usize].answers;
         let target = data_id
-            .or_else(|| self.cm_peer.get(cnp).and_then(|k| self.find_flow(k)))
+            .or(by_cm)
             .or((answers != NO_FLOW).then_some(answers))
             .or_else(
                 || match self.requesters.get(&(cnp.dst, cnp.src)).map(Vec::as_slice) {
