@@ -43,7 +43,7 @@ fn every_cnp_is_judged_as_the_truth_says_for_20_seeds() {
             let f = r
                 .flows
                 .iter()
-                .find(|f| f.src == t.src && f.dst == t.dst && f.destqp == t.destqp)
+                .find(|f| *f.src == *t.src && *f.dst == *t.dst && f.destqp == t.destqp)
                 .unwrap();
             assert_eq!(
                 f.cc.as_deref(),
@@ -71,7 +71,7 @@ fn every_cnp_is_judged_as_the_truth_says_for_20_seeds() {
             let f = r
                 .flows
                 .iter()
-                .find(|f| f.src == t.src && f.dst == t.dst && f.destqp == t.destqp)
+                .find(|f| *f.src == *t.src && *f.dst == *t.dst && f.destqp == t.destqp)
                 .unwrap();
             assert_eq!(
                 (f.packets, f.ecn_ce, f.cnps, f.retransmits),

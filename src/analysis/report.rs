@@ -213,11 +213,17 @@ impl std::fmt::Display for PairedBy {
     }
 }
 
+/// An address as the report writes it. Shared: a capture's thousands of
+/// flows run between a few hosts, and each flow's report and its peer's
+/// name the same addresses (a copy each took 23 ms of the report of
+/// 131 472 flows).
+pub type Text = std::sync::Arc<str>;
+
 /// A flow's other direction.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct PeerRef {
-    pub src: String,
-    pub dst: String,
+    pub src: Text,
+    pub dst: Text,
     pub destqp: u32,
     pub paired_by: PairedBy,
 }
@@ -267,8 +273,8 @@ pub struct Event {
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct FlowReport {
-    pub src: String,
-    pub dst: String,
+    pub src: Text,
+    pub dst: Text,
     pub destqp: u32,
     #[serde(serialize_with = "as_str::version")]
     pub version: crate::dissect::RoceVersion,
@@ -516,7 +522,7 @@ impl Report {
         for (i, f) in old.into_iter().enumerate() {
             if sel
                 .flows
-                .contains(&(f.src.clone(), f.dst.clone(), f.destqp))
+                .contains(&(f.src.to_string(), f.dst.to_string(), f.destqp))
             {
                 new_index[i] = Some(self.flows.len());
                 self.flows.push(f);

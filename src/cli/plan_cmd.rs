@@ -139,7 +139,7 @@ fn replay(
     let flow = report
         .flows
         .iter()
-        .find(|f| f.src == name.src && f.dst == name.dst && f.destqp == name.destqp);
+        .find(|f| *f.src == *name.src && *f.dst == *name.dst && f.destqp == name.destqp);
     let with_cnps = || {
         let mut names: Vec<String> = report
             .flows

@@ -5,6 +5,7 @@ pub mod chunked;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
+use crate::analysis::report::Text;
 use crate::analysis::{
     AnalysisOptions, Analyzer, CaptureInfo, Facts, FlowKey, FrameAnalysis, Report,
 };
@@ -603,7 +604,7 @@ pub fn parse_flow(s: &str) -> Result<FlowKey, String> {
 /// from a report of the same capture (a first pass).
 #[derive(Debug, Default)]
 pub struct FlowNumbers {
-    by_key: std::collections::HashMap<(String, String, u32), u64>,
+    by_key: std::collections::HashMap<(Text, Text, u32), u64>,
     /// By the analysis's flow id: the number, once looked up (0: none).
     by_id: Vec<Option<u64>>,
 }
@@ -631,7 +632,13 @@ impl FlowNumbers {
         let by_key = &self.by_key;
         let n = *self.by_id[id].get_or_insert_with(|| {
             Analyzer::flow_key(seen.pkt)
-                .and_then(|k| by_key.get(&(k.src.to_string(), k.dst.to_string(), k.dest_qp)))
+                .and_then(|k| {
+                    by_key.get(&(
+                        k.src.to_string().into(),
+                        k.dst.to_string().into(),
+                        k.dest_qp,
+                    ))
+                })
                 .copied()
                 .unwrap_or(0)
         });
