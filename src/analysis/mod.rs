@@ -1158,12 +1158,26 @@ impl Analyzer {
             info.warnings
                 .push(format!("stages skipped (--skip): {}", skipped.join("; ")));
         }
+        // What the report reads of every flow's timing, gathered while
+        // its state is at hand (a pass of its own for each missed the cache
+        // at every flow once there were thousands).
+        let mut timed = Vec::new();
+        let mut unkept = 0;
         for (id, f) in self.flows.iter_mut().enumerate() {
             if let Some(t) = f.timing.as_mut() {
                 t.flush(&mut timing::Log {
                     flow: id as u32,
                     logs: &mut self.logs,
                 });
+                let (samples, behind, min_rtt_ns) = t.lag();
+                timed.push(timing::TimedFlow {
+                    requester: f.key.src,
+                    responder: f.key.dst,
+                    samples,
+                    behind,
+                    min_rtt_ns,
+                });
+                unkept += t.unkept();
             }
             if let Some(cc) = f.cc_mut() {
                 cc.finish(self.totals.last_ts);
@@ -1175,7 +1189,7 @@ impl Analyzer {
         self.pauses.finish(self.totals.last_ts);
         self.timeline.end(self.totals.last_ts);
         self.logs.sort();
-        pairing::build_report(self, info)
+        pairing::build_report(self, info, pairing::Gathered { timed, unkept })
     }
 }
 

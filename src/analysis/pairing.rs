@@ -219,14 +219,24 @@ const PARALLEL_FLOWS: usize = 4096;
 
 /// Every flow's report, in flow id order: with many flows, on up to
 /// `report_threads` threads, each report written in its place.
-fn flow_reports(a: &mut Analyzer) -> Vec<FlowReport> {
+/// Where a flow's report goes in the report's order: most trouble first,
+/// then by first frame.
+type SortKey = (std::cmp::Reverse<u64>, u64, usize);
+
+/// Every flow's report, in the flows' order, and each one's [`SortKey`]
+/// (taken from the report just built: read again from thousands of
+/// reports afterwards, they missed the cache at every flow).
+fn flow_reports(a: &mut Analyzer) -> (Vec<FlowReport>, Vec<SortKey>) {
     use rayon::prelude::*;
     let n = a.flows.len();
     let threads = a.report_threads.min(n / PARALLEL_FLOWS);
     let (timeline, logs) = (&a.timeline, &a.logs);
-    let build = |text: &mut AddrText, (id, f): (usize, &mut FlowState)| {
-        flow_report(id as u32, f, text, timeline, logs)
+    let build = |text: &mut AddrText, (id, (f, key)): (usize, (&mut FlowState, &mut SortKey))| {
+        let r = flow_report(id as u32, f, text, timeline, logs);
+        *key = (std::cmp::Reverse(r.trouble()), r.first_frame, id);
+        r
     };
+    let mut keys = vec![(std::cmp::Reverse(0), 0, 0); n];
     if threads > 1
         && let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build()
     {
@@ -234,50 +244,65 @@ fn flow_reports(a: &mut Analyzer) -> Vec<FlowReport> {
         pool.install(|| {
             a.flows
                 .par_iter_mut()
+                .zip(keys.par_iter_mut())
                 .enumerate()
                 .map_init(AddrText::default, build)
                 .collect_into_vec(&mut reports)
         });
-        return reports;
+        return (reports, keys);
     }
     let mut text = AddrText::default();
-    a.flows
+    let reports = a
+        .flows
         .iter_mut()
+        .zip(keys.iter_mut())
         .enumerate()
         .map(|x| build(&mut text, x))
-        .collect()
+        .collect();
+    (reports, keys)
 }
 
 /// READs replayed on flow `i` that its other direction `j` never answered:
 /// no READ response at or after their PSN.
 fn unanswered_reads(a: &Analyzer, i: usize, j: usize) -> u64 {
+    let replayed = &a.flows[i].cold_ref().replayed_reads;
+    if replayed.is_empty() {
+        // Most flows: the other direction's state is not read at all.
+        return 0;
+    }
     let resp_next = a.flows[j].resp_next();
-    a.flows[i]
-        .cold_ref()
-        .replayed_reads
+    replayed
         .iter()
         .filter(|&&p| resp_next.is_none_or(|n| psn_diff(n, p) <= 0))
         .count() as u64
 }
 
-pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<usize>) {
+/// What [`build_report`] needs of every flow's timing, gathered as the
+/// analysis flushed it.
+pub(super) struct Gathered {
+    /// The flows with timing: their round trips, for the vantage point.
+    pub timed: Vec<super::timing::TimedFlow<Addr>>,
+    /// Timing samples counted but not kept, in all.
+    pub unkept: u64,
+}
+
+pub(super) fn build_report(
+    mut a: Analyzer,
+    info: CaptureInfo,
+    gathered: Gathered,
+) -> (Report, Vec<usize>) {
     let peers = pair_flows(&a);
     let unanswered: Vec<u64> = peers
         .iter()
         .enumerate()
         .map(|(i, p)| p.map_or(0, |(j, _)| unanswered_reads(&a, i, j as usize)))
         .collect();
-    let mut flows = flow_reports(&mut a);
+    let (mut flows, mut keyed) = flow_reports(&mut a);
     let mut text = AddrText::default();
     // Sort by trouble; `order[new] = old`, `pos[old] = new`.
     // The keys in a list of their own: sorting by keys read from the
     // reports (936 bytes each) missed the cache at every comparison once
     // there were thousands of flows.
-    let mut keyed: Vec<(std::cmp::Reverse<u64>, u64, usize)> = flows
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (std::cmp::Reverse(f.trouble()), f.first_frame, i))
-        .collect();
     keyed.sort_unstable();
     let order: Vec<usize> = keyed.into_iter().map(|(_, _, i)| i).collect();
     let mut pos = vec![0usize; flows.len()];
@@ -356,22 +381,8 @@ pub(super) fn build_report(mut a: Analyzer, info: CaptureInfo) -> (Report, Vec<u
     let first = t.first_ts.unwrap_or(0);
     let duration = t.last_ts.saturating_sub(first);
     let pfc = pfc_report(&a, &pos, duration);
-    let timed: Vec<_> = a
-        .flows
-        .iter()
-        .filter_map(|f| {
-            let (samples, behind, min_rtt_ns) = f.timing.as_ref()?.lag();
-            Some(super::timing::TimedFlow {
-                requester: f.key.src,
-                responder: f.key.dst,
-                samples,
-                behind,
-                min_rtt_ns,
-            })
-        })
-        .collect();
-    let vantage = super::timing::vantage(&timed);
-    let warnings = warnings(&a, info.warnings);
+    let vantage = super::timing::vantage(&gathered.timed);
+    let warnings = warnings(&a, info.warnings, gathered.unkept);
     let capture = CaptureSummary {
         file: info.file,
         files: info.files,
@@ -463,7 +474,7 @@ pub fn about_report_lists(w: &str) -> bool {
 
 /// The warnings of the capture file, then the analysis's: every budget
 /// that ran out, and timestamps out of order.
-fn warnings(a: &Analyzer, mut w: Vec<String>) -> Vec<String> {
+fn warnings(a: &Analyzer, mut w: Vec<String>, unkept: u64) -> Vec<String> {
     let l = &a.opts.limits;
     let t = &a.totals;
     if t.device_lost > 0 {
@@ -510,12 +521,6 @@ fn warnings(a: &Analyzer, mut w: Vec<String>) -> Vec<String> {
             t.cm_dropped, l.cm_pending
         ));
     }
-    let unkept: u64 = a
-        .flows
-        .iter()
-        .filter_map(|f| f.timing.as_ref())
-        .map(|t| t.unkept())
-        .sum();
     if unkept > 0 {
         w.push(format!(
             "{unkept} timing samples beyond --max-timing-samples {} were counted but not kept: their flows' percentiles come from the samples kept",
