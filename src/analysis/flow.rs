@@ -264,9 +264,18 @@ impl FlowState {
         self.cold.as_deref().unwrap_or(&NO_COLD)
     }
 
-    /// The rarer part, taken (its events and episodes move into the report).
-    pub fn take_cold(&mut self) -> FlowCold {
-        self.cold.take().map(|b| *b).unwrap_or_default()
+    /// The rarer part's events and episodes, taken (they move into the
+    /// report; the rest is read in place). Moving the whole part out of
+    /// its box, or an empty one made for each flow without, took a quarter
+    /// of building 131 472 flows' reports.
+    pub fn take_lists(&mut self) -> (Vec<Event>, Vec<Episode>) {
+        match self.cold.as_deref_mut() {
+            Some(c) => (
+                std::mem::take(&mut c.events),
+                std::mem::take(&mut c.episodes),
+            ),
+            None => (Vec::new(), Vec::new()),
+        }
     }
 
     /// Byte-identical to the previous frame of the flow and close in time.

@@ -165,7 +165,9 @@ fn flow_report(
     logs: &super::timing::Logs,
 ) -> FlowReport {
     let missing = f.missing();
-    let c = f.take_cold();
+    let (events, episodes) = f.take_lists();
+    let rate = f.rate.as_mut().and_then(|r| r.report(timeline));
+    let c = f.cold_ref();
     FlowReport {
         src: text.get(f.key.src),
         dst: text.get(f.key.dst),
@@ -187,7 +189,7 @@ fn flow_report(
         cnps: c.cnps,
         naks: c.naks,
         retransmit_episodes: c.episode_count,
-        episodes: c.episodes,
+        episodes,
         ce_to_cnp: c.ce_to_cnp.stats(),
         pmtu: f.pmtu,
         priority: f.priority,
@@ -195,10 +197,9 @@ fn flow_report(
         one_way: false,
         bad_icrc: c.bad_icrc,
         unanswered_reads: 0,
-        events: c.events,
+        events,
         events_dropped: c.events_dropped,
         timing: {
-            let rate = f.rate.as_mut().and_then(|r| r.report(timeline));
             match (f.timing.as_ref().and_then(|t| t.report(id, logs)), rate) {
                 (Some(mut t), rate) => {
                     t.timeout = c.timeouts.report();
@@ -217,15 +218,15 @@ fn flow_report(
 /// thread's start (tens of microseconds) is worth it only for thousands.
 const PARALLEL_FLOWS: usize = 4096;
 
-/// Every flow's report, in flow id order: with many flows, on up to
-/// `report_threads` threads, each report written in its place.
 /// Where a flow's report goes in the report's order: most trouble first,
 /// then by first frame.
 type SortKey = (std::cmp::Reverse<u64>, u64, usize);
 
-/// Every flow's report, in the flows' order, and each one's [`SortKey`]
+/// Every flow's report, in flow id order, and each one's [`SortKey`]
 /// (taken from the report just built: read again from thousands of
-/// reports afterwards, they missed the cache at every flow).
+/// reports afterwards, they missed the cache at every flow). With many
+/// flows, on up to `report_threads` threads, each report written in its
+/// place.
 fn flow_reports(a: &mut Analyzer) -> (Vec<FlowReport>, Vec<SortKey>) {
     use rayon::prelude::*;
     let n = a.flows.len();
