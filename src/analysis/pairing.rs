@@ -204,9 +204,9 @@ fn flow_report(
                 (Some(mut t), rate) => {
                     t.timeout = c.timeouts.report();
                     t.throughput = rate;
-                    Some(t)
+                    Some(Box::new(t))
                 }
-                (None, Some(rate)) => Some(TimingReport::throughput_only(rate)),
+                (None, Some(rate)) => Some(Box::new(TimingReport::throughput_only(rate))),
                 (None, None) => None,
             }
         },

@@ -76,7 +76,7 @@ fn timing_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
         .flows
         .iter()
         .enumerate()
-        .filter_map(|(i, f)| f.timing.as_ref().map(|t| (i, t)))
+        .filter_map(|(i, f)| f.timing.as_deref().map(|t| (i, t)))
         .filter(|(_, t)| t.rtt.is_some() || t.messages.is_some() || t.acks.is_some())
         .collect();
     if rows.is_empty() {

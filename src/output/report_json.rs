@@ -994,7 +994,7 @@ mod tests {
             cut(&mut one);
             cut(&mut bare);
             for t in [one, bare.clone()] {
-                report.flows[0].timing = Some(t);
+                report.flows[0].timing = Some(Box::new(t));
                 let (got, want) = both(&report);
                 assert_eq!(got, want);
             }
@@ -1004,7 +1004,7 @@ mod tests {
         if let Some(a) = nan.acks.as_mut() {
             a.per_request_packets = f64::NAN;
         }
-        report.flows[0].timing = Some(nan);
+        report.flows[0].timing = Some(Box::new(nan));
         let (got, want) = both(&report);
         assert_eq!(got, want);
         report.flows.clear();
