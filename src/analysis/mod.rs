@@ -3,6 +3,7 @@
 
 pub mod budget;
 pub mod cc;
+mod cm_peers;
 mod facts;
 mod fingerprint;
 mod flow;
@@ -238,7 +239,7 @@ pub struct Analyzer {
     /// CM REQs by local communication ID, until their REP.
     cm_reqs: Map<u32, PendingReq>,
     /// Flow pairs learnt from CM, both ways.
-    cm_peer: Map<FlowKey, FlowKey>,
+    cm_peer: cm_peers::CmPeers,
     /// The upper-layer protocol of connections the CM set up, by either
     /// flow's key.
     cm_ulp: Map<FlowKey, report::ConnUlp>,
@@ -312,7 +313,7 @@ impl Analyzer {
             naks: Map::default(),
             cm_reqs: Map::default(),
             cm_ulp: Map::default(),
-            cm_peer: Map::default(),
+            cm_peer: cm_peers::CmPeers::default(),
             pending_ce: Map::default(),
             speeds: speed::SpeedsUsed::default(),
             pauses: PauseTimeline::new(pfc::PauseLimits {
@@ -1032,7 +1033,6 @@ impl Analyzer {
                     dest_qp: qa,
                 };
                 self.cm_peer.insert(data, back);
-                self.cm_peer.insert(back, data);
                 if ulp.ulp != crate::wire::nvme::Ulp::Unknown {
                     self.cm_ulp.insert(data, ulp);
                     let answers = report::ConnUlp {
