@@ -16,24 +16,21 @@ pub struct CmPeers {
     table: hashbrown::HashTable<u32>,
 }
 
+/// The key entry `e` of the table stands for.
+fn key_at(pairs: &[[FlowKey; 2]], e: u32) -> &FlowKey {
+    &pairs[(e >> 1) as usize][(e & 1) as usize]
+}
+
 impl CmPeers {
-    fn key_of(&self, e: u32) -> &FlowKey {
-        &self.pairs[(e >> 1) as usize][(e & 1) as usize]
-    }
-
-    fn peer_of(&self, e: u32) -> &FlowKey {
-        &self.pairs[(e >> 1) as usize][(e & 1 ^ 1) as usize]
-    }
-
     fn find(&self, key: &FlowKey) -> Option<u32> {
         self.table
-            .find(hash_key(key), |&e| self.key_of(e) == key)
+            .find(hash_key(key), |&e| key_at(&self.pairs, e) == key)
             .copied()
     }
 
     /// The flow key the CM paired `key` with, last.
     pub fn get(&self, key: &FlowKey) -> Option<&FlowKey> {
-        self.find(key).map(|e| self.peer_of(e))
+        self.find(key).map(|e| key_at(&self.pairs, e ^ 1))
     }
 
     pub fn contains_key(&self, key: &FlowKey) -> bool {
@@ -44,23 +41,20 @@ impl CmPeers {
     /// now on (an earlier pairing of either is replaced; its old partner
     /// keeps naming it).
     pub fn insert(&mut self, a: FlowKey, b: FlowKey) {
-        let Ok(i) = u32::try_from(self.pairs.len()) else {
-            return;
-        };
-        if i >= 1 << 31 {
+        // Entries are 31-bit connection numbers and a side.
+        if self.pairs.len() >= 1 << 31 {
             return;
         }
+        let i = self.pairs.len() as u32;
         self.pairs.push([a, b]);
-        for side in 0..2 {
-            let e = i << 1 | side;
-            let key = self.pairs[i as usize][side as usize];
-            let hash = hash_key(&key);
+        for e in [i << 1, i << 1 | 1] {
             let pairs = &self.pairs;
-            let of = |e: u32| &pairs[(e >> 1) as usize][(e & 1) as usize];
-            match self
-                .table
-                .entry(hash, |&x| *of(x) == key, |&x| hash_key(of(x)))
-            {
+            let key = key_at(pairs, e);
+            match self.table.entry(
+                hash_key(key),
+                |&x| key_at(pairs, x) == key,
+                |&x| hash_key(key_at(pairs, x)),
+            ) {
                 hashbrown::hash_table::Entry::Occupied(mut o) => *o.get_mut() = e,
                 hashbrown::hash_table::Entry::Vacant(v) => {
                     v.insert(e);
@@ -73,7 +67,7 @@ impl CmPeers {
     pub fn iter(&self) -> impl Iterator<Item = (&FlowKey, &FlowKey)> {
         self.table
             .iter()
-            .map(|&e| (self.key_of(e), self.peer_of(e)))
+            .map(|&e| (key_at(&self.pairs, e), key_at(&self.pairs, e ^ 1)))
     }
 }
 

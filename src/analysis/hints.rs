@@ -39,13 +39,7 @@ impl Sums {
     fn of(flows: &[FlowReport]) -> Sums {
         let mut s = Sums::default();
         for f in flows {
-            let n = &mut s.naks;
-            n.psn_seq_err += f.naks.psn_seq_err;
-            n.rnr += f.naks.rnr;
-            n.invalid_request += f.naks.invalid_request;
-            n.remote_access += f.naks.remote_access;
-            n.remote_op += f.naks.remote_op;
-            n.invalid_rd += f.naks.invalid_rd;
+            s.naks += f.naks;
             s.missing += f.missing;
             s.psn_reuse += f.psn_reuse;
             s.out_of_order += f.out_of_order;

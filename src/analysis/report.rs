@@ -84,6 +84,17 @@ pub struct NakCounts {
     pub invalid_rd: u64,
 }
 
+impl std::ops::AddAssign for NakCounts {
+    fn add_assign(&mut self, o: NakCounts) {
+        self.psn_seq_err += o.psn_seq_err;
+        self.rnr += o.rnr;
+        self.invalid_request += o.invalid_request;
+        self.remote_access += o.remote_access;
+        self.remote_op += o.remote_op;
+        self.invalid_rd += o.invalid_rd;
+    }
+}
+
 impl NakCounts {
     pub fn total(&self) -> u64 {
         self.psn_seq_err
