@@ -404,6 +404,9 @@ struct State {
     /// Workers take no more chunks: the calling thread reads the rest.
     solo: bool,
     stop: bool,
+    /// Threads waiting on `changed`: with none, nothing is notified (a
+    /// notification is a system call whether or not anyone waits).
+    waiting: u32,
 }
 
 struct Shared {
@@ -421,6 +424,26 @@ struct Shared {
 impl Shared {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits for a change, counted in `waiting` while it waits.
+    fn wait<'a>(
+        &self,
+        mut st: std::sync::MutexGuard<'a, State>,
+    ) -> std::sync::MutexGuard<'a, State> {
+        st.waiting += 1;
+        let mut st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+        st.waiting -= 1;
+        st
+    }
+
+    /// Releases the lock, then wakes the threads waiting, if any.
+    fn notify(&self, st: std::sync::MutexGuard<'_, State>) {
+        let waiting = st.waiting > 0;
+        drop(st);
+        if waiting {
+            self.changed.notify_all();
+        }
     }
 
     /// Takes the next chunk if the window allows; with a buffer to fill.
@@ -451,8 +474,7 @@ impl Shared {
         let mut st = self.lock();
         st.done[k % self.ahead] = Some(chunk);
         let release = self.dissected(&mut st, k);
-        drop(st);
-        self.changed.notify_all();
+        self.notify(st);
         if let Some(g) = release {
             job.release_group(g);
         }
@@ -476,7 +498,7 @@ impl Shared {
                     if let Some((k, buf)) = self.claim(&mut st) {
                         break (k, buf, st.published.clone());
                     }
-                    st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+                    st = self.wait(st);
                 }
             };
             walker.sync(job.map, &published);
@@ -507,7 +529,7 @@ impl Shared {
                 st = self.lock();
                 continue;
             }
-            st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+            st = self.wait(st);
         }
     }
 
@@ -517,8 +539,7 @@ impl Shared {
         let mut st = self.lock();
         st.consumed = k + 1;
         st.spare.push(packets);
-        drop(st);
-        self.changed.notify_all();
+        self.notify(st);
     }
 
     /// Chunks taken from now on are read in `walker`'s state.
@@ -530,13 +551,15 @@ impl Shared {
 
     /// The workers stop taking chunks.
     fn solo(&self) {
-        self.lock().solo = true;
-        self.changed.notify_all();
+        let mut st = self.lock();
+        st.solo = true;
+        self.notify(st);
     }
 
     fn stop(&self) {
-        self.lock().stop = true;
-        self.changed.notify_all();
+        let mut st = self.lock();
+        st.stop = true;
+        self.notify(st);
     }
 }
 
@@ -678,6 +701,7 @@ pub fn visit_file(
             published: None,
             solo: false,
             stop: false,
+            waiting: 0,
         }),
         changed: Condvar::new(),
         ahead,
