@@ -171,6 +171,20 @@ fn host_pair(a: Addr, b: Addr) -> (Addr, Addr) {
 /// until something shows it: `--pmtu` is only the fallback for what is
 /// still unknown when it is needed (see [`FlowState::request`]).
 #[inline]
+/// [`Analyzer::cm_partner`], with the fields it reads.
+fn cm_partner(
+    flows: &[FlowState],
+    index: &FlowIndex,
+    peers: &cm_peers::CmPeers,
+    id: u32,
+) -> Option<u32> {
+    let e = peers.of_flow(id)?;
+    peers.flow(e ^ 1).or_else(|| {
+        let key = peers.key(e ^ 1);
+        index.get(key, hash_key(key), |i| &flows[i as usize].key)
+    })
+}
+
 fn flow_pmtu(f: &mut FlowState, generation: u64, pmtus: &Map<(Addr, Addr), u32>) -> Option<u32> {
     if f.pmtu_generation == generation {
         return f.pmtu_cached;
@@ -500,8 +514,17 @@ impl Analyzer {
         }
         let id = self.flows.len() as u32;
         self.flows.push(FlowState::new(*key, version, pkt));
+        if let Some(e) = self.cm_peer.entry(key, hash) {
+            self.cm_peer.set_flow(e, id);
+        }
         self.index.insert(hash, id);
         Some(id)
+    }
+
+    /// The flow the CM paired flow `id` with, if the CM did and that
+    /// flow has been seen.
+    fn cm_partner(&self, id: u32) -> Option<u32> {
+        cm_partner(&self.flows, &self.index, &self.cm_peer, id)
     }
 
     #[cold]
@@ -804,16 +827,12 @@ impl Analyzer {
                         .map(|q| (q, nvme::Side::Commands))
                 }
                 Some(_) => {
-                    let peer = self.cm_peer.get(key)?;
-                    let flows = &self.flows;
-                    let cmd = self
-                        .index
-                        .get(peer, hash_key(peer), |i| &flows[i as usize].key)?;
+                    let cmd = cm_partner(&self.flows, &self.index, &self.cm_peer, id)?;
                     let (q, _) = t.side(cmd)?;
                     t.bind(q, id);
                     Some((q, nvme::Side::Responses))
                 }
-                None if self.cm_peer.contains_key(key) => None,
+                None if self.cm_peer.of_flow(id).is_some() => None,
                 None if len >= SQE_LEN => {
                     let forced = t.rule.forces(key.dst, None);
                     if !(forced || t.rule.heuristic()) || !c.looks_like_command(len as u32) {
@@ -865,7 +884,7 @@ impl Analyzer {
             };
             // The CM's pairing, else the one request flow of the host pair,
             // else the one of them waiting for this PSN.
-            let by_cm = self.cm_peer.get(key).and_then(|k| self.find_flow(k));
+            let by_cm = self.cm_partner(id);
             let list = self.requesters.get(&(key.dst, key.src));
             let found = match (by_cm, list.map(Vec::as_slice)) {
                 (Some(c), _) if self.flows[c as usize].timing.is_some() => Some(c),
@@ -1032,7 +1051,7 @@ impl Analyzer {
                     dst: a,
                     dest_qp: qa,
                 };
-                self.cm_peer.insert(data, back);
+                let entries = self.cm_peer.insert(data, back);
                 if ulp.ulp != crate::wire::nvme::Ulp::Unknown {
                     self.cm_ulp.insert(data, ulp);
                     let answers = report::ConnUlp {
@@ -1043,8 +1062,11 @@ impl Analyzer {
                 }
                 // A new connection on QPs seen before starts new PSN
                 // sequences (rping reconnecting reuses its QP numbers).
-                for k in [data, back] {
-                    if let Some(id) = self.find_flow(&k) {
+                for (side, k) in [data, back].iter().enumerate() {
+                    if let Some(id) = self.find_flow(k) {
+                        if let Some(e) = entries.map(|e| e[side]) {
+                            self.cm_peer.set_flow(e, id);
+                        }
                         self.flows[id as usize].new_connection(&mut self.budget);
                     }
                 }
@@ -1062,7 +1084,7 @@ impl Analyzer {
         };
         // The CM's pairing, looked up once (a CNP comes every few frames
         // on a congested fabric).
-        let by_cm = self.cm_peer.get(cnp).and_then(|k| self.find_flow(k));
+        let by_cm = self.cm_partner(cnp_id);
         let data_id = by_cm
             .filter(|&id| self.flows[id as usize].cold_ref().pending_ce.is_some())
             .or_else(|| {

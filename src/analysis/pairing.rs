@@ -56,8 +56,14 @@ fn pair_flows(a: &Analyzer) -> Vec<Option<(u32, PairedBy)>> {
     // is seeded per run: a report must not depend on it).
     let mut by_cm: Vec<(u32, u32)> = a
         .cm_peer
-        .iter()
-        .filter_map(|(k, other)| Some((a.find_flow(k)?, a.find_flow(other)?)))
+        .entries()
+        .filter_map(|e| {
+            // An entry's own flow is noted once seen (it is its key's
+            // latest); its partner's may be under another entry.
+            let other = a.cm_peer.flow(e ^ 1);
+            let other = other.or_else(|| a.find_flow(a.cm_peer.key(e ^ 1)));
+            Some((a.cm_peer.flow(e)?, other?))
+        })
         .collect();
     by_cm.sort_unstable();
     for (x, y) in by_cm {
@@ -348,7 +354,7 @@ pub(super) fn build_report(
                 // later connection is not one-way: its partner is known.
                 // (Replayed READs with no other direction in the capture
                 // count as answered: it cannot be known.)
-                flows[old].one_way = connected && !a.cm_peer.contains_key(&a.flows[old].key);
+                flows[old].one_way = connected && a.cm_peer.of_flow(old as u32).is_none();
             }
         }
     }
