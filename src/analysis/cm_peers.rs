@@ -192,11 +192,17 @@ mod tests {
         // No flow is known until noted; a flow the CM never paired has no
         // entry, whatever its id.
         assert_eq!((m.flow(ex), m.flow(ey)), (None, None));
-        assert_eq!((m.of_flow(0), m.of_flow(7), m.of_flow(u32::MAX - 1)), (None, None, None));
+        assert_eq!(
+            (m.of_flow(0), m.of_flow(7), m.of_flow(u32::MAX - 1)),
+            (None, None, None)
+        );
         m.set_flow(ex, 7);
         m.set_flow(ey, 3);
         assert_eq!((m.flow(ex), m.flow(ey)), (Some(7), Some(3)));
-        assert_eq!((m.of_flow(7), m.of_flow(3), m.of_flow(5)), (Some(ex), Some(ey), None));
+        assert_eq!(
+            (m.of_flow(7), m.of_flow(3), m.of_flow(5)),
+            (Some(ex), Some(ey), None)
+        );
         // x reconnects to z (a flow not seen yet): x's flow moves to the
         // new entry; y's entry still names x's old one, which knows x's flow.
         let [ex2, ez] = m.insert(x, z).unwrap();

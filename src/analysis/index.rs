@@ -26,12 +26,25 @@ struct Slot {
 const EMPTY: u32 = u32::MAX;
 const FREE: Slot = Slot { tag: 0, id: EMPTY };
 
-/// The table is kept at most one eighth full. Almost every search then
-/// ends at its first slot, so the branches of the probe loop are
-/// predictable: on the 500 k-frame bench capture (1024 flows) the analysis
-/// took 41 ns a packet against 48 with the table up to half full (best of
-/// 5, one core, `examples/facts_speed.rs`). Eight bytes a slot, 64 a flow.
+/// The table is kept at most one eighth full while it fits the caches
+/// (up to [`DENSE_FROM`] slots). Almost every search then ends at its first
+/// slot, so the branches of the probe loop are predictable: on the 500
+/// k-frame bench capture (1024 flows) the analysis took 41 ns a packet
+/// against 48 with the table up to half full (best of 5, one core,
+/// `examples/facts_speed.rs`). Eight bytes a slot, 64 a flow.
 const LOAD_DIVISOR: usize = 8;
+
+/// From this many slots (512 KiB) on, the table is kept at most half full:
+/// a search then misses the caches whatever the table's load, and the
+/// probes of a half-full table stay in that line almost always. With
+/// 131 072 flows an eighth-full table was 16 MiB, and making it (zeroing
+/// each bigger table and moving the slots) 6 % of the analysing thread.
+const DENSE_FROM: usize = 1 << 16;
+
+/// The load a table of `slots` slots may reach: one in `load_divisor`.
+fn load_divisor(slots: usize) -> usize {
+    if slots >= DENSE_FROM { 2 } else { LOAD_DIVISOR }
+}
 
 fn tag(hash: u64) -> u32 {
     (hash >> 32) as u32
@@ -106,7 +119,7 @@ impl FlowIndex {
 
     /// Adds `id` under `hash`; the caller has checked the key is not there.
     pub fn insert(&mut self, hash: u64, id: u32) {
-        if (self.len + 1) * LOAD_DIVISOR > self.slots.len() {
+        if (self.len + 1) * load_divisor(self.slots.len()) > self.slots.len() {
             self.grow();
         }
         let slot = Slot { tag: tag(hash), id };
@@ -237,6 +250,33 @@ mod tests {
         for (id, k) in keys.iter().enumerate() {
             index.insert(hash_key(k), id as u32);
         }
+        assert!(
+            index.longest_probe() < MAX_PROBE,
+            "{}",
+            index.longest_probe()
+        );
+        for (id, k) in keys.iter().enumerate() {
+            assert_eq!(
+                index.get(k, hash_key(k), |i| &keys[i as usize]),
+                Some(id as u32)
+            );
+        }
+    }
+
+    #[test]
+    fn the_table_is_sparse_while_small_and_at_most_half_full_when_large() {
+        let mut index = FlowIndex::default();
+        let keys: Vec<FlowKey> = (0..100_000).map(key).collect();
+        for (id, k) in keys.iter().enumerate() {
+            index.insert(hash_key(k), id as u32);
+            let n = id + 1;
+            if n == 1_000 {
+                // An eighth full at most: 8 192 slots.
+                assert_eq!(index.slots.len(), 8_192);
+            }
+        }
+        // 100 000 flows: 262 144 slots, not the 1 048 576 of an eighth.
+        assert_eq!(index.slots.len(), 1 << 18);
         assert!(
             index.longest_probe() < MAX_PROBE,
             "{}",
