@@ -392,6 +392,17 @@ pub enum UlpBy {
     Option,
 }
 
+impl UlpBy {
+    /// The JSON name (`heuristic`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            UlpBy::Cm => "cm",
+            UlpBy::Heuristic => "heuristic",
+            UlpBy::Option => "option",
+        }
+    }
+}
+
 /// What the analysis knows of a connection's upper-layer protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConnUlp {
