@@ -166,25 +166,30 @@ fn host_pair(a: Addr, b: Addr) -> (Addr, Addr) {
     if a <= b { (a, b) } else { (b, a) }
 }
 
+/// The flow the CM paired the key of entry `e` with, if it has been seen:
+/// noted under the partner's entry, else (the partner's key was paired
+/// again since) found by its key.
+fn cm_entry_partner(
+    flows: &[FlowState],
+    index: &FlowIndex,
+    peers: &cm_peers::CmPeers,
+    e: cm_peers::Entry,
+) -> Option<u32> {
+    peers
+        .flow(e ^ 1)
+        .or_else(|| find_flow(flows, index, peers.key(e ^ 1)))
+}
+
+/// The id of the flow with `key`, if it has been seen.
+fn find_flow(flows: &[FlowState], index: &FlowIndex, key: &FlowKey) -> Option<u32> {
+    index.get(key, hash_key(key), |id| &flows[id as usize].key)
+}
+
 /// A flow's PMTU as inferred so far (that of its host pair), cached in the
 /// flow until a new one is learnt anywhere (`generation` moves on). `None`
 /// until something shows it: `--pmtu` is only the fallback for what is
 /// still unknown when it is needed (see [`FlowState::request`]).
 #[inline]
-/// [`Analyzer::cm_partner`], with the fields it reads.
-fn cm_partner(
-    flows: &[FlowState],
-    index: &FlowIndex,
-    peers: &cm_peers::CmPeers,
-    id: u32,
-) -> Option<u32> {
-    let e = peers.of_flow(id)?;
-    peers.flow(e ^ 1).or_else(|| {
-        let key = peers.key(e ^ 1);
-        index.get(key, hash_key(key), |i| &flows[i as usize].key)
-    })
-}
-
 fn flow_pmtu(f: &mut FlowState, generation: u64, pmtus: &Map<(Addr, Addr), u32>) -> Option<u32> {
     if f.pmtu_generation == generation {
         return f.pmtu_cached;
@@ -478,9 +483,7 @@ impl Analyzer {
 
     /// The id of the flow with `key`, if it has been seen.
     fn find_flow(&self, key: &FlowKey) -> Option<u32> {
-        let flows = &self.flows;
-        self.index
-            .get(key, hash_key(key), |id| &flows[id as usize].key)
+        find_flow(&self.flows, &self.index, key)
     }
 
     /// The id of the flow with `key`, made if new and the budget allows.
@@ -524,7 +527,12 @@ impl Analyzer {
     /// The flow the CM paired flow `id` with, if the CM did and that
     /// flow has been seen.
     fn cm_partner(&self, id: u32) -> Option<u32> {
-        cm_partner(&self.flows, &self.index, &self.cm_peer, id)
+        self.cm_entry_partner(self.cm_peer.of_flow(id)?)
+    }
+
+    /// [`cm_entry_partner`] of this analysis.
+    fn cm_entry_partner(&self, e: cm_peers::Entry) -> Option<u32> {
+        cm_entry_partner(&self.flows, &self.index, &self.cm_peer, e)
     }
 
     #[cold]
@@ -827,7 +835,8 @@ impl Analyzer {
                         .map(|q| (q, nvme::Side::Commands))
                 }
                 Some(_) => {
-                    let cmd = cm_partner(&self.flows, &self.index, &self.cm_peer, id)?;
+                    let e = self.cm_peer.of_flow(id)?;
+                    let cmd = cm_entry_partner(&self.flows, &self.index, &self.cm_peer, e)?;
                     let (q, _) = t.side(cmd)?;
                     t.bind(q, id);
                     Some((q, nvme::Side::Responses))

@@ -57,13 +57,9 @@ fn pair_flows(a: &Analyzer) -> Vec<Option<(u32, PairedBy)>> {
     let mut by_cm: Vec<(u32, u32)> = a
         .cm_peer
         .entries()
-        .filter_map(|e| {
-            // An entry's own flow is noted once seen (it is its key's
-            // latest); its partner's may be under another entry.
-            let other = a.cm_peer.flow(e ^ 1);
-            let other = other.or_else(|| a.find_flow(a.cm_peer.key(e ^ 1)));
-            Some((a.cm_peer.flow(e)?, other?))
-        })
+        // An entry's own flow is noted under it (the table holds each
+        // key's latest); its partner's may be under a later entry.
+        .filter_map(|e| Some((a.cm_peer.flow(e)?, a.cm_entry_partner(e)?)))
         .collect();
     by_cm.sort_unstable();
     for (x, y) in by_cm {
