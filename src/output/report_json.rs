@@ -222,21 +222,7 @@ fn connection_list<W: Write>(
     w: &mut W,
     list: &[Connection],
 ) -> std::io::Result<()> {
-    if list.is_empty() {
-        out.extend_from_slice(b"[]");
-        return Ok(());
-    }
-    out.push(b'[');
-    for (i, c) in list.iter().enumerate() {
-        out.extend_from_slice(if i == 0 { b"\n    {" } else { b",\n    {" });
-        connection(out, c);
-        if out.len() >= PIECE {
-            w.write_all(out)?;
-            out.clear();
-        }
-    }
-    out.extend_from_slice(b"\n  ]");
-    Ok(())
+    members(out, Some(w), 2, list, connection)
 }
 
 fn connection(out: &mut Vec<u8>, c: &Connection) {
@@ -249,6 +235,7 @@ fn connection(out: &mut Vec<u8>, c: &Connection) {
         ulp_by,
         qid,
     } = c;
+    out.push(b'{');
     member!(out, "      ", true, "flows");
     out.extend_from_slice(b"[\n        ");
     push_u64(out, flows[0] as u64);
@@ -305,20 +292,7 @@ fn pfc_report<W: Write>(out: &mut Vec<u8>, w: &mut W, p: &PfcReport) -> std::io:
         ],
     );
     member!(out, "    ", false, "intervals");
-    if intervals.is_empty() {
-        out.extend_from_slice(b"[]");
-    } else {
-        out.push(b'[');
-        for (i, iv) in intervals.iter().enumerate() {
-            out.extend_from_slice(if i == 0 { b"\n      " } else { b",\n      " });
-            interval(out, iv);
-            if out.len() >= PIECE {
-                w.write_all(out)?;
-                out.clear();
-            }
-        }
-        out.extend_from_slice(b"\n    ]");
-    }
+    members(out, Some(w), 3, intervals, interval)?;
     member!(out, "    ", false, "summary");
     serde_at(out, summary, 2)?;
     numbers(out, "    ", false, &[("storms", *storms)]);
@@ -461,7 +435,7 @@ fn flow(out: &mut Vec<u8>, f: &FlowReport) -> std::io::Result<()> {
     member!(out, "      ", false, "retransmit_episodes");
     push_u64(out, *retransmit_episodes);
     member!(out, "      ", false, "episodes");
-    list(out, episodes, episode);
+    members(out, None, 4, episodes, episode)?;
     member!(out, "      ", false, "ce_to_cnp");
     match ce_to_cnp {
         Some(d) => delay(out, d),
@@ -483,7 +457,7 @@ fn flow(out: &mut Vec<u8>, f: &FlowReport) -> std::io::Result<()> {
     member!(out, "      ", false, "unanswered_reads");
     push_u64(out, *unanswered_reads);
     member!(out, "      ", false, "events");
-    list(out, events, event);
+    members(out, None, 4, events, event)?;
     member!(out, "      ", false, "events_dropped");
     push_u64(out, *events_dropped);
     member!(out, "      ", false, "timing");
@@ -649,22 +623,37 @@ fn flat_numbers(out: &mut Vec<u8>, members: &[(&str, u64)]) {
     out.push(b'}');
 }
 
-/// A list of one-line objects at the fourth level.
-fn list<T>(out: &mut Vec<u8>, items: &[T], item: fn(&mut Vec<u8>, &T)) {
+/// A list whose members are `depth` levels deep, each formatted by `item`
+/// on a line of its own; handed to `w` in pieces as it grows, if given.
+fn members<T>(
+    out: &mut Vec<u8>,
+    mut w: Option<&mut dyn Write>,
+    depth: usize,
+    items: &[T],
+    item: fn(&mut Vec<u8>, &T),
+) -> std::io::Result<()> {
     if items.is_empty() {
         out.extend_from_slice(b"[]");
-        return;
+        return Ok(());
     }
+    const SPACES: &[u8] = b"                ";
+    let indent = |d: usize| &SPACES[..(2 * d).min(SPACES.len())];
     out.push(b'[');
     for (i, x) in items.iter().enumerate() {
-        out.extend_from_slice(if i == 0 {
-            b"\n        "
-        } else {
-            b",\n        "
-        });
+        out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
+        out.extend_from_slice(indent(depth));
         item(out, x);
+        if let Some(w) = w.as_deref_mut()
+            && out.len() >= PIECE
+        {
+            w.write_all(out)?;
+            out.clear();
+        }
     }
-    out.extend_from_slice(b"\n      ]");
+    out.push(b'\n');
+    out.extend_from_slice(indent(depth - 1));
+    out.push(b']');
+    Ok(())
 }
 
 fn nak_counts(out: &mut Vec<u8>, n: &NakCounts) {
