@@ -505,9 +505,11 @@ fn filtered_output_is_the_same_on_every_core() {
     }
 }
 
-/// A capture of thousands of flows has its flows' reports built and their
-/// JSON formatted on several threads: the bytes are those of one thread,
-/// and every flow is there.
+/// A capture of thousands of flows is observed with the caches hinted
+/// ahead (past 4 096 flows, on the chunked reader) and has its flows'
+/// reports built and their JSON formatted on several threads: the bytes
+/// are those of one thread (read in sequence, with no hints), and every
+/// flow is there.
 #[test]
 fn many_flows_report_the_same_on_every_thread_count() {
     let dir = tempfile::tempdir().unwrap();

@@ -117,6 +117,33 @@ impl FlowIndex {
         }
     }
 
+    /// Hints the caches with the slot a search for `hash` starts at.
+    #[inline]
+    pub fn hint(&self, hash: u64) {
+        mapwin::prefetch_value(&self.slots[tag(hash) as usize & self.mask()], 1);
+    }
+
+    /// The id in the first slot of `hash`'s probe with its tag, if any: the
+    /// flow a search would most likely find, without reading its key (for
+    /// a cache hint; [`get`](Self::get) says which flow it is).
+    #[inline]
+    pub fn guess(&self, hash: u64) -> Option<u32> {
+        let mask = self.mask();
+        let tag = tag(hash);
+        let mut i = tag as usize & mask;
+        for _ in 0..MAX_PROBE {
+            let s = self.slots[i];
+            if s.id == EMPTY {
+                return None;
+            }
+            if s.tag == tag {
+                return Some(s.id);
+            }
+            i = (i + 1) & mask;
+        }
+        None
+    }
+
     /// Adds `id` under `hash`; the caller has checked the key is not there.
     pub fn insert(&mut self, hash: u64, id: u32) {
         if (self.len + 1) * load_divisor(self.slots.len()) > self.slots.len() {

@@ -180,6 +180,19 @@ fn cm_entry_partner(
         .or_else(|| find_flow(flows, index, peers.key(e ^ 1)))
 }
 
+/// Flows from which the observing loop hints the caches ahead.
+const HINT_FROM_FLOWS: usize = 4096;
+/// The cache lines of a flow's state a frame reads.
+const FLOW_LINES: usize = std::mem::size_of::<FlowState>().div_ceil(64);
+
+/// What [`Analyzer::hint`] loads: a frame's index slot (first, further
+/// ahead), or its flow state and parts (through that slot).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HintStage {
+    Slot,
+    Flow,
+}
+
 /// The id of the flow with `key`, if it has been seen.
 fn find_flow(flows: &[FlowState], index: &FlowIndex, key: &FlowKey) -> Option<u32> {
     index.get(key, hash_key(key), |id| &flows[id as usize].key)
@@ -478,6 +491,50 @@ impl Analyzer {
                 self.pauses.apply(key, *time, pkt.ts_ns, pkt.number, bps);
             }
             PauseRepr::Other { .. } => {}
+        }
+    }
+
+    /// Whether hinting the caches ahead of [`observe`](Self::observe)
+    /// pays: with thousands of flows their state is out of the caches, and
+    /// each frame met a miss at each part of it. With fewer, the hints
+    /// cost more than the misses they save (15 % more on 512 flows).
+    pub fn hints_pay(&self) -> bool {
+        self.flows.len() >= HINT_FROM_FLOWS
+    }
+
+    /// Hints the caches for a frame to be observed some frames from now:
+    /// [`HintStage::Slot`] first (its index slot), then [`HintStage::Flow`]
+    /// (its flow, found through that slot, and the parts of it a frame
+    /// reads: its timing, its throughput, the flow its answers go to).
+    #[inline]
+    pub fn hint(&self, facts: &Facts, stage: HintStage) {
+        let Body::Roce(r) = &facts.body else {
+            return;
+        };
+        if stage == HintStage::Slot {
+            self.index.hint(r.flow_hash);
+            return;
+        }
+        let Some(f) = self
+            .index
+            .guess(r.flow_hash)
+            .and_then(|id| self.flows.get(id as usize))
+        else {
+            return;
+        };
+        mapwin::prefetch_value(f, FLOW_LINES);
+        if let Some(t) = f.timing.as_deref() {
+            mapwin::prefetch_value(t, 2);
+        }
+        if let Some(rate) = f.rate.as_deref() {
+            mapwin::prefetch_value(rate, 1);
+        }
+        if let Some(t) = self
+            .flows
+            .get(f.answers as usize)
+            .and_then(|q| q.timing.as_deref())
+        {
+            mapwin::prefetch_value(t, 2);
         }
     }
 
