@@ -102,6 +102,13 @@ impl FlowIndex {
         hash: u64,
         key_of: impl Fn(u32) -> &'k FlowKey,
     ) -> Option<u32> {
+        self.probe(hash, |id| key_of(id) == key)
+    }
+
+    /// The first id along `hash`'s probe with its tag that `found` accepts.
+    /// The table is never full: every probe meets a free slot.
+    #[inline]
+    fn probe(&self, hash: u64, found: impl Fn(u32) -> bool) -> Option<u32> {
         let mask = self.mask();
         let tag = tag(hash);
         let mut i = tag as usize & mask;
@@ -110,7 +117,7 @@ impl FlowIndex {
             if s.id == EMPTY {
                 return None;
             }
-            if s.tag == tag && key_of(s.id) == key {
+            if s.tag == tag && found(s.id) {
                 return Some(s.id);
             }
             i = (i + 1) & mask;
@@ -128,20 +135,7 @@ impl FlowIndex {
     /// a cache hint; [`get`](Self::get) says which flow it is).
     #[inline]
     pub fn guess(&self, hash: u64) -> Option<u32> {
-        let mask = self.mask();
-        let tag = tag(hash);
-        let mut i = tag as usize & mask;
-        for _ in 0..MAX_PROBE {
-            let s = self.slots[i];
-            if s.id == EMPTY {
-                return None;
-            }
-            if s.tag == tag {
-                return Some(s.id);
-            }
-            i = (i + 1) & mask;
-        }
-        None
+        self.probe(hash, |_| true)
     }
 
     /// Adds `id` under `hash`; the caller has checked the key is not there.

@@ -253,20 +253,10 @@ fn thread_minor_faults() -> Option<libc::c_long> {
 /// frame being decoded keeps the loads in flight.
 #[inline]
 pub fn prefetch(bytes: &[u8], from: usize, len: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let end = from.saturating_add(len).min(bytes.len());
-        let mut at = from;
-        while at < end {
-            // SAFETY: `at` is inside `bytes`; a prefetch never faults and
-            // changes no memory.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(bytes.as_ptr().add(at).cast::<i8>()) };
-            at += 64;
-        }
+    let end = from.saturating_add(len).min(bytes.len());
+    if let Some(part) = bytes.get(from..end) {
+        prefetch_value(part, part.len().div_ceil(64));
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (bytes, from, len);
 }
 
 /// Asks the CPU to start loading the first `lines` 64-byte lines of
