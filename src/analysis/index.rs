@@ -80,8 +80,8 @@ pub fn hash_key(k: &FlowKey) -> u64 {
 }
 
 /// Slots an insert may walk before the table grows instead: with a keyed
-/// hash at most one eighth full, a walk this long means bad luck or a table
-/// due to grow.
+/// hash and a table at most half full (an eighth while small), a walk this
+/// long means bad luck or a table due to grow.
 const MAX_PROBE: usize = 32;
 /// A table grows for long probes only up to this many slots a flow: past
 /// that the tags themselves are equal (a 2^-32 chance a pair with a keyed
