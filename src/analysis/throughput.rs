@@ -310,8 +310,10 @@ pub struct Point {
     pub psn_max: Option<u32>,
 }
 
-fn bps(bytes: u64, ns: u64) -> u64 {
-    (u128::from(bytes) * 8 * 1_000_000_000 / u128::from(ns.max(1))) as u64
+/// Bits per second of `bytes` over `ns` (a span of up to 200 bins can
+/// pass 2^64 ns when the capture's timestamps do).
+fn bps(bytes: u64, ns: u128) -> u64 {
+    (u128::from(bytes) * 8 * 1_000_000_000 / ns.max(1)) as u64
 }
 
 impl Rate {
@@ -364,7 +366,7 @@ impl Rate {
             return None;
         }
         let peak = bins.iter().map(|b| b.1).max().unwrap_or(0);
-        let span = (last - first + 1) * bin_ns;
+        let span = u128::from(last - first + 1) * u128::from(bin_ns);
         let series = tl.series.then(|| {
             let mut out = Vec::with_capacity((last - first + 1) as usize);
             let mut it = bins.iter().peekable();
@@ -388,7 +390,7 @@ impl Rate {
         Some(Throughput {
             bin_ns,
             mean_bps: bps(payload, span),
-            peak_bps: bps(peak, bin_ns),
+            peak_bps: bps(peak, u128::from(bin_ns)),
             payload_bytes: payload,
             replayed_bytes: replays.iter().map(|b| b.1).sum(),
             psn_first: series.as_ref().and(self.psns.as_ref()).map(|p| p.first),
@@ -455,6 +457,24 @@ mod tests {
         assert_eq!(t.peak_bps, 20 * 8 * 100_000);
         assert_eq!(t.mean_bps, 35 * 8 * 1_000_000_000 / 40_000);
         assert_eq!(tl.widened(), None);
+    }
+
+    #[test]
+    fn a_capture_spanning_nearly_2_pow_64_ns() {
+        // Found by the chunked fuzz target in CI: 128 bins of 2^57 ns
+        // are 2^64 ns, and the span overflowed.
+        let mut tl = Timeline::new(None, false);
+        tl.start(0);
+        let mut r = Rate::default();
+        let tb = 1_000_000_000_000;
+        r.add(&mut tl, 0, tb, false, 0);
+        r.add(&mut tl, u64::MAX - 5, tb, false, 1);
+        tl.end(u64::MAX - 5);
+        let t = r.report(&tl).unwrap();
+        assert_eq!(t.bin_ns, 1 << 57);
+        // Bins 0 to 127: 2^64 ns, 2 TB.
+        assert_eq!(t.mean_bps, ((2 * tb as u128 * 8_000_000_000) >> 64) as u64);
+        assert_eq!(t.peak_bps, ((tb as u128 * 8_000_000_000) >> 57) as u64);
     }
 
     #[test]
