@@ -449,10 +449,22 @@ mod tests {
         ) {
             let mut s = CcState::new(1_000, 50_000);
             let mut t = 1_000u64;
+            // Every bin as frames fill it: the ring's bins must read the same.
+            let mut model = std::collections::BTreeMap::<u64, Bin>::new();
+            let mut newest = 0u64;
             for (step, payload, replay, paused) in frames {
                 // Mostly forward; a step over 2 900 goes back 500 ns.
                 t = if step > 2_900 { t.saturating_sub(500) } else { t + step };
                 s.frame(t, payload * 700, replay, paused);
+                let b = s.bin(t);
+                newest = newest.max(b);
+                if newest - b < RING as u64 {
+                    model.entry(b).or_default().add(payload * 700, replay, paused);
+                }
+            }
+            for k in s.last.saturating_sub(RING as u64 - 1)..=s.last {
+                let m = model.get(&k).copied().unwrap_or_default();
+                proptest::prop_assert_eq!(s.at(k), (m.bytes, m.flags), "bin {}", k);
             }
             for (back, len) in windows {
                 // From past the newest bin to older than the ring holds.
