@@ -47,6 +47,10 @@ pub enum Kind {
 pub struct SampleLog {
     narrow: Vec<u64>,
     wide: Vec<(u32, u64)>,
+    /// Once sorted: flow `f`'s samples below 2^32 are
+    /// `narrow[start[f]..start[f + 1]]` (found by bisecting, each flow's
+    /// report missed the cache at every step once there were thousands).
+    start: Vec<usize>,
 }
 
 impl SampleLog {
@@ -81,6 +85,8 @@ impl SampleLog {
             at[f] += 1;
         }
         self.narrow = out;
+        self.start = start;
+        let start = &self.start;
         for f in 0..=max as usize {
             let group = &mut self.narrow[start[f]..start[f + 1]];
             if group.is_empty() {
@@ -107,9 +113,12 @@ impl SampleLog {
     /// percentiles' places hold them), then the others (all larger,
     /// sorted).
     fn of(&self, flow: u32) -> (&[u64], &[(u32, u64)]) {
-        let f = u64::from(flow);
-        let lo = self.narrow.partition_point(|&x| x >> 32 < f);
-        let hi = self.narrow.partition_point(|&x| x >> 32 <= f);
+        let f = flow as usize;
+        let (lo, hi) = match self.start.get(f..f + 2) {
+            Some(&[lo, hi]) => (lo, hi),
+            // Past the highest flow with samples below 2^32 (or none).
+            _ => (0, 0),
+        };
         let wlo = self.wide.partition_point(|w| w.0 < flow);
         let whi = self.wide.partition_point(|w| w.0 <= flow);
         (&self.narrow[lo..hi], &self.wide[wlo..whi])
