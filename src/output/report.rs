@@ -874,3 +874,33 @@ fn flow_row(
         peer
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::top_rows;
+
+    #[test]
+    fn the_top_rows_are_those_a_full_sort_puts_first() {
+        // Keys with many ties but the flow's number, in a scrambled order.
+        let mut rows: Vec<((std::cmp::Reverse<u64>, usize), usize)> = (0..500)
+            .map(|i| (i * 7919) % 500)
+            .map(|i| ((std::cmp::Reverse((i as u64 * 31) % 13), i), i))
+            .collect();
+        let mut want = rows.clone();
+        want.sort_by_key(|r| r.0);
+        for shown in [0, 1, 20, 499, 500, 501, usize::MAX] {
+            let mut got = rows.clone();
+            top_rows(&mut got, shown);
+            let n = shown.min(rows.len());
+            assert_eq!(got[..n], want[..n], "{shown} rows shown");
+            got.sort_by_key(|r| r.0);
+            assert_eq!(got, want, "the other rows are all kept");
+        }
+        // Fewer rows than shown: all sorted.
+        rows.truncate(3);
+        let mut three = rows.clone();
+        three.sort_by_key(|r| r.0);
+        top_rows(&mut rows, 20);
+        assert_eq!(rows, three);
+    }
+}
