@@ -50,7 +50,8 @@ pub struct SampleLog {
     /// Once sorted: flow `f`'s samples below 2^32 are
     /// `narrow[start[f]..start[f + 1]]` (found by bisecting, each flow's
     /// report missed the cache at every step once there were thousands).
-    start: Vec<usize>,
+    /// Empty in a log of 2^32 samples or more: bisected then.
+    start: Vec<u32>,
 }
 
 impl SampleLog {
@@ -85,8 +86,10 @@ impl SampleLog {
             at[f] += 1;
         }
         self.narrow = out;
-        self.start = start;
-        let start = &self.start;
+        self.start = match u32::try_from(self.narrow.len()) {
+            Ok(_) => start.iter().map(|&x| x as u32).collect(),
+            Err(_) => Vec::new(),
+        };
         for f in 0..=max as usize {
             let group = &mut self.narrow[start[f]..start[f + 1]];
             if group.is_empty() {
@@ -115,7 +118,15 @@ impl SampleLog {
     fn of(&self, flow: u32) -> (&[u64], &[(u32, u64)]) {
         let f = flow as usize;
         let (lo, hi) = match self.start.get(f..f + 2) {
-            Some(&[lo, hi]) => (lo, hi),
+            Some(&[lo, hi]) => (lo as usize, hi as usize),
+            // Too many samples for the offsets: bisected.
+            _ if self.start.is_empty() && !self.narrow.is_empty() => {
+                let f = u64::from(flow);
+                (
+                    self.narrow.partition_point(|&x| x >> 32 < f),
+                    self.narrow.partition_point(|&x| x >> 32 <= f),
+                )
+            }
             // Past the highest flow with samples below 2^32 (or none).
             _ => (0, 0),
         };
@@ -1084,6 +1095,18 @@ mod tests {
                         proptest::prop_assert_eq!(st.max_ns, *want.last().unwrap());
                     }
                 }
+            }
+            // Each flow's samples by the sort's offsets, and by bisection
+            // (a log too large for them): the same slices.
+            let log = &mut logs.kinds[Kind::Rtt as usize];
+            let by_offsets: Vec<_> = (0..6).map(|f| {
+                let (n, w) = log.of(f);
+                (n.to_vec(), w.to_vec())
+            }).collect();
+            log.start.clear();
+            for f in 0..6u32 {
+                let (n, w) = log.of(f);
+                proptest::prop_assert_eq!(&by_offsets[f as usize], &(n.to_vec(), w.to_vec()));
             }
         }
     }
