@@ -212,7 +212,7 @@ fn flow_report(
                 (None, None) => None,
             }
         },
-        cc: c.cc.as_ref().map(|s| Box::new(s.report)),
+        cc: f.cc.as_ref().map(|s| Box::new(s.report)),
     }
 }
 
