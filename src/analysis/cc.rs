@@ -29,34 +29,30 @@ const REPLAY: u8 = 1;
 const PAUSED: u8 = 2;
 
 /// One flow's payload history and the CNPs waiting to be judged.
-///
-/// In one allocation, with what every frame reads first, in one cache
-/// line (`repr(C)`); the ring after the rest.
 #[derive(Debug, Clone)]
-#[repr(C)]
 pub struct CcState {
     bin_ns: u64,
     /// The first bin's time.
     origin: u64,
     /// The newest bin written.
     last: u64,
-    /// The bin by which the first waiting CNP can be judged (its after
-    /// window's end), `u64::MAX` with none waiting.
-    due: u64,
     /// Bin `last`, kept here while frames add to it; it goes to the ring
     /// when a later bin starts.
     cur: Bin,
-    /// [`AFTER_DELAY_NS`] in bins.
-    delay_bins: u64,
-    recovering: Option<Recovering>,
-    waiting: Vec<u64>,
-    pub report: CcReport,
-    ratio_sum: f64,
-    recovery_sum: u128,
     /// The older bins: slot `k % RING` holds bin `k` when its `k` says so
     /// (a slot not written since an older bin reads as empty, so nothing
     /// is cleared as time moves on).
-    ring: [Bin; RING],
+    ring: Box<[Bin; RING]>,
+    /// [`AFTER_DELAY_NS`] in bins.
+    delay_bins: u64,
+    waiting: Vec<u64>,
+    /// The bin by which the first waiting CNP can be judged (its after
+    /// window's end), `u64::MAX` with none waiting.
+    due: u64,
+    pub report: CcReport,
+    ratio_sum: f64,
+    recovering: Option<Recovering>,
+    recovery_sum: u128,
 }
 
 /// One bin of a flow's history.
@@ -171,7 +167,7 @@ impl CcState {
             origin: ts,
             last: 0,
             cur: Bin::default(),
-            ring: [Bin::default(); RING],
+            ring: Box::new([Bin::default(); RING]),
             delay_bins: AFTER_DELAY_NS.div_ceil(bin_ns),
             waiting: Vec::new(),
             due: u64::MAX,

@@ -173,10 +173,6 @@ pub struct FlowState {
     pub timing: Option<Box<super::timing::FlowTiming>>,
     /// Payload over time, made on the first frame with payload.
     pub rate: Option<Box<super::throughput::Rate>>,
-    /// DCQCN reaction: the payload history from the first CE mark or
-    /// CNP. Here rather than in the rarer part, which a frame of a flow
-    /// that met congestion would otherwise reach first.
-    pub cc: Option<Box<super::cc::CcState>>,
 }
 
 /// What only some packets of some flows need: anomaly counters, events,
@@ -213,6 +209,8 @@ pub struct FlowCold {
     pub replayed_reads: Vec<u32>,
     /// Timeout replays: the silences before them.
     pub timeouts: super::timing::Timeouts,
+    /// DCQCN reaction: the payload history from the first CE mark or CNP.
+    pub cc: Option<Box<super::cc::CcState>>,
 }
 
 static NO_COLD: std::sync::LazyLock<FlowCold> = std::sync::LazyLock::new(FlowCold::default);
@@ -246,7 +244,6 @@ impl FlowState {
             cold: None,
             timing: None,
             rate: None,
-            cc: None,
         }
     }
 
@@ -259,7 +256,7 @@ impl FlowState {
     /// The DCQCN reaction history, on flows that met congestion.
     #[inline]
     pub fn cc_mut(&mut self) -> Option<&mut super::cc::CcState> {
-        self.cc.as_deref_mut()
+        self.cold.as_mut()?.cc.as_deref_mut()
     }
 
     /// The rarer part, or an empty one (all counters 0).

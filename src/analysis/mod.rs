@@ -1191,6 +1191,7 @@ impl Analyzer {
             let window = self.opts.cc_window_ns;
             self.flows[cnp_id as usize].answers = t;
             self.flows[t as usize]
+                .cold()
                 .cc
                 .get_or_insert_with(|| Box::new(cc::CcState::new(ts, window)))
                 .cnp(ts);
@@ -1335,10 +1336,10 @@ fn ce_mark(
         None,
         None,
     );
-    if let (None, Some(window)) = (&f.cc, cc_window_ns) {
-        f.cc = Some(Box::new(cc::CcState::new(pkt.ts_ns, window)));
-    }
     let c = f.cold();
+    if let (None, Some(window)) = (&c.cc, cc_window_ns) {
+        c.cc = Some(Box::new(cc::CcState::new(pkt.ts_ns, window)));
+    }
     if c.pending_ce.is_none() {
         c.pending_ce = Some(pkt.ts_ns);
         pending_ce

@@ -212,7 +212,7 @@ fn flow_report(
                 (None, None) => None,
             }
         },
-        cc: f.cc.as_ref().map(|s| Box::new(s.report)),
+        cc: c.cc.as_ref().map(|s| Box::new(s.report)),
     }
 }
 
