@@ -147,15 +147,7 @@ impl<'a> JsonWriter<'a> {
         self.key(k);
         self.out.push(b'"');
         match ip {
-            IpAddr::V4(v4) => {
-                let mut b = itoa::Buffer::new();
-                for (i, o) in v4.octets().iter().enumerate() {
-                    if i > 0 {
-                        self.out.push(b'.');
-                    }
-                    self.out.extend_from_slice(b.format(*o).as_bytes());
-                }
-            }
+            IpAddr::V4(v4) => push_ipv4(self.out, v4),
             IpAddr::V6(v6) => push_ipv6(self.out, v6),
         }
         self.out.push(b'"');
@@ -167,16 +159,10 @@ impl<'a> JsonWriter<'a> {
 /// groups as `::`, an IPv4-mapped address as `::ffff:a.b.c.d`), without
 /// the formatting machinery: GIDs and IPv6 addresses are in most lines of
 /// `packets --json`, and `write!` took 7 % of it.
-pub fn push_ipv6(out: &mut Vec<u8>, ip: &std::net::Ipv6Addr) {
+pub fn push_ipv6(out: &mut impl AsciiOut, ip: &std::net::Ipv6Addr) {
     if let Some(v4) = ip.to_ipv4_mapped() {
-        out.extend_from_slice(b"::ffff:");
-        let mut b = itoa::Buffer::new();
-        for (i, o) in v4.octets().iter().enumerate() {
-            if i > 0 {
-                out.push(b'.');
-            }
-            out.extend_from_slice(b.format(*o).as_bytes());
-        }
+        out.put_all(b"::ffff:");
+        push_ipv4(out, &v4);
         return;
     }
     let groups = ip.segments();
@@ -195,23 +181,67 @@ pub fn push_ipv6(out: &mut Vec<u8>, ip: &std::net::Ipv6Addr) {
             run = (0, 0);
         }
     }
-    let hex = |out: &mut Vec<u8>, part: &[u16]| {
+    fn hex(out: &mut impl AsciiOut, part: &[u16]) {
         for (i, &g) in part.iter().enumerate() {
             if i > 0 {
-                out.push(b':');
+                out.put(b':');
             }
             let digits = (16 - g.leading_zeros()).div_ceil(4).max(1);
             for d in (0..digits).rev() {
-                out.push(HEX[usize::from((g >> (4 * d)) & 0xf)]);
+                out.put(HEX[usize::from((g >> (4 * d)) & 0xf)]);
             }
         }
-    };
+    }
     if best.1 > 1 {
         hex(out, &groups[..best.0]);
-        out.extend_from_slice(b"::");
+        out.put_all(b"::");
         hex(out, &groups[best.0 + best.1..]);
     } else {
         hex(out, &groups);
+    }
+}
+
+/// `ip` as its `Display` writes it (`10.0.0.1`), without the formatting
+/// machinery.
+pub fn push_ipv4(out: &mut impl AsciiOut, ip: &std::net::Ipv4Addr) {
+    let mut b = itoa::Buffer::new();
+    for (i, o) in ip.octets().iter().enumerate() {
+        if i > 0 {
+            out.put(b'.');
+        }
+        out.put_all(b.format(*o).as_bytes());
+    }
+}
+
+/// Where text made only of ASCII is appended: the bytes of JSON Lines,
+/// the string of a summary line.
+pub trait AsciiOut {
+    fn put(&mut self, b: u8);
+    fn put_all(&mut self, bytes: &[u8]);
+}
+
+impl AsciiOut for Vec<u8> {
+    #[inline]
+    fn put(&mut self, b: u8) {
+        self.push(b);
+    }
+    #[inline]
+    fn put_all(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+}
+
+impl AsciiOut for String {
+    /// `b` as the character of that code point: itself, for ASCII.
+    #[inline]
+    fn put(&mut self, b: u8) {
+        self.push(char::from(b));
+    }
+    #[inline]
+    fn put_all(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.push(char::from(b));
+        }
     }
 }
 

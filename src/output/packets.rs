@@ -67,20 +67,6 @@ fn is_stp(p: &Packet<'_>) -> bool {
     p.eth.is_some() && p.data.get(14..16) == Some(&[0x42, 0x42])
 }
 
-/// Source and destination columns: IPs, GIDs, else MACs.
-pub fn addresses(p: &Packet<'_>) -> (String, String) {
-    if let Some((s, d)) = p.endpoints() {
-        return (s.to_string(), d.to_string());
-    }
-    if let Some(e) = &p.eth {
-        return (mac_string(&e.src), mac_string(&e.dst));
-    }
-    if let Some(m) = p.sll.and_then(|s| s.src_mac()) {
-        return (mac_string(&m), String::new());
-    }
-    (String::new(), String::new())
-}
-
 /// Formats nanoseconds for people: `335.5 µs`, `1.92 ms`.
 pub fn human_ns(ns: u64) -> String {
     let f = ns as f64;
@@ -98,6 +84,12 @@ pub fn human_ns(ns: u64) -> String {
 /// The info column.
 pub fn info(p: &Packet<'_>, link_bps: u64) -> String {
     let mut s = String::with_capacity(96);
+    write_info(&mut s, p, link_bps);
+    s
+}
+
+/// [`info`], appended to `s`.
+pub fn write_info(s: &mut String, p: &Packet<'_>, link_bps: u64) {
     if let Some(b) = &p.bth {
         if p.is_cnp() {
             let _ = write!(s, "CNP QP=0x{:06x}", b.dest_qp);
@@ -108,13 +100,12 @@ pub fn info(p: &Packet<'_>, link_bps: u64) -> String {
                 s.push_str(" FECN");
             }
         } else {
-            let _ = write!(
-                s,
-                "{} QP=0x{:06x} PSN={}",
-                b.opcode.name(),
-                b.dest_qp,
-                b.psn
-            );
+            // `{} QP=0x{:06x} PSN={}`.
+            s.push_str(b.opcode.name());
+            s.push_str(" QP=0x");
+            push_hex(s, u64::from(b.dest_qp), 6);
+            s.push_str(" PSN=");
+            push_dec(s, u64::from(b.psn), 0);
             if b.opcode.operation().is_none() {
                 let _ = write!(s, " (opcode 0x{:02x})", b.opcode.0);
             }
@@ -122,7 +113,8 @@ pub fn info(p: &Packet<'_>, link_bps: u64) -> String {
         if let Some(a) = &p.aeth {
             match a.kind() {
                 AckKind::Ack => {
-                    let _ = write!(s, " ACK MSN={}", a.msn);
+                    s.push_str(" ACK MSN=");
+                    push_dec(s, u64::from(a.msn), 0);
                 }
                 AckKind::RnrNak => {
                     let _ = write!(
@@ -187,7 +179,8 @@ pub fn info(p: &Packet<'_>, link_bps: u64) -> String {
         if let Some(n) = p.payload_len
             && n > 0
         {
-            let _ = write!(s, " len={n}");
+            s.push_str(" len=");
+            push_dec(s, u64::from(n), 0);
         }
         if p.ecn() == Some(3) {
             s.push_str(" [CE]");
@@ -306,7 +299,6 @@ pub fn info(p: &Packet<'_>, link_bps: u64) -> String {
     if let Some(e) = &p.error {
         let _ = write!(s, " [Malformed: {e}]");
     }
-    s
 }
 
 /// Appends what an NVMe-oF capsule says (`NVMe Read CID=17 NSID=1
@@ -442,25 +434,97 @@ pub fn push_marks(line: &mut String, marks: crate::analysis::Marks) {
 /// One summary line, tshark style: number, relative time, source →
 /// destination, protocol, length, info.
 pub fn summary_line(p: &Packet<'_>, first_ts_ns: u64, ts_digits: usize, link_bps: u64) -> String {
+    let mut line = String::with_capacity(160);
+    write_summary_line(&mut line, p, first_ts_ns, ts_digits, link_bps);
+    line
+}
+
+/// [`summary_line`], appended to `line` (without building each column
+/// as a string of its own first).
+pub fn write_summary_line(
+    line: &mut String,
+    p: &Packet<'_>,
+    first_ts_ns: u64,
+    ts_digits: usize,
+    link_bps: u64,
+) {
     let rel = p.ts_ns.saturating_sub(first_ts_ns);
     let secs = rel / 1_000_000_000;
     let frac = rel % 1_000_000_000;
-    let frac = match ts_digits {
-        6 => format!("{:06}", frac / 1000),
-        _ => format!("{frac:09}"),
-    };
-    let (src, dst) = addresses(p);
-    format!(
-        "{:>6} {:>4}.{} {} → {} {} {} {}",
-        p.number,
-        secs,
-        frac,
-        src,
-        dst,
-        protocol(p),
-        p.len,
-        info(p, link_bps)
-    )
+    // As `{:>6} {:>4}.{:06} ` (or `{:09}`) would write them, without the
+    // formatting machinery: most of a line's cost was `core::fmt`.
+    push_dec(line, p.number, 6);
+    line.push(' ');
+    push_dec(line, secs, 4);
+    line.push('.');
+    match ts_digits {
+        6 => push_dec0(line, frac / 1000, 6),
+        _ => push_dec0(line, frac, 9),
+    }
+    line.push(' ');
+    if let Some((s, d)) = p.endpoints() {
+        push_addr(line, &s);
+        line.push_str(" → ");
+        push_addr(line, &d);
+    } else if let Some(e) = &p.eth {
+        let _ = write!(line, "{} → {}", mac_string(&e.src), mac_string(&e.dst));
+    } else if let Some(m) = p.sll.and_then(|s| s.src_mac()) {
+        let _ = write!(line, "{} → ", mac_string(&m));
+    } else {
+        line.push_str(" → ");
+    }
+    line.push(' ');
+    line.push_str(protocol(p));
+    line.push(' ');
+    push_dec(line, u64::from(p.len), 0);
+    line.push(' ');
+    write_info(line, p, link_bps);
+}
+
+/// `v` in decimal, right-aligned in `width` columns (`{:>width$}`).
+fn push_dec(s: &mut String, v: u64, width: usize) {
+    let mut b = itoa::Buffer::new();
+    let digits = b.format(v);
+    for _ in digits.len()..width {
+        s.push(' ');
+    }
+    s.push_str(digits);
+}
+
+/// `v` in decimal, zero-padded to `width` digits (`{:0width$}`).
+fn push_dec0(s: &mut String, v: u64, width: usize) {
+    let mut b = itoa::Buffer::new();
+    let digits = b.format(v);
+    for _ in digits.len()..width {
+        s.push('0');
+    }
+    s.push_str(digits);
+}
+
+/// `v` in lower-case hexadecimal, zero-padded to `width` digits
+/// (`{:0width$x}`).
+fn push_hex(s: &mut String, v: u64, width: usize) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digits = ((64 - v.leading_zeros()).div_ceil(4) as usize).max(1);
+    for _ in digits..width {
+        s.push('0');
+    }
+    for d in (0..digits).rev() {
+        s.push(char::from(HEX[((v >> (4 * d)) & 0xf) as usize]));
+    }
+}
+
+/// An address as its `Display` writes it.
+fn push_addr(s: &mut String, a: &crate::dissect::Addr) {
+    use crate::dissect::Addr;
+    use std::net::IpAddr;
+    match a {
+        Addr::Ip(IpAddr::V4(v4)) => super::json::push_ipv4(s, v4),
+        Addr::Ip(IpAddr::V6(v6)) => super::json::push_ipv6(s, v6),
+        Addr::Lid(_) => {
+            let _ = write!(s, "{a}");
+        }
+    }
 }
 
 /// Appends one JSON Lines object (with the trailing newline) to `out`.
@@ -793,4 +857,45 @@ fn json_line(
     }
     w.end();
     out.push(b'\n');
+}
+
+#[cfg(test)]
+mod number_tests {
+    use super::{push_addr, push_dec, push_dec0, push_hex};
+    use crate::dissect::Addr;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The hand-written columns are what `format!` writes.
+        #[test]
+        fn columns_as_format_writes_them(v in prop_oneof![
+            0u64..20, 0u64..1_000_000_000, any::<u32>().prop_map(u64::from), any::<u64>()
+        ], width in 0usize..12) {
+            let run = |f: fn(&mut String, u64, usize)| {
+                let mut s = String::from("x");
+                f(&mut s, v, width);
+                s
+            };
+            prop_assert_eq!(run(push_dec), format!("x{v:>width$}"));
+            prop_assert_eq!(run(push_dec0), format!("x{v:0width$}"));
+            prop_assert_eq!(run(push_hex), format!("x{v:0width$x}"));
+        }
+
+        #[test]
+        fn addresses_as_display_writes_them(
+            v4 in any::<[u8; 4]>(),
+            v6 in proptest::array::uniform8(prop_oneof![Just(0u16), any::<u16>()]),
+            lid in any::<u16>(),
+        ) {
+            for a in [
+                Addr::Ip(std::net::Ipv4Addr::from(v4).into()),
+                Addr::Ip(std::net::Ipv6Addr::from(v6).into()),
+                Addr::Lid(lid),
+            ] {
+                let mut s = String::new();
+                push_addr(&mut s, &a);
+                prop_assert_eq!(s, a.to_string());
+            }
+        }
+    }
 }
