@@ -41,8 +41,9 @@
 # mergecap | tshark), split in four read as four files (one report each,
 # against tshark on each in turn), and the same traffic on native
 # InfiniBand in ERF records as ibdump writes them (`gen --link erf`);
-# then a display filter selecting few frames and -T fields with four
-# fields, against tshark -Y and tshark -T fields.
+# then `packets` (the summary lines and -V's header trees, against
+# tshark's own), a display filter selecting few frames and -T fields
+# with four fields, against tshark -Y and tshark -T fields.
 # A third table times the report on other shapes of traffic users have,
 # about 500 000 frames each (see `shapes`): small frames, thousands of
 # QPs, NVMe-oF, PFC-heavy, and the 5 M-frame file; each beside cat, the
@@ -173,6 +174,8 @@ other_inputs() {
         "four quarters, a report each|${parts[0]}|$bin ${parts[*]} --json|$t_cmd_quarters"
         "native InfiniBand in ERF (gen --link erf)|$erf|$bin $erf --json|tshark -n -r $erf ${fields[*]}"
         "packets -Y 'bth.opcode == 0x81' (CNPs: few frames)|$f|$bin packets $f -Y 'bth.opcode == 0x81'|tshark -n -r $f -Y 'infiniband.bth.opcode == 0x81'"
+        "packets: tshark-style lines|$f|$bin packets $f|tshark -n -r $f"
+        "packets -V: every frame's header tree|$f|$bin packets -V $f|tshark -n -r $f -V"
         "packets -T fields, 4 fields|$f|$bin packets $f -T fields -e frame.number ${fields[*]:2}|tshark -n -r $f -T fields -e frame.number ${fields[*]:2}"
         "report --timeline (RTT, completion, rates)|$f|$bin $f --json --timeline|tshark -n -r $f -T fields -e frame.time_epoch -e frame.len ${fields[*]:2} -e infiniband.aeth.syndrome"
         "NVMe-oF I/O latencies (gen --scenario nvme)|$nv|$bin $nv --json|tshark -n -r $nv -T fields -e frame.number -e nvme.cmd.cid -e nvme.cqe.cid -e nvme.cqe.status -e nvme.cmd_latency"

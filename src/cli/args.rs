@@ -649,11 +649,27 @@ pub struct PacketsArgs {
     #[arg(long, value_name = "SRC,DST,QP", value_parser = crate::pipeline::parse_flow)]
     pub flow: Option<crate::analysis::FlowKey>,
 
+    /// Threads for reading and formatting (default: one per core, or
+    /// ROCE_DISSECT_THREADS; 1 does everything on one thread). Frames are
+    /// written in capture order whatever the number.
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
+
     #[command(flatten)]
     pub decode: DecodeArgs,
 
     #[command(flatten)]
     pub analysis: AnalysisArgs,
+}
+
+impl PacketsArgs {
+    /// `-j`, else `ROCE_DISSECT_THREADS`, else one per core.
+    pub fn threads(&self) -> Result<usize, String> {
+        match self.threads {
+            Some(n) => Ok(usize::from(n)),
+            None => crate::pipeline::threads(),
+        }
+    }
 }
 
 /// What `packets -T` writes.

@@ -8,6 +8,7 @@ pub mod fabric_cmd;
 mod fields_cmd;
 mod gen_cmd;
 pub mod inputs;
+mod ordered;
 mod packets;
 mod plan_cmd;
 mod progress;

@@ -5,13 +5,14 @@ use std::io::{self, BufWriter, Write};
 use std::ops::ControlFlow;
 
 use super::args::PacketsFormat;
-use super::{PacketsArgs, Progress, RunError, print_warnings, source_error};
+use super::{PacketsArgs, Progress, RunError, ordered, print_warnings, source_error};
 use crate::analysis::Analyzer;
 use crate::fields;
 use crate::filter::Filter;
 use crate::output::fields::FieldsFormat;
 use crate::output::text::terminal_safe;
 use crate::output::{packets, tree};
+use crate::pipeline::Seen;
 
 /// What `packets` writes for each frame shown.
 enum Mode {
@@ -82,6 +83,54 @@ fn mode(args: &PacketsArgs) -> Result<Mode, RunError> {
     })
 }
 
+/// How `packets` formats a frame: [`ordered::Render`] for the threads
+/// that format.
+struct Lines<'m> {
+    mode: &'m Mode,
+    verbose: bool,
+    hex: bool,
+    ts_digits: usize,
+    link_speed: crate::analysis::LinkSpeed,
+}
+
+impl ordered::Render for Lines<'_> {
+    fn render(&self, seen: &Seen<'_, '_>, flow_number: Option<u64>, out: &mut Vec<u8>) {
+        let pkt = seen.pkt;
+        let found = seen.analysis;
+        match self.mode {
+            Mode::Json => packets::write_json_line_analysed(out, pkt, found, flow_number),
+            Mode::Fields { fields, format } => {
+                let mut line = String::new();
+                format.write_row(&mut line, fields, &seen.ctx(flow_number), &mut Vec::new());
+                line.push('\n');
+                out.extend_from_slice(line.as_bytes());
+            }
+            Mode::Text => {
+                let bps = self.link_speed.bps(pkt.if_speed);
+                let mut line = String::with_capacity(192);
+                packets::write_summary_line(&mut line, pkt, seen.first_ts_ns, self.ts_digits, bps);
+                packets::push_nvme(&mut line, pkt, found.nvme);
+                packets::push_marks(&mut line, found.marks);
+                line.push('\n');
+                out.extend_from_slice(line.as_bytes());
+                if self.verbose {
+                    let mut nodes = tree::header_tree(pkt, bps);
+                    if let Some(role) = found.nvme {
+                        nodes.extend(tree::nvme_tree(pkt, role));
+                    }
+                    out.extend_from_slice(tree::render_tree(&nodes).as_bytes());
+                }
+                if self.hex {
+                    out.extend_from_slice(tree::hex_dump(pkt.data).as_bytes());
+                }
+                if self.verbose || self.hex {
+                    out.push(b'\n');
+                }
+            }
+        }
+    }
+}
+
 /// The report's number of each flow (1-based, as the report and the TUI
 /// list them), keyed as the report names flows; from a first, parallel
 /// analysis of the input. `None` for standard input and pipes, which
@@ -90,6 +139,7 @@ fn mode(args: &PacketsArgs) -> Result<Mode, RunError> {
 fn report_numbers(
     paths: &[std::path::PathBuf],
     args: &PacketsArgs,
+    threads: usize,
 ) -> Option<crate::pipeline::FlowNumbers> {
     let regular = |p: &std::path::PathBuf| {
         p.as_os_str() != "-" && std::fs::metadata(p).is_ok_and(|m| m.is_file())
@@ -111,7 +161,6 @@ fn report_numbers(
     } else {
         crate::analysis::Stages::none()
     };
-    let threads = crate::pipeline::threads().unwrap_or(1);
     let dopts = args.decode.dissect_options();
     let report = if paths.len() == 1 {
         crate::pipeline::analyze_path(&paths[0], &dopts, opts, threads, None)
@@ -124,6 +173,7 @@ fn report_numbers(
 
 pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
     let mode = mode(args)?;
+    let threads = args.threads().map_err(RunError::Usage)?;
     let filter = args
         .filter
         .as_deref()
@@ -140,7 +190,7 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
             .as_deref()
             .is_some_and(|f| f.contains("roce.analysis.flow"));
     let mut numbers = if needs_numbers {
-        report_numbers(&inputs.paths, args)
+        report_numbers(&inputs.paths, args, threads)
     } else {
         None
     };
@@ -156,8 +206,13 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
     } else {
         9
     };
-    let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
-    let mut line = String::new();
+    let lines = Lines {
+        mode: &mode,
+        verbose: args.verbose,
+        hex: args.hex,
+        ts_digits,
+        link_speed,
+    };
     let mut shown = 0u64;
     let mut written: io::Result<()> = Ok(());
     let mut progress = Progress::new(&path.display().to_string());
@@ -168,102 +223,79 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
     {
         writeln!(out, "{}", format.header_line(&args.fields))?;
     }
-    // The analysis sees every frame, shown or not, so that what it says of
-    // a frame (a retransmission, a gap) is what the report says.
-    let mut show = |seen: &crate::pipeline::Seen<'_, '_>| -> ControlFlow<()> {
-        let pkt = seen.pkt;
-        let found = seen.analysis;
-        if args.roce_only && pkt.roce.is_none() && pkt.pause.is_none() {
-            return ControlFlow::Continue(());
-        }
-        if let Some(want) = &args.flow
-            && Analyzer::flow_key(pkt).as_ref() != Some(want)
-        {
-            return ControlFlow::Continue(());
-        }
-        let flow_number = match &mut numbers {
-            None => found.flow().map(|id| u64::from(id) + 1),
-            Some(n) => n.number(seen),
-        };
-        let ctx = seen.ctx(flow_number);
-        if let Some(f) = &filter
-            && !f.matches(&ctx)
-        {
-            return ControlFlow::Continue(());
-        }
-        let first = seen.first_ts_ns;
-        let r: io::Result<()> = (|| {
-            match &mode {
-                Mode::Json => {
-                    packets::write_json_line_analysed(&mut buf, pkt, found, ctx.flow_number);
-                    // As large as `out`'s buffer, so that it goes out
-                    // without being copied there first.
-                    if buf.len() >= out.capacity() {
-                        out.write_all(&buf)?;
-                        buf.clear();
-                    }
-                }
-                Mode::Fields { fields, format } => {
-                    line.clear();
-                    format.write_row(&mut line, fields, &ctx, &mut Vec::new());
-                    line.push('\n');
-                    out.write_all(line.as_bytes())?;
-                }
-                Mode::Text => {
-                    let mut line =
-                        packets::summary_line(pkt, first, ts_digits, link_speed.bps(pkt.if_speed));
-                    packets::push_nvme(&mut line, pkt, found.nvme);
-                    packets::push_marks(&mut line, found.marks);
-                    writeln!(out, "{line}")?;
-                    if args.verbose {
-                        let mut nodes = tree::header_tree(pkt, link_speed.bps(pkt.if_speed));
-                        if let Some(role) = found.nvme {
-                            nodes.extend(tree::nvme_tree(pkt, role));
-                        }
-                        write!(out, "{}", tree::render_tree(&nodes))?;
-                    }
-                    if args.hex {
-                        write!(out, "{}", tree::hex_dump(pkt.data))?;
-                    }
-                    if args.verbose || args.hex {
-                        writeln!(out)?;
-                    }
-                }
-            }
-            Ok(())
-        })();
-        if let Err(e) = r {
-            written = Err(e);
-            return ControlFlow::Break(());
-        }
-        shown += 1;
-        if args.count.is_some_and(|c| shown >= c) {
-            return ControlFlow::Break(());
-        }
-        ControlFlow::Continue(())
-    };
     let aopts = args.analysis.options(&args.decode)?;
-    // With a filter, a single capture file is read by every core: the
-    // workers test the filter on each frame's bytes, and only the frames
-    // it may pass are decoded again here.
-    let result = match (&filter, inputs.paths.as_slice()) {
-        (Some(f), [one]) if one.as_os_str() != "-" && one.is_file() => {
-            drop(reader);
-            let threads = crate::pipeline::threads().map_err(RunError::Usage)?;
-            crate::pipeline::visit_path(one, &opts, aopts, threads, f, Some(&mut tell), &mut show)
-        }
-        _ => crate::pipeline::visit_source(
-            &mut *reader,
-            &name,
-            &opts,
-            aopts,
-            Some(&mut tell),
-            &mut show,
-        ),
-    };
+    let result = ordered::with_output(
+        &mut out,
+        &lines,
+        &opts,
+        ordered::workers(threads),
+        |output| {
+            // The analysis sees every frame, shown or not, so that what it
+            // says of a frame (a retransmission, a gap) is what the report
+            // says.
+            let mut show = |seen: &crate::pipeline::Seen<'_, '_>| -> ControlFlow<()> {
+                let pkt = seen.pkt;
+                let found = seen.analysis;
+                if args.roce_only && pkt.roce.is_none() && pkt.pause.is_none() {
+                    return ControlFlow::Continue(());
+                }
+                if let Some(want) = &args.flow
+                    && Analyzer::flow_key(pkt).as_ref() != Some(want)
+                {
+                    return ControlFlow::Continue(());
+                }
+                let flow_number = match &mut numbers {
+                    None => found.flow().map(|id| u64::from(id) + 1),
+                    Some(n) => n.number(seen),
+                };
+                if let Some(f) = &filter
+                    && !f.matches(&seen.ctx(flow_number))
+                {
+                    return ControlFlow::Continue(());
+                }
+                if let Err(e) = output.show(seen, flow_number) {
+                    written = Err(e);
+                    return ControlFlow::Break(());
+                }
+                shown += 1;
+                if args.count.is_some_and(|c| shown >= c) {
+                    return ControlFlow::Break(());
+                }
+                ControlFlow::Continue(())
+            };
+            // With a filter, a single capture file is read by every core:
+            // the workers test the filter on each frame's bytes, and only
+            // the frames it may pass are decoded again here.
+            let result = match (&filter, inputs.paths.as_slice()) {
+                (Some(f), [one]) if one.as_os_str() != "-" && one.is_file() => {
+                    drop(reader);
+                    crate::pipeline::visit_path(
+                        one,
+                        &opts,
+                        aopts,
+                        threads,
+                        f,
+                        Some(&mut tell),
+                        &mut show,
+                    )
+                }
+                _ => crate::pipeline::visit_source(
+                    &mut *reader,
+                    &name,
+                    &opts,
+                    aopts,
+                    Some(&mut tell),
+                    &mut show,
+                ),
+            };
+            if written.is_ok() {
+                written = output.finish();
+            }
+            result
+        },
+    );
     progress.finish();
     written?;
-    out.write_all(&buf)?;
     out.flush()?;
     let report = result.map_err(|e| source_error(e, path))?;
     // The capture's warnings and the analysis's, but not those about the
