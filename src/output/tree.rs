@@ -891,13 +891,26 @@ pub fn render_tree(nodes: &[TreeNode]) -> String {
 
 /// tshark-style hex dump: offset, 16 bytes in hex, ASCII.
 pub fn hex_dump(data: &[u8]) -> String {
-    let mut s = String::new();
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let hex = |s: &mut String, v: usize| {
+        s.push(char::from(HEX[v & 0xf]));
+    };
+    // 16 bytes a line: offset, 16 hex pairs in two groups, the ASCII.
+    let mut s = String::with_capacity(data.len().div_ceil(16) * 76);
     for (i, chunk) in data.chunks(16).enumerate() {
-        let _ = write!(s, "{:04x}  ", i * 16);
+        // `{:04x}`: four digits, more when the offset needs them.
+        let offset = i * 16;
+        let digits = ((usize::BITS - offset.leading_zeros()).div_ceil(4) as usize).max(4);
+        for d in (0..digits).rev() {
+            hex(&mut s, offset >> (4 * d));
+        }
+        s.push_str("  ");
         for j in 0..16 {
             match chunk.get(j) {
-                Some(b) => {
-                    let _ = write!(s, "{b:02x} ");
+                Some(&b) => {
+                    hex(&mut s, usize::from(b >> 4));
+                    hex(&mut s, usize::from(b));
+                    s.push(' ');
                 }
                 None => s.push_str("   "),
             }
@@ -906,9 +919,9 @@ pub fn hex_dump(data: &[u8]) -> String {
             }
         }
         s.push_str("  ");
-        for b in chunk {
-            s.push(if b.is_ascii_graphic() || *b == b' ' {
-                *b as char
+        for &b in chunk {
+            s.push(if b.is_ascii_graphic() || b == b' ' {
+                char::from(b)
             } else {
                 '.'
             });
@@ -1107,4 +1120,52 @@ pub fn nvme_tree(p: &Packet<'_>, role: crate::analysis::marks::NvmeRole) -> Vec<
         }
     }
     t.nodes
+}
+
+#[cfg(test)]
+mod hex_dump_tests {
+    use proptest::prelude::*;
+    use std::fmt::Write as _;
+
+    /// The dump as `core::fmt` writes it.
+    fn reference(data: &[u8]) -> String {
+        let mut s = String::new();
+        for (i, chunk) in data.chunks(16).enumerate() {
+            let _ = write!(s, "{:04x}  ", i * 16);
+            for j in 0..16 {
+                match chunk.get(j) {
+                    Some(b) => {
+                        let _ = write!(s, "{b:02x} ");
+                    }
+                    None => s.push_str("   "),
+                }
+                if j == 7 {
+                    s.push(' ');
+                }
+            }
+            s.push_str("  ");
+            for b in chunk {
+                s.push(if b.is_ascii_graphic() || *b == b' ' {
+                    *b as char
+                } else {
+                    '.'
+                });
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    proptest! {
+        #[test]
+        fn as_format_writes_it(data in proptest::collection::vec(any::<u8>(), 0..300)) {
+            prop_assert_eq!(super::hex_dump(&data), reference(&data));
+        }
+    }
+
+    #[test]
+    fn offsets_past_four_digits() {
+        let data = vec![0x41u8; 70_000];
+        assert_eq!(super::hex_dump(&data), reference(&data));
+    }
 }
