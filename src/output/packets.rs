@@ -483,20 +483,19 @@ pub fn write_summary_line(
 
 /// `v` in decimal, right-aligned in `width` columns (`{:>width$}`).
 fn push_dec(s: &mut String, v: u64, width: usize) {
-    let mut b = itoa::Buffer::new();
-    let digits = b.format(v);
-    for _ in digits.len()..width {
-        s.push(' ');
-    }
-    s.push_str(digits);
+    push_decimal(s, v, width, ' ');
 }
 
 /// `v` in decimal, zero-padded to `width` digits (`{:0width$}`).
 fn push_dec0(s: &mut String, v: u64, width: usize) {
+    push_decimal(s, v, width, '0');
+}
+
+fn push_decimal(s: &mut String, v: u64, width: usize, pad: char) {
     let mut b = itoa::Buffer::new();
     let digits = b.format(v);
     for _ in digits.len()..width {
-        s.push('0');
+        s.push(pad);
     }
     s.push_str(digits);
 }
