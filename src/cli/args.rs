@@ -662,16 +662,6 @@ pub struct PacketsArgs {
     pub analysis: AnalysisArgs,
 }
 
-impl PacketsArgs {
-    /// `-j`, else `ROCE_DISSECT_THREADS`, else one per core.
-    pub fn threads(&self) -> Result<usize, String> {
-        match self.threads {
-            Some(n) => Ok(usize::from(n)),
-            None => crate::pipeline::threads(),
-        }
-    }
-}
-
 /// What `packets -T` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PacketsFormat {

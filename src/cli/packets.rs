@@ -173,7 +173,7 @@ fn report_numbers(
 
 pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
     let mode = mode(args)?;
-    let threads = args.threads().map_err(RunError::Usage)?;
+    let threads = crate::pipeline::threads_or(args.threads).map_err(RunError::Usage)?;
     let filter = args
         .filter
         .as_deref()

@@ -52,10 +52,7 @@ fn display_filter(cli: &Cli) -> Result<Option<crate::filter::Filter>, RunError> 
 pub fn run(cli: &Cli) -> Result<(), RunError> {
     display_filter(cli)?;
     let inputs = expand(&cli.captures)?;
-    let threads = match cli.threads {
-        Some(n) => usize::from(n),
-        None => crate::pipeline::threads().map_err(RunError::Usage)?,
-    };
+    let threads = crate::pipeline::threads_or(cli.threads).map_err(RunError::Usage)?;
     if cli.merge && inputs.paths.len() > 1 {
         return merged(&inputs.paths, cli, threads);
     }

@@ -182,6 +182,14 @@ pub fn threads() -> Result<usize, String> {
     }
 }
 
+/// Threads to use: `given` (a command's `-j`) when set, else [`threads`].
+pub fn threads_or(given: Option<u16>) -> Result<usize, String> {
+    match given {
+        Some(n) => Ok(usize::from(n)),
+        None => threads(),
+    }
+}
+
 /// Analyses the capture at `path` (`-` for standard input) with `threads`
 /// threads, the fastest way the file allows: a pcap or pcapng file of
 /// several chunks goes to [`chunked::analyze_file`], anything else (a pipe,
