@@ -264,6 +264,11 @@ fn an_80_by_24_terminal_shows_readable_headers_and_whole_numbers() {
     ] {
         assert!(header.contains(col), "{col} missing from {header}");
     }
+    // The key hints keep `? help` however narrow the terminal, dropping
+    // whole hints before it rather than cutting one.
+    let foot = s.lines().nth(23).unwrap().trim_matches('"').trim_end();
+    assert!(foot.ends_with("? help"), "{foot}");
+    assert!(!foot.contains("/ filter  s s"), "{foot}");
     insta::assert_snapshot!("tui_flows_80x24", s);
     // Wide counts are shortened, never cut.
     use roce_dissect::tui::render::fit;
@@ -436,4 +441,60 @@ fn the_first_pass_shows_the_captures_warnings() {
     // The same report as the report command's, by the quick path.
     let whole = app("loss.pcap");
     assert_eq!(whole.status, "");
+}
+
+#[test]
+fn the_top_and_bottom_lines_fit_the_terminal_by_whole_parts() {
+    use roce_dissect::tui::render::{header_line, key_line};
+    let counts: Vec<String> = ["326 frames", "326 RoCE", "8 flows", "0 pause intervals"]
+        .map(String::from)
+        .to_vec();
+    let cols = |s: &str| s.chars().count();
+    // Wide enough: everything, as it was.
+    assert_eq!(
+        header_line("captures/loss.pcap", &counts, 120),
+        " roce-dissect  captures/loss.pcap  326 frames, 326 RoCE, 8 flows, 0 pause intervals"
+    );
+    // A long path loses its middle, keeps its file name and every count.
+    let long = "/home/someone/traces/cluster-a/rack-7/host-19/loss.pcap";
+    let h = header_line(long, &counts, 80);
+    assert!(cols(&h) <= 80, "{h}");
+    assert!(
+        h.contains("…") && h.contains("loss.pcap  326 frames"),
+        "{h}"
+    );
+    assert!(h.ends_with("0 pause intervals"), "{h}");
+    // Narrower still: whole counts go from the end, none is cut.
+    for width in 30..80 {
+        let h = header_line(long, &counts, width);
+        assert!(cols(&h) <= width, "{width}: {h}");
+        let tail = h.rsplit("  ").next().unwrap();
+        assert!(
+            tail.split(", ").all(|c| counts.iter().any(|k| k == c)) || !tail.contains(' '),
+            "{width}: {h}"
+        );
+    }
+    // Names in wide characters are measured in columns, not characters.
+    let wide = "/数据/集群/机架七/主机十九/丢包捕获文件.pcap";
+    for width in 30..90 {
+        let h = header_line(wide, &counts, width);
+        let w = ratatui::text::Line::raw(h.as_str()).width();
+        assert!(w <= width, "{width}: {h} is {w} columns");
+    }
+    // Key hints: whole ones in order, `? help` always last.
+    let keys = ["↑↓ move", "Enter packets", "a all", "/ filter", "s sort"];
+    assert_eq!(
+        key_line(&keys, 200),
+        " ↑↓ move  Enter packets  a all  / filter  s sort  ? help"
+    );
+    assert_eq!(
+        key_line(&keys, 40),
+        " ↑↓ move  Enter packets  a all  ? help"
+    );
+    assert_eq!(key_line(&keys, 5), " ? help");
+    for width in 8..60 {
+        let k = key_line(&keys, width);
+        assert!(cols(&k) <= width, "{width}: {k}");
+        assert!(k.ends_with("? help"));
+    }
 }

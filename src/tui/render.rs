@@ -72,17 +72,20 @@ pub fn render(app: &App, f: &mut Frame) {
     ])
     .areas(area);
     let c = &app.report.capture;
-    let title = format!(
-        " roce-dissect  {}  {}, {} RoCE, {}, {}",
-        crate::output::text::terminal_safe(&app.title),
+    let counts = [
         crate::output::text::count(c.frames, "frame", "frames"),
-        grouped(c.roce_frames),
+        format!("{} RoCE", grouped(c.roce_frames)),
         crate::output::text::count(app.report.flows.len() as u64, "flow", "flows"),
         crate::output::text::count(
             app.report.pfc.intervals.len() as u64,
             "pause interval",
-            "pause intervals"
+            "pause intervals",
         ),
+    ];
+    let title = header_line(
+        &crate::output::text::terminal_safe(&app.title),
+        &counts,
+        usize::from(head.width),
     );
     f.render_widget(
         Paragraph::new(title).style(Style::new().add_modifier(Modifier::REVERSED)),
@@ -97,24 +100,37 @@ pub fn render(app: &App, f: &mut Frame) {
         View::Pauses => pauses(app, f, body),
         View::Ios(q) => ios(app, f, body, q),
     }
-    let keys = match app.view() {
-        View::Flows => {
-            "↑↓ move  Enter packets  a all  p PSN  w timing  n NVMe  t pauses  / filter  s sort  ? help"
-        }
-        View::Packets(_) => {
-            "↑↓ move  Enter detail  p PSN chart  w timing  g/G top/end  Esc back  ? help"
-        }
-        View::Detail => "↑↓ field  Tab tree/hex  Esc back  ? help",
-        View::Chart(_) | View::Timing(_) => "Esc back  ? help",
-        View::Pauses => "↑↓ move  Enter frames  Esc back  ? help",
-        View::Ios(_) => "↑↓ move  Enter its frames  s sort  Esc back  ? help",
+    let keys: &[&str] = match app.view() {
+        View::Flows => &[
+            "↑↓ move",
+            "Enter packets",
+            "a all",
+            "p PSN",
+            "w timing",
+            "n NVMe",
+            "t pauses",
+            "/ filter",
+            "s sort",
+        ],
+        View::Packets(_) => &[
+            "↑↓ move",
+            "Enter detail",
+            "p PSN chart",
+            "w timing",
+            "g/G top/end",
+            "Esc back",
+        ],
+        View::Detail => &["↑↓ field", "Tab tree/hex", "Esc back"],
+        View::Chart(_) | View::Timing(_) => &["Esc back"],
+        View::Pauses => &["↑↓ move", "Enter frames", "Esc back"],
+        View::Ios(_) => &["↑↓ move", "Enter its frames", "s sort", "Esc back"],
     };
     let foot_text = if let Some(t) = &app.editing {
         format!(" filter: {t}▏ (Enter apply, Esc cancel)")
     } else if !app.status.is_empty() {
         format!(" {}", app.status)
     } else {
-        format!(" {keys}")
+        key_line(keys, usize::from(foot.width))
     };
     f.render_widget(
         Paragraph::new(foot_text).style(Style::new().fg(Color::Gray)),
@@ -123,6 +139,84 @@ pub fn render(app: &App, f: &mut Frame) {
     if app.help {
         help(f, area);
     }
+}
+
+/// Columns `s` takes on a terminal.
+fn width_of(s: &str) -> usize {
+    Line::raw(s).width()
+}
+
+/// The top line in `width` columns: the capture's name, then its counts.
+/// A name too long for the line loses its middle (its start and its file
+/// name stay); with no room even for that, the last counts go, whole.
+pub fn header_line(name: &str, counts: &[String], width: usize) -> String {
+    const LEAD: &str = " roce-dissect  ";
+    /// The fewest columns an elided name keeps.
+    const NAME_MIN: usize = 12;
+    let mut kept = counts.len();
+    loop {
+        let tail = counts[..kept].join(", ");
+        let fixed = width_of(LEAD)
+            + if tail.is_empty() {
+                0
+            } else {
+                2 + width_of(&tail)
+            };
+        let room = width.saturating_sub(fixed);
+        if room >= NAME_MIN.min(width_of(name)) || kept == 0 {
+            let shown = elide_middle(name, room.max(1));
+            return if tail.is_empty() {
+                format!("{LEAD}{shown}")
+            } else {
+                format!("{LEAD}{shown}  {tail}")
+            };
+        }
+        kept -= 1;
+    }
+}
+
+/// `s` in at most `room` columns: whole if it fits, else its start and its
+/// end around an ellipsis (the end, a file's name, gets the larger part).
+fn elide_middle(s: &str, room: usize) -> String {
+    if width_of(s) <= room {
+        return s.to_string();
+    }
+    let char_width = |ch: char| width_of(ch.encode_utf8(&mut [0; 4]));
+    // The longest run of `chars` within `cols` columns, and its columns.
+    let take = |chars: &mut dyn Iterator<Item = char>, cols: usize| {
+        let (mut run, mut used) = (Vec::new(), 0);
+        for ch in chars {
+            let w = char_width(ch);
+            if used + w > cols {
+                break;
+            }
+            used += w;
+            run.push(ch);
+        }
+        (run, used)
+    };
+    let budget = room.saturating_sub(1);
+    let (head, used) = take(&mut s.chars(), budget / 3);
+    let (mut tail, _) = take(&mut s.chars().rev(), budget - used);
+    tail.reverse();
+    let (head, tail): (String, String) = (head.into_iter().collect(), tail.into_iter().collect());
+    format!("{head}…{tail}")
+}
+
+/// The bottom line's key hints in `width` columns: as many as fit, in
+/// order, and always the last, `? help` (which lists them all).
+pub fn key_line(keys: &[&str], width: usize) -> String {
+    const HELP: &str = "? help";
+    let mut line = String::from(" ");
+    for k in keys {
+        if width_of(&line) + width_of(k) + 2 + width_of(HELP) > width {
+            break;
+        }
+        line.push_str(k);
+        line.push_str("  ");
+    }
+    line.push_str(HELP);
+    line
 }
 
 /// `n` in at most `width` characters: with thousands separators when they
