@@ -464,7 +464,16 @@ fn the_top_and_bottom_lines_fit_the_terminal_by_whole_parts() {
         "{h}"
     );
     assert!(h.ends_with("0 pause intervals"), "{h}");
-    // Narrower still: whole counts go from the end, none is cut.
+    // A short relative path keeps its file name whole.
+    let h = header_line("captures/mixed.pcapng", &counts, 80);
+    assert!(h.contains("…s/mixed.pcapng  326 frames"), "{h}");
+    assert_eq!(h.chars().count(), 80, "{h}");
+    // Narrower still: whole counts go from the end, none is cut, and the
+    // file name stays whole while it fits at all.
+    for width in 45..80 {
+        let h = header_line(long, &counts, width);
+        assert!(h.contains("loss.pcap"), "{width}: {h}");
+    }
     for width in 30..80 {
         let h = header_line(long, &counts, width);
         assert!(cols(&h) <= width, "{width}: {h}");

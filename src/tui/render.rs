@@ -147,37 +147,37 @@ fn width_of(s: &str) -> usize {
 }
 
 /// The top line in `width` columns: the capture's name, then its counts.
-/// A name too long for the line loses its middle (its start and its file
-/// name stay); with no room even for that, the last counts go, whole.
+/// A name too long for the line loses the middle of its path, never its
+/// file name: counts go first, whole, from the end; only when the file
+/// name alone does not fit is it cut too.
 pub fn header_line(name: &str, counts: &[String], width: usize) -> String {
     const LEAD: &str = " roce-dissect  ";
-    /// The fewest columns an elided name keeps.
-    const NAME_MIN: usize = 12;
-    let mut kept = counts.len();
-    loop {
-        let tail = counts[..kept].join(", ");
-        let fixed = width_of(LEAD)
-            + if tail.is_empty() {
-                0
-            } else {
-                2 + width_of(&tail)
-            };
-        let room = width.saturating_sub(fixed);
-        if room >= NAME_MIN.min(width_of(name)) || kept == 0 {
-            let shown = elide_middle(name, room.max(1));
-            return if tail.is_empty() {
-                format!("{LEAD}{shown}")
-            } else {
-                format!("{LEAD}{shown}  {tail}")
-            };
+    let file = width_of(name.rsplit('/').next().unwrap_or(name));
+    let line = |shown: String, tail: &str| {
+        if tail.is_empty() {
+            format!("{LEAD}{shown}")
+        } else {
+            format!("{LEAD}{shown}  {tail}")
         }
-        kept -= 1;
+    };
+    for kept in (0..=counts.len()).rev() {
+        let tail = counts[..kept].join(", ");
+        let fixed = width_of(LEAD) + if kept == 0 { 0 } else { 2 + width_of(&tail) };
+        let room = width.saturating_sub(fixed);
+        if width_of(name) <= room || room > file {
+            return line(elide_middle(name, room, file), &tail);
+        }
     }
+    line(
+        elide_middle(name, width.saturating_sub(width_of(LEAD)).max(1), 0),
+        "",
+    )
 }
 
 /// `s` in at most `room` columns: whole if it fits, else its start and its
-/// end around an ellipsis (the end, a file's name, gets the larger part).
-fn elide_middle(s: &str, room: usize) -> String {
+/// last `keep_end` columns or more around an ellipsis (a start shorter than
+/// four columns is left out).
+fn elide_middle(s: &str, room: usize, keep_end: usize) -> String {
     if width_of(s) <= room {
         return s.to_string();
     }
@@ -196,7 +196,9 @@ fn elide_middle(s: &str, room: usize) -> String {
         (run, used)
     };
     let budget = room.saturating_sub(1);
-    let (head, used) = take(&mut s.chars(), budget / 3);
+    let head_cols = (budget / 3).min(budget.saturating_sub(keep_end));
+    let head_cols = if head_cols < 4 { 0 } else { head_cols };
+    let (head, used) = take(&mut s.chars(), head_cols);
     let (mut tail, _) = take(&mut s.chars().rev(), budget - used);
     tail.reverse();
     let (head, tail): (String, String) = (head.into_iter().collect(), tail.into_iter().collect());
