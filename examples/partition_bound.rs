@@ -20,8 +20,9 @@ use std::hash::BuildHasher;
 use std::time::Instant;
 
 use roce_dissect::analysis::{AnalysisOptions, Analyzer, Body, CaptureInfo, Facts};
-use roce_dissect::capture::CaptureFile;
 use roce_dissect::dissect::DissectOptions;
+
+mod common;
 
 const PARTS: [u64; 3] = [1, 2, 4];
 
@@ -38,39 +39,11 @@ fn main() {
     let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
     let passes = env("PASSES").unwrap_or(5).max(1);
     let only = env("PARTS");
-    let file = match CaptureFile::open(&path) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("partition_bound: {path}: {e}");
-            std::process::exit(2);
-        }
-    };
-    let Ok(reader) = file.frames() else {
-        eprintln!("partition_bound: {path}: not a capture");
-        std::process::exit(2);
-    };
-    let frames: Vec<_> = reader.flatten().take(limit).collect();
+    let file = common::open("partition_bound", &path);
+    let frames = common::frames("partition_bound", &path, &file, limit);
     let n = frames.len();
-    if n == 0 {
-        eprintln!("partition_bound: {path}: no frames");
-        std::process::exit(2);
-    }
     let opts = DissectOptions::default();
-    let build = |keep: Option<&mut Vec<Facts>>| {
-        let mut buf = Vec::new();
-        let mut keep = keep;
-        let t = Instant::now();
-        for chunk in frames.chunks(2000) {
-            for (i, f) in chunk.iter().enumerate() {
-                Facts::put_from_frame(&mut buf, i, f, &opts);
-            }
-            buf.truncate(chunk.len());
-            if let Some(all) = keep.as_deref_mut() {
-                all.extend_from_slice(&buf);
-            }
-        }
-        t.elapsed().as_secs_f64()
-    };
+    let build = |keep: Option<&mut Vec<Facts>>| common::build_facts(&frames, &opts, keep);
     let mut facts = Vec::with_capacity(n);
     build(Some(&mut facts));
 

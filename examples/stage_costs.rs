@@ -12,8 +12,9 @@
 use std::time::Instant;
 
 use roce_dissect::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Facts, Stage, Stages};
-use roce_dissect::capture::CaptureFile;
 use roce_dissect::dissect::DissectOptions;
+
+mod common;
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -29,40 +30,15 @@ fn main() {
         .ok()
         .and_then(|p| p.parse().ok())
         .unwrap_or(7);
-    let file = match CaptureFile::open(&path) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("stage_costs: {path}: {e}");
-            std::process::exit(2);
-        }
-    };
-    let Ok(reader) = file.frames() else {
-        eprintln!("stage_costs: {path}: not a capture");
-        std::process::exit(2);
-    };
-    let frames: Vec<_> = reader.flatten().take(limit).collect();
+    let file = common::open("stage_costs", &path);
+    let frames = common::frames("stage_costs", &path, &file, limit);
     let n = frames.len();
-    if n == 0 {
-        eprintln!("stage_costs: {path}: no frames");
-        std::process::exit(2);
-    }
     let per_frame = |s: f64| s / n as f64 * 1e9;
 
     // Decoding, with and without the ICRC, into chunk-sized buffers.
     // (Timed into one reused buffer; then kept, untimed, for observing.)
-    let build = |opts: &DissectOptions, mut keep: Option<&mut Vec<Facts>>| {
-        let mut buf = Vec::new();
-        let t = Instant::now();
-        for chunk in frames.chunks(2000) {
-            for (i, f) in chunk.iter().enumerate() {
-                Facts::put_from_frame(&mut buf, i, f, opts);
-            }
-            buf.truncate(chunk.len());
-            if let Some(all) = keep.as_deref_mut() {
-                all.extend_from_slice(&buf);
-            }
-        }
-        t.elapsed().as_secs_f64()
+    let build = |opts: &DissectOptions, keep: Option<&mut Vec<Facts>>| {
+        common::build_facts(&frames, opts, keep)
     };
     let no_icrc = DissectOptions {
         check_icrc: false,
