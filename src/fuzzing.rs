@@ -330,6 +330,8 @@ pub fn chunked(data: &[u8]) {
     let plan = Plan {
         threads: 2 + usize::from(b & 3) % 3,
         chunk: 16 + (u64::from(*a) << 4 | u64::from(b >> 4)),
+        // Split by host pair into 1 to 3 analyses, or one.
+        parts: 1 + usize::from(b >> 2 & 3) % 3,
     };
     // The reader maps a file: a temporary one, unlinked once open.
     let path = std::env::temp_dir().join(format!(
@@ -480,6 +482,51 @@ pub fn pipeline(data: &[u8]) {
                 events: true,
                 all: true,
             },
+        );
+    }
+}
+
+/// The analysis split by host pair in 2 to 4 parts and joined against
+/// one analysis of every frame: the same report, or a reason it could not
+/// be joined. Budgets are small, so that parts together overspend them.
+pub fn split(data: &[u8]) {
+    use crate::analysis::{Analyzer, CaptureInfo, Facts};
+    let file = CaptureFile::from_bytes(data.to_vec());
+    let Ok(frames) = file.frames() else { return };
+    let dissect_opts = DissectOptions::default();
+    let facts: Vec<Facts> = frames
+        .flatten()
+        .map(|f| Facts::of(&crate::dissect::dissect(&f, &dissect_opts)))
+        .collect();
+    let opts = AnalysisOptions {
+        limits: crate::analysis::Limits {
+            flows: 24,
+            ud_sources: 8,
+            pause_sources: 8,
+            intervals: 8,
+            cm_pending: 4,
+            events_per_flow: 32,
+            events_total: 128,
+            timing_samples: 64,
+        },
+        timeline_series: data.len() % 2 == 1,
+        ..AnalysisOptions::default()
+    };
+    let report = |an: Analyzer| {
+        let r = an.finish(CaptureInfo::default());
+        serde_json::to_string(&r).unwrap_or_default()
+    };
+    let mut whole = Analyzer::new(opts.clone());
+    for f in &facts {
+        whole.observe(f);
+    }
+    let want = report(whole);
+    let parts = 2 + data.len() % 3;
+    if let Ok(an) = crate::analysis::split::analyze_split(opts, &facts, parts) {
+        let got = report(an);
+        assert!(
+            got == want,
+            "split in {parts} parts and joined:\n{got}\none analysis:\n{want}"
         );
     }
 }

@@ -56,11 +56,20 @@ fn agree(bytes: &[u8], what: &str, chunks: &[u64]) {
     tmp.write_all(bytes).unwrap();
     tmp.flush().unwrap();
     for &chunk in chunks {
-        for threads in [2, 3, 4] {
-            let got = chunked(tmp.path(), Plan { threads, chunk });
+        // One analysis, and the analysis split by host pair in as many
+        // parts as threads, or one fewer.
+        for (threads, parts) in [(2, 1), (3, 1), (4, 1), (2, 2), (3, 2), (4, 4)] {
+            let got = chunked(
+                tmp.path(),
+                Plan {
+                    threads,
+                    chunk,
+                    parts,
+                },
+            );
             assert!(
                 got == want,
-                "{what}: chunk {chunk}, {threads} threads: report differs from the sequential one\n{}",
+                "{what}: chunk {chunk}, {threads} threads, {parts} parts: report differs from the sequential one\n{}",
                 first_difference(&want, &got)
             );
         }
@@ -132,7 +141,14 @@ fn sample_and_external_pcaps() {
 
 #[test]
 fn generated_scenarios_in_both_resolutions() {
-    for (name, seed) in [("mixed", 3), ("loss", 4), ("pfc-storm", 5), ("incast", 6)] {
+    // NVMe-oF is not split: its parts stop early and it is analysed again.
+    for (name, seed) in [
+        ("mixed", 3),
+        ("loss", 4),
+        ("pfc-storm", 5),
+        ("incast", 6),
+        ("nvme", 7),
+    ] {
         for format in [
             OutFormat::PcapMicros,
             OutFormat::PcapNanos,
@@ -300,6 +316,18 @@ fn command_line_readers_agree() {
             "-j {threads}"
         );
     }
+    // Host pairs analysed side by side: the same report (and one thread
+    // reads sequentially whatever the analysis threads).
+    for (threads, split) in [("2", "2"), ("3", "2"), ("2", "3"), ("8", "4"), ("1", "2")] {
+        assert_eq!(
+            report(
+                &[p, "--json", "-j", threads, "--analysis-threads", split],
+                None
+            ),
+            want,
+            "-j {threads} --analysis-threads {split}"
+        );
+    }
     assert_eq!(
         report(&["-", "--json"], Some(&pcap)),
         want,
@@ -317,6 +345,13 @@ fn command_line_readers_agree() {
         assert!(
             report(&[n, "--json", "-j", threads], None) == want_ng,
             "pcapng, -j {threads}: the report differs from -j 1"
+        );
+        assert!(
+            report(
+                &[n, "--json", "-j", threads, "--analysis-threads", "2"],
+                None
+            ) == want_ng,
+            "pcapng, -j {threads} --analysis-threads 2: the report differs from -j 1"
         );
     }
 }
@@ -400,6 +435,7 @@ fn a_file_cut_while_being_read_gives_a_warning_and_a_partial_report() {
     let plan = Plan {
         threads: 2,
         chunk: 1 << 20,
+        parts: 2,
     };
     let r = analyze_file(
         input,

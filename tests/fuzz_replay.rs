@@ -38,6 +38,14 @@ fn pipeline_inputs() {
     assert!(replay("pipeline", roce_dissect::fuzzing::pipeline) >= 6);
 }
 
+/// The split analysis's target starts from the pipeline's seeds (and keeps
+/// its own regressions).
+#[test]
+fn split_inputs() {
+    assert!(replay("pipeline", roce_dissect::fuzzing::split) >= 6);
+    replay("split", roce_dissect::fuzzing::split);
+}
+
 #[test]
 fn chunked_inputs() {
     assert!(replay("chunked", roce_dissect::fuzzing::chunked) >= 6);

@@ -122,6 +122,42 @@ impl CmPeers {
         Some(entries)
     }
 
+    /// Takes the connections of `other` (an analysis of other host pairs:
+    /// none of its keys is here), its flows given the ids `map` holds
+    /// (`map[old id]`). Which connection came first is not kept: the
+    /// analysis compares entries only of one key, which are all in one of
+    /// them, in their order.
+    pub fn absorb(&mut self, other: CmPeers, map: &[u32]) {
+        let off = (self.pairs.len() as u32) << 1;
+        let flow = |id: u32| {
+            if id == NO_FLOW {
+                NO_FLOW
+            } else {
+                map.get(id as usize).copied().unwrap_or(NO_FLOW)
+            }
+        };
+        self.flows
+            .extend(other.flows.iter().map(|f| [flow(f[0]), flow(f[1])]));
+        self.pairs.extend(other.pairs);
+        for (id, &e) in other.entry_of.iter().enumerate() {
+            let new = flow(id as u32);
+            if e != NO_ENTRY && new != NO_FLOW {
+                let i = new as usize;
+                if self.entry_of.len() <= i {
+                    self.entry_of.resize(i + 1, NO_ENTRY);
+                }
+                self.entry_of[i] = e + off;
+            }
+        }
+        for e in other.table.iter().map(|&e| e + off) {
+            let pairs = &self.pairs;
+            self.table
+                .insert_unique(hash_key(key_at(pairs, e)), e, |&x| {
+                    hash_key(key_at(pairs, x))
+                });
+        }
+    }
+
     /// Every key's latest entry, in no particular order.
     pub fn entries(&self) -> impl Iterator<Item = Entry> + '_ {
         self.table.iter().copied()

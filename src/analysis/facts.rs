@@ -139,6 +139,10 @@ impl Facts {
     pub const BAD_ICRC: u8 = 4;
     /// RoCE v1 or v2 (with or without a decodable BTH).
     pub const ROCE: u8 = 8;
+    /// Sent on a priority its receiver had paused: set by the frame loop
+    /// of an analysis split by host pair ([`super::split`]), which follows
+    /// the pauses for every part.
+    pub const SENT_PAUSED: u8 = 16;
 
     /// The facts of a dissected packet (its bytes are read for the
     /// fingerprint, so call this where the packet still has them).

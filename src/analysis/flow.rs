@@ -121,6 +121,36 @@ pub struct Budget {
     /// UD source QPs beyond the budget (their packets are counted on their
     /// flow, their PSNs not followed).
     pub ud_sources_dropped: DistinctCounter,
+    /// The frame being analysed and its flow, which events and episodes
+    /// are charged at.
+    pub frame: u64,
+    pub flow: u32,
+    /// A part of a split analysis: every event and episode kept, in the
+    /// order they were charged (at most the events' budget), so that the
+    /// budget of all parts together can be applied when they are joined.
+    pub charges: Option<Vec<Charge>>,
+}
+
+/// An event or episode kept, where it was charged.
+#[derive(Debug, Clone, Copy)]
+pub struct Charge {
+    pub frame: u64,
+    pub flow: u32,
+    pub episode: bool,
+}
+
+impl Budget {
+    /// One event or episode more kept (`events_left` already taken from).
+    #[inline]
+    fn charged(&mut self, episode: bool) {
+        if let Some(log) = self.charges.as_mut() {
+            log.push(Charge {
+                frame: self.frame,
+                flow: self.flow,
+                episode,
+            });
+        }
+    }
 }
 
 /// The fingerprint of a flow's last frame and when it was captured (an
@@ -321,6 +351,7 @@ impl FlowState {
             return;
         }
         budget.events_left -= 1;
+        budget.charged(false);
         c.events.push(Event {
             kind,
             frame: pkt.number,
@@ -685,6 +716,33 @@ impl FlowState {
         self.req.next()
     }
 
+    /// In a part of a split analysis, whose budget of events was the
+    /// whole one: lets go of the events and episodes (`beyond`) that one
+    /// analysis of every frame charged after its budget ran out, and
+    /// counts them as it would have. Returns those it would have counted
+    /// against the budget (`events_dropped` of the capture).
+    pub fn settle_budget(&mut self, beyond: [u64; 2], per_flow: usize) -> u64 {
+        let Some(c) = self.cold.as_mut() else {
+            return 0;
+        };
+        let per_flow = per_flow as u64;
+        // Events: the list full stops them first, the budget after; past
+        // the budget the list stays as it was.
+        let n = c.events.len() as u64;
+        let kept = n.saturating_sub(beyond[0]);
+        let tried = n + c.events_dropped;
+        c.events.truncate(kept as usize);
+        c.events_dropped = tried - kept;
+        let mut dropped = if kept < per_flow { tried - kept } else { 0 };
+        // Episodes: each closed one was tried once.
+        let kept = (c.episodes.len() as u64).saturating_sub(beyond[1]);
+        c.episodes.truncate(kept as usize);
+        if kept < per_flow {
+            dropped += c.episode_count.saturating_sub(kept);
+        }
+        dropped
+    }
+
     /// Ends the flow: `inferred` is its host pair's PMTU if anything
     /// showed it, `fallback` the `--pmtu` option.
     pub fn finish(&mut self, inferred: Option<u32>, fallback: Option<u32>, budget: &mut Budget) {
@@ -710,6 +768,7 @@ impl FlowCold {
             }
             if self.episodes.len() < budget.events_per_flow && budget.events_left > 0 {
                 budget.events_left -= 1;
+                budget.charged(true);
                 self.episodes.push(o.ep);
             } else if self.episodes.len() < budget.events_per_flow {
                 budget.events_dropped += 1;

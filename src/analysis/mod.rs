@@ -17,6 +17,7 @@ pub mod psn;
 pub mod report;
 mod requests;
 pub mod speed;
+pub mod split;
 pub mod stages;
 pub mod throughput;
 pub mod timing;
@@ -86,6 +87,10 @@ pub struct AnalysisOptions {
     /// 131 072 flows spent 60 ms of CPU freeing its state, on the core
     /// the report's JSON could use).
     pub ends_process: bool,
+    /// Analyses of host pairs side by side (`--analysis-threads`, see
+    /// [`split`]) when a capture file is read in chunks: 1 for one analysis
+    /// of every frame.
+    pub split: usize,
 }
 
 /// The common "trust DSCP" map: 24-31 → 3 (RoCE), 48-55 → 6 (CNP).
@@ -146,6 +151,7 @@ impl Default for AnalysisOptions {
             cc_window_ns: 50_000,
             stages: Stages::all(),
             ends_process: false,
+            split: 1,
         }
     }
 }
@@ -304,6 +310,29 @@ pub struct Analyzer {
     /// Request flows looked at to find the one an answer flow answers
     /// (see [`MATCH_LOOKS_PER_FRAME`]).
     match_looks: u64,
+    /// The looks asked for, granted or not (each answer asks for as many
+    /// as the host pair has request flows): what a split analysis checks
+    /// to know the budget never bound ([`split`]).
+    match_asked: u64,
+    /// The whole analysis, or one side of a split one ([`split`]).
+    role: Role,
+    /// A part of a split analysis: the communication IDs of the CM REQs it
+    /// saw (at most `--max-cm-pending` and one more), which no other part
+    /// may have seen for it to be joined.
+    req_ids: foldhash::HashSet<u32>,
+}
+
+/// What an [`Analyzer`] sees of the capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Every frame: the analysis of one thread.
+    Whole,
+    /// Every frame, for what is capture-wide (counts, pauses and the
+    /// frames sent while paused): the frame loop of a split analysis.
+    Frames,
+    /// The RoCE frames of some host pairs, paused frames marked
+    /// ([`Facts::SENT_PAUSED`]) by the frame loop.
+    Part,
 }
 
 /// The looks at request flows that finding which one an ACK flow answers
@@ -360,6 +389,9 @@ impl Analyzer {
             traced: None,
             report_threads: 1,
             match_looks: 0,
+            match_asked: 0,
+            role: Role::Whole,
+            req_ids: Default::default(),
             logs: {
                 let mut logs = timing::Logs::new(l.timing_samples);
                 logs.histograms = opts.timeline_series;
@@ -377,6 +409,9 @@ impl Analyzer {
                 events_dropped: 0,
                 ud_sources_left: l.ud_sources,
                 ud_sources_dropped: budget::DistinctCounter::default(),
+                frame: 0,
+                flow: NO_FLOW,
+                charges: None,
             },
             opts,
         }
@@ -416,6 +451,20 @@ impl Analyzer {
     /// [`packet`](Self::packet) for a packet dissected elsewhere (another
     /// thread): its [`Facts`].
     pub fn observe(&mut self, facts: &Facts) -> FrameAnalysis {
+        self.count_frame(facts);
+        match &facts.body {
+            Body::Other => FrameAnalysis::default(),
+            Body::Pause { .. } => {
+                self.pause_body(facts);
+                FrameAnalysis::default()
+            }
+            Body::Roce(r) => self.roce_packet(facts, r),
+        }
+    }
+
+    /// The capture-wide counts of a frame.
+    #[inline]
+    fn count_frame(&mut self, facts: &Facts) {
         let t = &mut self.totals;
         t.frames += 1;
         match t.first_ts {
@@ -444,21 +493,19 @@ impl Analyzer {
         if facts.has(Facts::ROCE) {
             t.roce_frames += 1;
         }
-        match &facts.body {
-            Body::Other => FrameAnalysis::default(),
-            Body::Pause {
-                src_mac,
-                pause,
-                if_speed,
-            } => {
-                if let Some(mac) = src_mac {
-                    let (bps, from) = self.opts.link_speed.of(*if_speed);
-                    self.speeds.note(bps, from);
-                    self.pause_frame(facts, *mac, pause, bps);
-                }
-                FrameAnalysis::default()
-            }
-            Body::Roce(r) => self.roce_packet(facts, r),
+    }
+
+    /// A pause frame's body (after [`count_frame`](Self::count_frame)).
+    fn pause_body(&mut self, facts: &Facts) {
+        if let Body::Pause {
+            src_mac: Some(mac),
+            pause,
+            if_speed,
+        } = &facts.body
+        {
+            let (bps, from) = self.opts.link_speed.of(*if_speed);
+            self.speeds.note(bps, from);
+            self.pause_frame(facts, *mac, pause, bps);
         }
     }
 
@@ -607,6 +654,8 @@ impl Analyzer {
             self.totals.untracked_frames += 1;
             return FrameAnalysis::default();
         };
+        self.budget.frame = pkt.number;
+        self.budget.flow = id;
         let op = bth.opcode.operation();
         let mut out = FrameAnalysis {
             flow: id,
@@ -618,6 +667,8 @@ impl Analyzer {
         }
         if let Some(cm) = r.upper.cm() {
             self.cm_message(key, cm);
+            // A REP charges the flows it connects anew.
+            self.budget.flow = id;
         }
 
         // From here on the flow is borrowed once, beside the other fields
@@ -636,14 +687,13 @@ impl Analyzer {
             requesters,
             logs,
             timeline,
+            role,
             ..
         } = self;
         let f = &mut flows[id as usize];
         let pmtu = flow_pmtu(f, *pmtu_generation, pmtus);
         let fallback_pmtu = opts.pmtu.unwrap_or(flow::DEFAULT_PMTU);
-        let priority = r
-            .pcp
-            .or_else(|| r.dscp.and_then(|d| opts.dscp_map[usize::from(d & 63)]));
+        let priority = priority(opts, r);
         f.payload_bytes = f
             .payload_bytes
             .saturating_add(u64::from(r.payload_len.unwrap_or(0)));
@@ -779,11 +829,19 @@ impl Analyzer {
 
         // Frames sent on a priority that the receiving port paused (the
         // largest frame so far is the last one a paused sender may finish).
-        pauses.max_frame = pauses.max_frame.max(pkt.len);
-        if let (Some(prio), Some(dst)) = (priority, r.dst_mac)
-            && opts.stages.has(Stage::Pauses)
-            && pauses.sent(dst, prio, pkt.ts_ns, pkt.len, id, &mut f.noted_pauses)
-        {
+        let paused = if *role == Role::Part {
+            pkt.has(Facts::SENT_PAUSED)
+        } else {
+            pauses.max_frame = pauses.max_frame.max(pkt.len);
+            if let (Some(prio), Some(dst)) = (priority, r.dst_mac)
+                && opts.stages.has(Stage::Pauses)
+            {
+                pauses.sent(dst, prio, pkt.ts_ns, pkt.len, id, &mut f.noted_pauses)
+            } else {
+                false
+            }
+        };
+        if paused {
             out.marks.set(Mark::Paused);
         }
         // DCQCN reaction: the payload of flows that met congestion.
@@ -963,6 +1021,7 @@ impl Analyzer {
                 // would overdraw the budget goes unmatched, and is counted.
                 _ => {
                     let candidates = list.map_or(0, Vec::len) as u64;
+                    self.match_asked = self.match_asked.saturating_add(candidates);
                     let budget = MATCH_LOOKS_FIRST
                         .saturating_add(self.totals.frames.saturating_mul(MATCH_LOOKS_PER_FRAME));
                     if self.match_looks.saturating_add(candidates) > budget {
@@ -1076,6 +1135,11 @@ impl Analyzer {
                         commands: true,
                     },
                 };
+                if self.role == Role::Part
+                    && self.req_ids.len() as u64 <= self.opts.limits.cm_pending
+                {
+                    self.req_ids.insert(local_comm_id);
+                }
                 if self.cm_reqs.contains_key(&local_comm_id)
                     || (self.cm_reqs.len() as u64) < self.opts.limits.cm_pending
                 {
@@ -1133,6 +1197,7 @@ impl Analyzer {
                         if let Some(e) = entries.map(|e| e[side]) {
                             self.cm_peer.set_flow(e, id);
                         }
+                        self.budget.flow = id;
                         self.flows[id as usize].new_connection(&mut self.budget);
                     }
                 }
@@ -1279,6 +1344,14 @@ impl Analyzer {
         self.logs.sort();
         pairing::build_report(self, info, pairing::Gathered { timed, unkept })
     }
+}
+
+/// The priority a RoCE frame travels on: its VLAN tag's, else its DSCP's
+/// by `--dscp-map`.
+#[inline]
+fn priority(opts: &AnalysisOptions, r: &RoceFacts) -> Option<u8> {
+    r.pcp
+        .or_else(|| r.dscp.and_then(|d| opts.dscp_map[usize::from(d & 63)]))
 }
 
 /// A packet whose ICRC is wrong.

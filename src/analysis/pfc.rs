@@ -391,6 +391,25 @@ impl PauseTimeline {
             && self.sent_while_open(dst_mac, priority, ts, len, flow, noted, [pfc, pause])
     }
 
+    /// Whether a pause of `priority`, or an 802.3x pause, is open somewhere
+    /// (else [`sent`](Self::sent) does nothing).
+    #[inline]
+    pub fn any_open(&self, priority: u8) -> bool {
+        self.open_per_priority[slot(Some(priority))] > 0 || self.open_per_priority[slot(None)] > 0
+    }
+
+    /// Gives the flows noted in intervals (open or closed) the ids `new`
+    /// maps them to.
+    pub fn renumber_flows(&mut self, new: impl Fn(u32) -> u32) {
+        let lists = (self.closed.iter_mut().map(|i| &mut i.flows))
+            .chain(self.open.values_mut().map(|o| &mut o.flows));
+        for list in lists {
+            for id in list.iter_mut() {
+                *id = new(*id);
+            }
+        }
+    }
+
     /// [`sent`](Self::sent) when a pause of that priority, or an 802.3x
     /// pause, is open somewhere.
     #[inline(never)]

@@ -75,6 +75,25 @@ impl Timeline {
         self.max_ts = self.max_ts.max(last);
     }
 
+    /// Makes the grain what it would be had this timeline also placed
+    /// what `other` (of the same capture and origin) placed: the grain
+    /// follows the latest time placed.
+    pub fn join(&mut self, other: &Timeline) {
+        // Without a frame, neither placed anything.
+        if self.origin.is_none() || other.origin != self.origin {
+            return;
+        }
+        if other.max_ts > self.max_ts {
+            let off = other
+                .max_ts
+                .saturating_sub(self.origin.unwrap_or(other.max_ts));
+            if off / self.grain >= self.limit {
+                self.widen(off);
+            }
+            self.max_ts = other.max_ts;
+        }
+    }
+
     /// The grain index of `ts` and the grain's exponent.
     #[inline]
     fn place(&mut self, ts: u64) -> (u32, u32) {
@@ -122,6 +141,11 @@ impl Timeline {
         t.start(first);
         t.end(last);
         t.bin_ns()
+    }
+
+    /// The capture's first frame's time, once it was seen.
+    pub fn started(&self) -> Option<u64> {
+        self.origin
     }
 
     /// Where bin 0 starts.

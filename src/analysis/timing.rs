@@ -235,6 +235,28 @@ impl Logs {
         )
     }
 
+    /// Samples that may still be kept.
+    pub fn left(&self) -> u64 {
+        self.left
+    }
+
+    /// Takes `other`'s samples, their flows given the ids `map` holds
+    /// (`map[old id]`), and leaves `left` samples to keep.
+    pub fn absorb(&mut self, other: Logs, map: &[u32], left: u64) {
+        debug_assert!(!self.sorted && !other.sorted);
+        for (k, o) in self.kinds.iter_mut().zip(other.kinds) {
+            let flow = |f: u64| u64::from(map[f as usize]);
+            k.narrow.extend(
+                o.narrow
+                    .iter()
+                    .map(|&x| flow(x >> 32) << 32 | (x & 0xffff_ffff)),
+            );
+            k.wide
+                .extend(o.wide.iter().map(|&(f, v)| (map[f as usize], v)));
+        }
+        self.left = left;
+    }
+
     /// Sorts the logs: after this, only [`FlowTiming::report`] reads them.
     pub fn sort(&mut self) {
         for k in &mut self.kinds {

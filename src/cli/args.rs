@@ -191,6 +191,10 @@ pub struct AnalysisArgs {
     /// Timing samples (round trips, completions, READ latencies, message sizes) kept for exact percentiles, in all; past it counts, minimum, maximum and mean stay exact, with a warning
     #[arg(long, value_name = "N", default_value_t = budget::DEFAULT_MAX_TIMING_SAMPLES, help_heading = "Memory budgets")]
     pub max_timing_samples: u64,
+
+    /// Analyse the host pairs of a capture file on N threads side by side, each thread the frames of some of them; the report is the same. Pays with thousands of flows and more than 2 cores. A capture whose analysis does not split so (NVMe-oF, CM requests of two host pairs with one ID, more flows or timing samples than their budgets) is analysed again on one thread
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub analysis_threads: u16,
 }
 
 impl AnalysisArgs {
@@ -217,6 +221,7 @@ impl AnalysisArgs {
             cc_window_ns: self.cc_window,
             stages: self.skip,
             ends_process: false,
+            split: usize::from(self.analysis_threads),
             reaction: crate::analysis::pfc::ReactionLimits {
                 cable_m: self.cable,
                 mtu: self.mtu,

@@ -21,6 +21,7 @@ use std::num::NonZeroU64;
 use std::ops::ControlFlow;
 
 use super::{Progress, Seen, Visit};
+use crate::analysis::split::{self, FrameLoop};
 use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Facts, Report};
 use crate::capture::{
     CaptureError, Format, Frame, Item, LinkType, MAX_WARNINGS, NgCursor, NgStateId,
@@ -55,14 +56,18 @@ pub struct Plan {
     pub threads: usize,
     /// Bytes per chunk.
     pub chunk: u64,
+    /// Analyses side by side, each of some host pairs ([`split`]): 1 for
+    /// one analysis of every frame.
+    pub parts: usize,
 }
 
 impl Plan {
-    /// `threads` threads, chunks of [`CHUNK`] bytes.
+    /// `threads` threads, chunks of [`CHUNK`] bytes, one analysis.
     pub fn new(threads: usize) -> Plan {
         Plan {
             threads,
             chunk: CHUNK,
+            parts: 1,
         }
     }
 }
@@ -720,13 +725,20 @@ pub fn visit_file(
     // worker): their pages go back, or a file whose first hundreds of MiB
     // are interface options would keep them resident to the end.
     map.release(0, data_start);
-    let mut an = Analyzer::new(opts);
+    let parts = if visit.is_none() {
+        plan.parts.clamp(1, split::MAX_PARTS)
+    } else {
+        1
+    };
+    let mut an = Analyzer::new(opts.clone());
     an.set_report_threads(plan.threads);
+    let doomed = std::sync::atomic::AtomicBool::new(false);
     let result = std::thread::scope(|scope| {
         for w in workers {
             let (shared, job) = (&shared, &job);
             scope.spawn(move || shared.work(job, w));
         }
+        let mut sink = (parts > 1).then(|| SplitSink::start(scope, &opts, parts, &doomed));
         let mut feed = Feed {
             file: input.file,
             job: &job,
@@ -738,11 +750,22 @@ pub fn visit_file(
             visit,
             times: None,
         };
-        let result = feed.run(&mut an);
+        let result = feed.run(&mut an, sink.as_mut());
         shared.stop();
-        result
+        result.map(|()| sink.map(SplitSink::end))
     });
-    result?;
+    if let Some(ended) = result? {
+        match ended.and_then(|(frames, parts)| split::join(frames, parts)) {
+            Ok(joined) => an = joined,
+            Err(_) => {
+                // What the parts met is not per host pair: one analysis
+                // of every frame, from the start.
+                let plan = Plan { parts: 1, ..plan };
+                return visit_file(input, name, dissect_opts, opts, plan, progress, None);
+            }
+        }
+        an.set_report_threads(plan.threads);
+    }
     let (format, ts_resolution_ns) = match (&input.layout, &walker) {
         (Layout::Pcap(layout), _) => (
             Format::Pcap {
@@ -761,6 +784,177 @@ pub fn visit_file(
         ts_resolution_ns,
         warnings: warning_list(&warnings.kept, warnings.count),
     }))
+}
+
+/// A chunk's facts for a split analysis's part (shared by every part),
+/// the places of the part's frames among them, and the capture's first
+/// frame's time.
+type Batch = (Arc<Vec<Facts>>, Vec<u32>, u64);
+
+/// Batches on their way to a part's thread: enough that a part that is
+/// behind for a moment does not hold the frame loop up.
+const BATCHES_AHEAD: usize = 4;
+
+/// The analysis split by host pair ([`split`]): this thread runs the frame
+/// loop and analyses the first part; each other part has a thread of its
+/// own. A chunk's facts are not copied: every part reads its frames from
+/// them, and the last part done hands them back.
+struct SplitSink<'s, 'scope> {
+    frames: FrameLoop,
+    opts: &'s AnalysisOptions,
+    mine: Option<Analyzer>,
+    /// Each part's frames in the chunk in hand.
+    picks: Vec<Vec<u32>>,
+    to: Vec<std::sync::mpsc::SyncSender<Batch>>,
+    /// Emptied lists of places, and chunks' facts, back from the threads.
+    spare: std::sync::mpsc::Receiver<Vec<u32>>,
+    returned: std::sync::mpsc::Receiver<Vec<Facts>>,
+    threads: Vec<std::thread::ScopedJoinHandle<'scope, Option<Analyzer>>>,
+    /// Set when a part can no longer be joined: the analysis starts again
+    /// on one thread.
+    doomed: &'s std::sync::atomic::AtomicBool,
+}
+
+impl<'s, 'scope> SplitSink<'s, 'scope> {
+    fn start<'env>(
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+        opts: &'s AnalysisOptions,
+        parts: usize,
+        doomed: &'s std::sync::atomic::AtomicBool,
+    ) -> Self
+    where
+        's: 'scope,
+    {
+        let room = parts * (BATCHES_AHEAD + 2);
+        let (back, spare) = std::sync::mpsc::sync_channel(room);
+        let (give, returned) = std::sync::mpsc::sync_channel(room);
+        let (mut to, mut threads) = (Vec::new(), Vec::new());
+        for _ in 1..parts {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(BATCHES_AHEAD);
+            let (back, give) = (back.clone(), give.clone());
+            to.push(tx);
+            threads.push(scope.spawn(move || part_thread(rx, back, give, opts, doomed)));
+        }
+        SplitSink {
+            frames: FrameLoop::new(opts.clone(), parts),
+            opts,
+            mine: None,
+            picks: vec![Vec::new(); parts],
+            to,
+            spare,
+            returned,
+            threads,
+            doomed,
+        }
+    }
+
+    /// A chunk's facts (`frames` frames came before them): whether the
+    /// parts can still be joined, and an empty buffer for the next chunk's.
+    fn chunk(&mut self, mut packets: Vec<Facts>, frames: u64) -> (bool, Vec<Facts>) {
+        use std::sync::atomic::Ordering::Relaxed;
+        for (i, facts) in packets.iter_mut().enumerate() {
+            facts.number += frames;
+            if let Some(p) = self.frames.frame(facts) {
+                self.picks[p].push(i as u32);
+            }
+        }
+        let origin = self.frames.origin().unwrap_or(0);
+        let packets = Arc::new(packets);
+        for (p, to) in self.to.iter().enumerate() {
+            let picks = &mut self.picks[p + 1];
+            if picks.is_empty() {
+                continue;
+            }
+            let next = self.spare.try_recv().unwrap_or_default();
+            let batch = (Arc::clone(&packets), std::mem::replace(picks, next), origin);
+            if to.send(batch).is_err() {
+                self.doomed.store(true, Relaxed);
+            }
+        }
+        if !self.picks[0].is_empty() {
+            let opts = self.opts;
+            let mine = self
+                .mine
+                .get_or_insert_with(|| split::part(opts.clone(), origin));
+            for &i in &self.picks[0] {
+                mine.observe_part(&packets[i as usize]);
+            }
+            self.picks[0].clear();
+        }
+        let mut buf = Arc::into_inner(packets)
+            .or_else(|| self.returned.try_recv().ok())
+            .unwrap_or_default();
+        buf.clear();
+        let mine = self.mine.as_ref().and_then(Analyzer::unjoinable);
+        if mine.or(self.frames.unjoinable()).is_some() {
+            self.doomed.store(true, Relaxed);
+        }
+        (!self.doomed.load(Relaxed), buf)
+    }
+
+    /// The frame loop and every part, once their threads are done; why
+    /// they cannot be joined, if they cannot.
+    fn end(self) -> Result<(FrameLoop, Vec<Analyzer>), split::Unsplit> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let SplitSink {
+            frames,
+            opts,
+            mine,
+            to,
+            threads,
+            doomed,
+            ..
+        } = self;
+        drop(to);
+        let mut parts = Vec::with_capacity(threads.len() + 1);
+        let origin = frames.origin().unwrap_or(0);
+        parts.push(mine.unwrap_or_else(|| split::part(opts.clone(), origin)));
+        for t in threads {
+            match t.join() {
+                Ok(Some(an)) => parts.push(an),
+                Ok(None) => parts.push(split::part(opts.clone(), origin)),
+                Err(_) => doomed.store(true, Relaxed),
+            }
+        }
+        if doomed.load(Relaxed) {
+            let why = parts.iter().find_map(Analyzer::unjoinable);
+            return Err(why
+                .or(frames.unjoinable())
+                .unwrap_or(split::Unsplit::Stopped));
+        }
+        Ok((frames, parts))
+    }
+}
+
+/// A part's thread: its frames of each chunk, in file order, until the
+/// frame loop ends.
+fn part_thread(
+    rx: std::sync::mpsc::Receiver<Batch>,
+    back: std::sync::mpsc::SyncSender<Vec<u32>>,
+    give: std::sync::mpsc::SyncSender<Vec<Facts>>,
+    opts: &AnalysisOptions,
+    doomed: &std::sync::atomic::AtomicBool,
+) -> Option<Analyzer> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let mut an: Option<Analyzer> = None;
+    while let Ok((packets, mut picks, origin)) = rx.recv() {
+        // Once doomed, batches are only taken (the frame loop stops soon).
+        if !doomed.load(Relaxed) {
+            let a = an.get_or_insert_with(|| split::part(opts.clone(), origin));
+            for &i in &picks {
+                a.observe_part(&packets[i as usize]);
+            }
+            if a.unjoinable().is_some() {
+                doomed.store(true, Relaxed);
+            }
+        }
+        picks.clear();
+        let _ = back.try_send(picks);
+        if let Some(buf) = Arc::into_inner(packets) {
+            let _ = give.try_send(buf);
+        }
+    }
+    an
 }
 
 /// Analyses a chunk's facts (`frames` frames came before them) and hands
@@ -845,7 +1039,11 @@ fn observe_hinted(an: &mut Analyzer, packets: &mut [Facts], frames: u64) {
 }
 
 impl Feed<'_, '_, '_, '_> {
-    fn run(&mut self, an: &mut Analyzer) -> Result<(), CaptureError> {
+    fn run(
+        &mut self,
+        an: &mut Analyzer,
+        mut split: Option<&mut SplitSink<'_, '_>>,
+    ) -> Result<(), CaptureError> {
         let job = self.job;
         // Where the next record really starts.
         let mut pos = job.data_start;
@@ -876,7 +1074,18 @@ impl Feed<'_, '_, '_, '_> {
                     chunk = job.run(k, Some(pos), self.walker, chunk.packets, populate);
                     reread.get_or_insert(pos);
                 }
+                let count = chunk.packets.len() as u64;
                 match self.visit.as_mut() {
+                    None if split.is_some() => {
+                        if let Some(sink) = split.as_deref_mut() {
+                            let packets = std::mem::take(&mut chunk.packets);
+                            let (go_on, buf) = sink.chunk(packets, frames);
+                            chunk.packets = buf;
+                            if !go_on {
+                                return Ok(());
+                            }
+                        }
+                    }
                     None if an.hints_pay() => {
                         observe_hinted(an, &mut chunk.packets, frames);
                     }
@@ -905,7 +1114,7 @@ impl Feed<'_, '_, '_, '_> {
                         }
                     }
                 }
-                frames += chunk.packets.len() as u64;
+                frames += count;
                 self.warnings.add(std::mem::take(&mut chunk.warnings));
                 match std::mem::replace(&mut chunk.end, End::Eof) {
                     End::Next(next) => {
@@ -1148,7 +1357,14 @@ mod tests {
         assert!(want.contains("24 more warnings not shown"), "{want}");
         for chunk in [64, 333, 4096, 1 << 20] {
             for threads in [2, 3] {
-                let got = chunked(&bytes, Plan { threads, chunk });
+                let got = chunked(
+                    &bytes,
+                    Plan {
+                        threads,
+                        chunk,
+                        parts: threads - 1,
+                    },
+                );
                 assert_eq!(got.as_ref(), Some(&want), "chunk {chunk}");
             }
         }
@@ -1159,7 +1375,15 @@ mod tests {
             let want = visited_sequentially(&bytes, &filter);
             assert!(want.lines().count() > 2, "{text}: {want}");
             for chunk in [64, 333, 4096] {
-                let got = visited_chunked(&bytes, Plan { threads: 2, chunk }, &filter);
+                let got = visited_chunked(
+                    &bytes,
+                    Plan {
+                        threads: 2,
+                        chunk,
+                        parts: 2,
+                    },
+                    &filter,
+                );
                 assert_eq!(got.as_ref(), Some(&want), "{text}, chunk {chunk}");
             }
         }
@@ -1198,6 +1422,7 @@ mod tests {
         let plan = Plan {
             threads: 3,
             chunk: 1000,
+            parts: 2,
         };
         let opts = DissectOptions::default();
         let select = Some((&filter, &mut visit as Visit<'_>));
@@ -1232,7 +1457,14 @@ mod tests {
         assert!(want.contains("\"frames\": 11667"), "{want}");
         for chunk in [4096, 65_536] {
             for threads in [2, 4] {
-                let got = chunked(&n.bytes, Plan { threads, chunk });
+                let got = chunked(
+                    &n.bytes,
+                    Plan {
+                        threads,
+                        chunk,
+                        parts: threads - 1,
+                    },
+                );
                 assert_eq!(
                     got.as_ref(),
                     Some(&want),
@@ -1265,10 +1497,10 @@ mod tests {
             let want = sequential(&bytes);
             let filter = Filter::parse(FILTERS[chunk as usize % FILTERS.len()]).unwrap();
             let visited = visited_sequentially(&bytes, &filter);
-            if let Some(got) = visited_chunked(&bytes, Plan { threads, chunk }, &filter) {
+            if let Some(got) = visited_chunked(&bytes, Plan { threads, chunk, parts: threads }, &filter) {
                 prop_assert_eq!(got, visited);
             }
-            if let Some(got) = chunked(&bytes, Plan { threads, chunk }) {
+            if let Some(got) = chunked(&bytes, Plan { threads, chunk, parts: threads - 1 }) {
                 prop_assert_eq!(got, want);
             }
         }

@@ -213,7 +213,10 @@ pub fn analyze_path(
         && let Some(input) = chunked::ChunkedFile::large(&file)
     {
         drop(source);
-        let plan = chunked::Plan::new(threads);
+        let plan = chunked::Plan {
+            parts: opts.split,
+            ..chunked::Plan::new(threads)
+        };
         return chunked::analyze_file(input, &name, dissect_opts, opts, plan, progress);
     }
     analyze_pipelined(&mut source, &name, dissect_opts, opts, threads, progress)
