@@ -47,7 +47,8 @@
 # A third table times the report on other shapes of traffic users have,
 # about 500 000 frames each (see `shapes`): small frames, thousands of
 # QPs, NVMe-oF, PFC-heavy, and the 5 M-frame file; each beside cat, the
-# memory floor and tshark, best and median.
+# memory floor and tshark, best and median, and with the host pairs
+# analysed on 2 threads side by side (--analysis-threads 2, best).
 # Wall time is read from bash's EPOCHREALTIME (microseconds; GNU time's
 # %e has 10 ms steps) around the command itself,
 # so it includes bash's fork and exec of it, as a user's shell would. Peak
@@ -231,7 +232,7 @@ shapes() {
         "5 M frames, 4.3 GiB (the 900-byte shape)|$out/bench-5000000.pcap|--scenario mixed --seed 1 --qps 256 --messages 3907 --size 4096 --pmtu 1024")
     echo
     echo "## shapes: the report (--json) on other traffic, beside cat, the memory floor and tshark"
-    printf '%-66s %8s %8s %7s %9s %9s %8s %8s %8s %8s\n' "shape" "frames" "cat s" "floor s" "ours s" "median s" "RSS MiB" "x cat" "tshark s" "speed-up"
+    printf '%-66s %8s %8s %7s %9s %9s %8s %8s %9s %8s %8s\n' "shape" "frames" "cat s" "floor s" "ours s" "median s" "RSS MiB" "x cat" "split2 s" "tshark s" "speed-up"
     local row label f args
     for row in "${list[@]}"; do
         IFS='|' read -r label f args <<< "$row"
@@ -241,7 +242,7 @@ shapes() {
         local n; n=$(frames_of "$f")
         local t_n=$t_runs
         [ "$n" -ge 2000000 ] && t_n=${TSHARK_RUNS:-1}
-        local cat_t=() floor_t=() ours_t=() tsh_t=() kib=0 tkib=0 secs k r
+        local cat_t=() floor_t=() ours_t=() split_t=() tsh_t=() kib=0 tkib=0 secs k r
         local rounds=$(( runs > t_n ? runs : t_n ))
         for r in $(seq "$rounds"); do
             if [ "$r" -le "$runs" ]; then
@@ -249,6 +250,8 @@ shapes() {
                 read -r secs _ <<< "$(measure "$f" 0 $floor "$f")"; floor_t+=("$secs")
                 read -r secs k <<< "$(measure "$f" $(( r == 1 )) $bin "$f" --json)"; ours_t+=("$secs")
                 [ "$k" -gt "$kib" ] && kib=$k
+                # Host pairs analysed on 2 threads side by side.
+                read -r secs _ <<< "$(measure "$f" 0 $bin "$f" --json --analysis-threads 2)"; split_t+=("$secs")
             fi
             if [ $have_tshark = 1 ] && [ "$r" -le "$t_n" ]; then
                 read -r secs k <<< "$(measure "$f" $(( r == 1 )) tshark -n -r "$f" -T fields \
@@ -256,14 +259,14 @@ shapes() {
                 tsh_t+=("$secs"); [ "$k" -gt "$tkib" ] && tkib=$k
             fi
         done
-        python3 - "$label" "$n" "$kib" "${cat_t[*]}" "${floor_t[*]}" "${ours_t[*]}" "${tsh_t[*]:-}" <<'PY'
+        python3 - "$label" "$n" "$kib" "${cat_t[*]}" "${floor_t[*]}" "${ours_t[*]}" "${split_t[*]}" "${tsh_t[*]:-}" <<'PY'
 import statistics, sys
 label, n, kib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-cat, floor, ours = ([float(x) for x in a.split()] for a in sys.argv[4:7])
-tsh = [float(x) for x in sys.argv[7].split()]
+cat, floor, ours, split = ([float(x) for x in a.split()] for a in sys.argv[4:8])
+tsh = [float(x) for x in sys.argv[8].split()]
 o = max(min(ours), 0.005)
 line = (f"{label:<66} {n:8} {min(cat):8.3f} {min(floor):7.3f} {min(ours):9.3f} "
-        f"{statistics.median(ours):9.3f} {kib // 1024:8} {o / max(min(cat), 0.005):7.1f}x")
+        f"{statistics.median(ours):9.3f} {kib // 1024:8} {o / max(min(cat), 0.005):7.1f}x {min(split):9.3f}")
 if tsh:
     line += f" {min(tsh):8.2f} {min(tsh) / o:7.0f}x (median {statistics.median(tsh) / max(statistics.median(ours), 0.005):.0f}x)"
 print(line)
