@@ -121,6 +121,9 @@ pub struct FrameLoop {
     /// here (renumbered by [`join`]) and the intervals they were noted in.
     ids: Map<FlowKey, u32>,
     noted: Vec<(FlowKey, [u32; 2])>,
+    /// More flows sent while paused than `--max-flows`: not followed
+    /// further, and the parts are not joined.
+    overflow: bool,
 }
 
 impl FrameLoop {
@@ -133,6 +136,7 @@ impl FrameLoop {
             parts: parts.clamp(1, MAX_PARTS),
             ids: Map::default(),
             noted: Vec::new(),
+            overflow: false,
         }
     }
 
@@ -149,7 +153,13 @@ impl FrameLoop {
     /// Why the frames seen so far already keep the parts from being
     /// joined, if they do (see [`Analyzer::unjoinable`] for a part's).
     pub fn unjoinable(&self) -> Option<Unsplit> {
-        (self.an.totals.icrc_errors >= ICRC_SUMMARY_AFTER).then_some(Unsplit::IcrcSummary)
+        if self.overflow {
+            Some(Unsplit::Flows)
+        } else if self.an.totals.icrc_errors >= ICRC_SUMMARY_AFTER {
+            Some(Unsplit::IcrcSummary)
+        } else {
+            None
+        }
     }
 
     /// Counts a frame capture-wide and follows the pauses; returns the part
@@ -175,14 +185,24 @@ impl FrameLoop {
             && an.opts.stages.has(Stage::Pauses)
             && pauses.any_open(prio)
         {
-            let next = self.noted.len() as u32;
-            let id = *self.ids.entry(r.key).or_insert(next);
-            if id == next {
-                self.noted.push((r.key, [0; 2]));
-            }
-            let noted = &mut self.noted[id as usize].1;
-            if pauses.sent(dst, prio, facts.ts_ns, facts.len, id, noted) {
-                facts.flags |= Facts::SENT_PAUSED;
+            let id = match self.ids.get(&r.key) {
+                Some(&id) => Some(id),
+                None if (self.noted.len() as u64) < an.opts.limits.flows => {
+                    let id = self.noted.len() as u32;
+                    self.ids.insert(r.key, id);
+                    self.noted.push((r.key, [0; 2]));
+                    Some(id)
+                }
+                None => {
+                    self.overflow = true;
+                    None
+                }
+            };
+            if let Some(id) = id {
+                let noted = &mut self.noted[id as usize].1;
+                if pauses.sent(dst, prio, facts.ts_ns, facts.len, id, noted) {
+                    facts.flags |= Facts::SENT_PAUSED;
+                }
             }
         }
         Some(part_of(&r.key, self.parts))
