@@ -226,3 +226,70 @@ fn external_captures_join_or_say_why() {
         }
     }
 }
+
+/// Flows of several host pairs sending to a paused port: the pause
+/// intervals name the same flows in the same order once joined, and a
+/// frame loop that would note more flows than `--max-flows` stops noting
+/// them and refuses the join at once.
+#[test]
+fn flows_sent_while_paused_are_named_as_one_analysis_names_them() {
+    use roce_dissect::analysis::split::FrameLoop;
+    use roce_dissect::synth::conn::{Conn, bytes};
+    use roce_dissect::synth::frame::{NetSpec, build_pfc};
+    use std::net::Ipv4Addr;
+
+    const SWITCH: [u8; 6] = [0x02, 0xee, 0, 0, 0, 1];
+    let mut w = CaptureWriter::new(Vec::new(), OutFormat::PcapNg).unwrap();
+    let t0 = 1_700_000_000_000_000_000u64;
+    let mut pfc = Vec::new();
+    build_pfc(SWITCH, 0x08, [0, 0, 0, 65535, 0, 0, 0, 0], &mut pfc);
+    w.write(t0, &pfc).unwrap();
+    // 24 flows from 8 hosts (DSCP 26: priority 3), 3 frames each.
+    for round in 0..3u32 {
+        for i in 0..24u32 {
+            let c = Conn {
+                mac_a: [2, 0, 0, 0, 0, 0x10 + (i % 8) as u8],
+                mac_b: SWITCH,
+                net: NetSpec::V2Ipv4 {
+                    src: Ipv4Addr::new(10, 0, 0, 10 + (i % 8) as u8),
+                    dst: Ipv4Addr::new(10, 0, 1, 1),
+                    dscp: 26,
+                    ecn: 2,
+                    ttl: 64,
+                    sport: 0xc001,
+                },
+                qp_a: 0x11,
+                qp_b: 0x100 + i,
+                vlan: None,
+            };
+            let ts = t0 + 1_000 * u64::from(1 + round * 24 + i);
+            w.write(ts, &bytes(&c.req(0x04, 1 + round, 64))).unwrap();
+        }
+    }
+    let mut xon = Vec::new();
+    build_pfc(SWITCH, 0x08, [0; 8], &mut xon);
+    w.write(t0 + 200_000, &xon).unwrap();
+    let facts = facts_of(&CaptureFile::from_bytes(w.into_inner()));
+
+    let opts = AnalysisOptions::default();
+    assert_eq!(compare("paused flows", &opts, &facts), None);
+    let r = whole(&opts, &facts);
+    let r: serde_json::Value = serde_json::from_str(&r).unwrap();
+    let iv = &r["pfc"]["intervals"][0];
+    assert_eq!(iv["flows_total"], 24, "{iv:#}");
+    assert_eq!(iv["flows"].as_array().unwrap().len(), 16);
+
+    let few = AnalysisOptions {
+        limits: Limits {
+            flows: 10,
+            ..Limits::default()
+        },
+        ..AnalysisOptions::default()
+    };
+    let mut frames = FrameLoop::new(few, 2);
+    for f in &facts {
+        let mut f = *f;
+        frames.frame(&mut f);
+    }
+    assert_eq!(frames.unjoinable(), Some(Unsplit::Flows));
+}
