@@ -452,12 +452,11 @@ fn visited(
     );
 }
 
-/// The whole pipeline: capture bytes to report, JSON, text and the HTML
-/// page (with the throughput series, as `--html` asks for them).
-pub fn pipeline(data: &[u8]) {
-    let file = CaptureFile::from_bytes(data.to_vec());
-    // Small budgets, so that fuzzing reaches what happens past them.
-    let opts = AnalysisOptions {
+/// Analysis options with small budgets, so that fuzzing reaches what
+/// happens past them (split parts overspend them together), and the
+/// throughput series for half the inputs.
+fn small_budgets(data: &[u8]) -> AnalysisOptions {
+    AnalysisOptions {
         limits: crate::analysis::Limits {
             flows: 48,
             ud_sources: 16,
@@ -470,7 +469,14 @@ pub fn pipeline(data: &[u8]) {
         },
         timeline_series: data.len() % 2 == 1,
         ..AnalysisOptions::default()
-    };
+    }
+}
+
+/// The whole pipeline: capture bytes to report, JSON, text and the HTML
+/// page (with the throughput series, as `--html` asks for them).
+pub fn pipeline(data: &[u8]) {
+    let file = CaptureFile::from_bytes(data.to_vec());
+    let opts = small_budgets(data);
     if let Ok(r) = crate::pipeline::analyze(&file, &DissectOptions::default(), opts, None) {
         let page = crate::output::html::page(std::slice::from_ref(&r));
         assert_eq!(page.matches("<svg").count(), page.matches("</svg>").count());
@@ -498,20 +504,7 @@ pub fn split(data: &[u8]) {
         .flatten()
         .map(|f| Facts::of(&crate::dissect::dissect(&f, &dissect_opts)))
         .collect();
-    let opts = AnalysisOptions {
-        limits: crate::analysis::Limits {
-            flows: 24,
-            ud_sources: 8,
-            pause_sources: 8,
-            intervals: 8,
-            cm_pending: 4,
-            events_per_flow: 32,
-            events_total: 128,
-            timing_samples: 64,
-        },
-        timeline_series: data.len() % 2 == 1,
-        ..AnalysisOptions::default()
-    };
+    let opts = small_budgets(data);
     let report = |an: Analyzer| {
         let r = an.finish(CaptureInfo::default());
         serde_json::to_string(&r).unwrap_or_default()
