@@ -586,3 +586,59 @@ fn many_flows_report_the_same_on_every_thread_count() {
         assert!(one == other, "-j {threads}: the report's bytes differ");
     }
 }
+
+/// `--analysis-threads` on a capture whose analysis does not split
+/// (NVMe-oF): the same report, and a note on stderr saying why it was
+/// analysed on one thread; none when it splits.
+#[test]
+fn analysis_threads_say_when_they_could_not_split() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |path: &Path, extra: &[&str]| {
+        let out = common::bin()
+            .arg(path)
+            .arg("--json")
+            .args(["-j", "2"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        (
+            out.stdout,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let nvme = dir.path().join("nvme.pcap");
+    gen_file(
+        &[
+            "--scenario",
+            "nvme",
+            "--seed",
+            "2",
+            "--qps",
+            "4",
+            "--messages",
+            "200",
+        ],
+        &nvme,
+    );
+    assert!(
+        std::fs::metadata(&nvme).unwrap().len() > 5 << 20,
+        "several chunks"
+    );
+    let (want, quiet) = run(&nvme, &[]);
+    assert!(!quiet.contains("note:"), "{quiet}");
+    let (got, said) = run(&nvme, &["--analysis-threads", "2"]);
+    assert!(got == want, "the report differs");
+    assert!(
+        said.contains(
+            "roce-dissect: note: analysed on one thread, not 2 (--analysis-threads): it carries NVMe-oF"
+        ),
+        "{said}"
+    );
+    let mixed = dir.path().join("mixed.pcap");
+    gen_file(MIXED_16, &mixed);
+    let (want, _) = run(&mixed, &[]);
+    let (got, said) = run(&mixed, &["--analysis-threads", "2"]);
+    assert!(got == want, "the report differs");
+    assert!(!said.contains("note:"), "{said}");
+}

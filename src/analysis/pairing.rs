@@ -427,6 +427,7 @@ pub(super) fn build_report(
         pfc,
         nvme,
         hints: Vec::new(),
+        notes: Vec::new(),
     };
     report.hints = hints::hints(&report);
     // What is left of the analysis is thousands of allocations (every

@@ -16,6 +16,10 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nvme: Option<super::nvme::NvmeReport>,
     pub hints: Vec<Hint>,
+    /// Told to the user on stderr, not part of the report: why
+    /// `--analysis-threads` analysed on one thread after all.
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]

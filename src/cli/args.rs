@@ -192,7 +192,7 @@ pub struct AnalysisArgs {
     #[arg(long, value_name = "N", default_value_t = budget::DEFAULT_MAX_TIMING_SAMPLES, help_heading = "Memory budgets")]
     pub max_timing_samples: u64,
 
-    /// Analyse the host pairs of a capture file on N threads side by side, each thread the frames of some of them; the report is the same. Pays with thousands of flows and more than 2 cores. A capture whose analysis does not split so (NVMe-oF, CM requests of two host pairs with one ID, more flows or timing samples than their budgets) is analysed again on one thread
+    /// Analyse the host pairs of a capture file on N threads side by side, each thread the frames of some of them; the report is the same. Pays with thousands of flows and more than 2 cores. A capture whose analysis does not split so (NVMe-oF, CM requests of two host pairs with one ID, more flows or timing samples than their budgets) is analysed again on one thread, with a note saying why
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub analysis_threads: u16,
 }

@@ -187,6 +187,14 @@ fn open_inputs(
 }
 
 /// Prints warnings on standard error, at most `shown` of `total`.
+/// What the analysis tells the user beside its report
+/// ([`Report::notes`](crate::analysis::Report::notes)).
+fn print_notes(report: &crate::analysis::Report) {
+    for n in &report.notes {
+        eprintln!("roce-dissect: note: {}", terminal_safe(n));
+    }
+}
+
 fn print_warnings(warnings: &[String], total: u64) {
     for w in warnings {
         eprintln!("roce-dissect: warning: {}", terminal_safe(w));

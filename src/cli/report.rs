@@ -6,7 +6,7 @@ use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use super::inputs::{Inputs, expand};
-use super::{Cli, Progress, RunError, capture_error, print_warnings};
+use super::{Cli, Progress, RunError, capture_error, print_notes, print_warnings};
 use crate::analysis::{AnalysisOptions, Report};
 use crate::output::report::{Style, TextOptions};
 
@@ -90,6 +90,7 @@ fn single(path: &Path, cli: &Cli, threads: usize) -> Result<(), RunError> {
     };
     progress.finish();
     let report = result.map_err(|e| capture_error(e, path))?;
+    print_notes(&report);
     if let Some(html) = &cli.report.html {
         print_warnings(
             &report.capture.warnings,
@@ -179,6 +180,7 @@ fn many(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> {
             }
             match result {
                 Ok(report) if cli.report.html.is_some() => {
+                    print_notes(&report);
                     frames += report.capture.frames;
                     progress.update(read_bytes, total_bytes, frames);
                     pages.push((i, report));
@@ -187,6 +189,7 @@ fn many(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> {
                     frames += report.capture.frames;
                     progress.update(read_bytes, total_bytes, frames);
                     progress.suspend(|| {
+                        print_notes(&report);
                         let at = if i == 0 {
                             Placement::First
                         } else {

@@ -233,6 +233,8 @@ fn write_all(
         warnings: report.capture.warnings.clone(),
         ..Written::default()
     };
+    // Printed with the warnings: why `--analysis-threads` did not split.
+    written.warnings.extend(report.notes.iter().cloned());
     let json = serde_json::to_value(&report).map_err(|e| e.to_string())?;
     for t in [
         Table::Flows,

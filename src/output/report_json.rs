@@ -38,6 +38,7 @@ pub fn write_on<W: Write + Send>(mut w: W, report: &Report, threads: usize) -> s
         pfc,
         nvme,
         hints,
+        notes: _,
     } = report;
     let mut out = Vec::with_capacity(PIECE + (16 << 10));
     out.extend_from_slice(b"{\n  \"schema\": ");

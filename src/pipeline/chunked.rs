@@ -757,11 +757,15 @@ pub fn visit_file(
     if let Some(ended) = result? {
         match ended.and_then(|(frames, parts)| split::join(frames, parts)) {
             Ok(joined) => an = joined,
-            Err(_) => {
+            Err(why) => {
                 // What the parts met is not per host pair: one analysis
                 // of every frame, from the start.
-                let plan = Plan { parts: 1, ..plan };
-                return visit_file(input, name, dissect_opts, opts, plan, progress, None);
+                let again = Plan { parts: 1, ..plan };
+                let mut r = visit_file(input, name, dissect_opts, opts, again, progress, None)?;
+                r.notes.push(format!(
+                    "analysed on one thread, not {parts} (--analysis-threads): {why}"
+                ));
+                return Ok(r);
             }
         }
         an.set_report_threads(plan.threads);
