@@ -507,3 +507,84 @@ fn the_top_and_bottom_lines_fit_the_terminal_by_whole_parts() {
         assert!(k.ends_with("? help"));
     }
 }
+
+#[test]
+fn a_long_filter_and_its_count_stay_in_sight_at_80_columns() {
+    use roce_dissect::tui::render::{edit_line, status_line};
+    let cols = |s: &str| ratatui::text::Line::raw(s).width();
+    // Short: the text, the cursor and how to apply it.
+    assert_eq!(
+        edit_line("bth.psn > 3", 80),
+        " filter: bth.psn > 3▏ (Enter apply, Esc cancel)"
+    );
+    // Longer than the line: its end, where the cursor is, after an
+    // ellipsis; the hint goes first, then the text's start.
+    let long = "infiniband.bth.opcode == 4 && infiniband.bth.destqp == 0x12 && frame.len > 100 && ip.src == 10.0.0.1";
+    let e = edit_line(long, 80);
+    assert!(e.starts_with(" filter: …"), "{e}");
+    assert!(e.ends_with("ip.src == 10.0.0.1▏"), "{e}");
+    assert_eq!(cols(&e), 80, "{e}");
+    let fits = &long[..60];
+    assert_eq!(edit_line(fits, 75), format!(" filter: {fits}▏"));
+    for width in 3..130 {
+        let e = edit_line(long, width);
+        assert!(cols(&e) <= width, "{width}: {e}");
+        assert!(e.ends_with("1▏"), "{width}: {e}");
+    }
+    // Wide characters count by columns; control characters are shown.
+    let e = edit_line(
+        "ip.src == 数据数据数据数据数据数据数据数据数据数据数据数据数据数据数据数据数据数据数据",
+        40,
+    );
+    assert!(cols(&e) <= 40, "{e}");
+    assert_eq!(
+        edit_line("a\u{1b}b", 80),
+        " filter: a\\u{1b}b▏ (Enter apply, Esc cancel)"
+    );
+    // A status: whole when it fits, else its start and its end, where the
+    // count is.
+    let status = format!("1,234 of 514,598 frames match display filter {long}");
+    let s = status_line(&status, 80);
+    assert_eq!(cols(&s), 80, "{s}");
+    assert!(
+        s.starts_with(" 1,234 of 514,598 frames match display filter infini"),
+        "{s}"
+    );
+    assert!(s.ends_with("10.0.0.1"), "{s}");
+    assert!(s.contains('…'), "{s}");
+    // A filter's error: what is wrong and where come first.
+    let bad =
+        format!("display filter: \"10.0.0.999\" is not a valid IPv4 address (column 11): {long}");
+    let s = status_line(&bad, 100);
+    assert!(
+        s.starts_with(" display filter: \"10.0.0.999\" is not a valid IPv4 address (column 11)"),
+        "{s}"
+    );
+    assert_eq!(status_line("short", 80), " short");
+    for width in 2..200 {
+        assert!(cols(&status_line(&status, width)) <= width, "{width}");
+    }
+
+    // In the TUI, 80x24: typing, then the count once applied.
+    let mut a = app("mixed.pcapng");
+    press(&mut a, "/");
+    let typed = "roce.analysis.nak || roce.analysis.nak || roce.analysis.nak || roce.analysis.nak";
+    press(&mut a, typed);
+    let s = screen_of(&mut a, 80, 24);
+    let last = s.lines().nth(23).unwrap();
+    assert!(last.contains("…"), "{s}");
+    assert!(last.contains("roce.analysis.nak▏"), "{s}");
+    press(&mut a, "⏎");
+    assert!(a.status.contains("6 of 438 frames match"), "{}", a.status);
+    let s = screen_of(&mut a, 80, 24);
+    let last = s.lines().nth(23).unwrap();
+    assert!(last.contains("6 of 438 frames match"), "{s}");
+    // The box's title gives way in the filter's text, not in its counts.
+    let top = s.lines().nth(1).unwrap();
+    assert!(
+        top.contains("Flows (6 shown) sorted by trouble display filter roce."),
+        "{s}"
+    );
+    assert!(top.contains("(6 frames) ┐"), "{s}");
+    insta::assert_snapshot!("tui_long_filter_80x24", s);
+}

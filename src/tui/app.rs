@@ -522,11 +522,12 @@ impl App {
                 }
             }
         }
+        // The count first: a long filter gives way on a narrow terminal.
         self.status = format!(
-            "display filter {}: {} of {} frames match",
-            filter.text(),
+            "{} of {} frames match display filter {}",
             crate::output::report::grouped(matched),
             crate::output::report::grouped(n as u64),
+            filter.text(),
         );
         self.filter.clear();
         self.display = Some(DisplayFilter {

@@ -14,6 +14,7 @@ use super::app::{App, Scope, View};
 use crate::analysis::{Mark, Marks};
 use crate::output::packets::human_ns;
 use crate::output::report::grouped;
+use crate::output::text::terminal_safe;
 
 const SELECTED: Style = Style::new()
     .bg(Color::DarkGray)
@@ -82,11 +83,7 @@ pub fn render(app: &App, f: &mut Frame) {
             "pause intervals",
         ),
     ];
-    let title = header_line(
-        &crate::output::text::terminal_safe(&app.title),
-        &counts,
-        usize::from(head.width),
-    );
+    let title = header_line(&terminal_safe(&app.title), &counts, usize::from(head.width));
     f.render_widget(
         Paragraph::new(title).style(Style::new().add_modifier(Modifier::REVERSED)),
         head,
@@ -125,12 +122,13 @@ pub fn render(app: &App, f: &mut Frame) {
         View::Pauses => &["↑↓ move", "Enter frames", "Esc back"],
         View::Ios(_) => &["↑↓ move", "Enter its frames", "s sort", "Esc back"],
     };
+    let foot_width = usize::from(foot.width);
     let foot_text = if let Some(t) = &app.editing {
-        format!(" filter: {t}▏ (Enter apply, Esc cancel)")
+        edit_line(t, foot_width)
     } else if !app.status.is_empty() {
-        format!(" {}", app.status)
+        status_line(&app.status, foot_width)
     } else {
-        key_line(keys, usize::from(foot.width))
+        key_line(keys, foot_width)
     };
     f.render_widget(
         Paragraph::new(foot_text).style(Style::new().fg(Color::Gray)),
@@ -181,6 +179,15 @@ fn elide_middle(s: &str, room: usize, keep_end: usize) -> String {
     if width_of(s) <= room {
         return s.to_string();
     }
+    let budget = room.saturating_sub(1);
+    let head_cols = (budget / 3).min(budget.saturating_sub(keep_end));
+    elide(s, room, head_cols)
+}
+
+/// `s` in `room` columns or fewer, which it does not fit in: its first
+/// `head_cols` columns or fewer (none if fewer than four), an ellipsis,
+/// and as much of its end as the rest holds.
+fn elide(s: &str, room: usize, head_cols: usize) -> String {
     let char_width = |ch: char| width_of(ch.encode_utf8(&mut [0; 4]));
     // The longest run of `chars` within `cols` columns, and its columns.
     let take = |chars: &mut dyn Iterator<Item = char>, cols: usize| {
@@ -196,8 +203,11 @@ fn elide_middle(s: &str, room: usize, keep_end: usize) -> String {
         (run, used)
     };
     let budget = room.saturating_sub(1);
-    let head_cols = (budget / 3).min(budget.saturating_sub(keep_end));
-    let head_cols = if head_cols < 4 { 0 } else { head_cols };
+    let head_cols = if head_cols < 4 {
+        0
+    } else {
+        head_cols.min(budget)
+    };
     let (head, used) = take(&mut s.chars(), head_cols);
     let (mut tail, _) = take(&mut s.chars().rev(), budget - used);
     tail.reverse();
@@ -219,6 +229,65 @@ pub fn key_line(keys: &[&str], width: usize) -> String {
     }
     line.push_str(HELP);
     line
+}
+
+/// The bottom line while a filter is typed, in `width` columns: the text
+/// and a cursor, then how to apply or cancel when that fits too. A text
+/// too long for the line shows its end (where the cursor is) after an
+/// ellipsis, so what is typed stays in sight.
+pub fn edit_line(text: &str, width: usize) -> String {
+    const LEAD: &str = " filter: ";
+    const CURSOR: &str = "▏";
+    const HINT: &str = " (Enter apply, Esc cancel)";
+    let text = terminal_safe(text);
+    let whole = width_of(LEAD) + width_of(&text) + width_of(CURSOR);
+    if whole + width_of(HINT) <= width {
+        return format!("{LEAD}{text}{CURSOR}{HINT}");
+    }
+    if whole <= width {
+        return format!("{LEAD}{text}{CURSOR}");
+    }
+    // The lead goes too when it would leave fewer than 8 columns of text.
+    let lead = if width >= width_of(LEAD) + width_of(CURSOR) + 8 {
+        LEAD
+    } else {
+        ""
+    };
+    let room = width.saturating_sub(width_of(lead) + width_of(CURSOR) + 1);
+    let mut tail: Vec<char> = Vec::new();
+    let mut used = 0;
+    for ch in text.chars().rev() {
+        let w = width_of(ch.encode_utf8(&mut [0; 4]));
+        if used + w > room {
+            break;
+        }
+        used += w;
+        tail.push(ch);
+    }
+    let tail: String = tail.into_iter().rev().collect();
+    format!("{lead}…{tail}{CURSOR}")
+}
+
+/// A box's title within its top border (`width` columns with the
+/// corners): whole if it fits, else its start and its end around an
+/// ellipsis (the end holds the counts).
+fn block_title(title: &str, width: u16) -> String {
+    let room = usize::from(width).saturating_sub(2).max(1);
+    elide_middle(title, room, 0)
+}
+
+/// A status message (a warning, a filter's count or error) in `width`
+/// columns: whole if it fits, else mostly its start (what happened, how
+/// many frames match, what is wrong and in which column), an ellipsis and
+/// its last 20 columns or fewer.
+pub fn status_line(status: &str, width: usize) -> String {
+    let status = terminal_safe(status);
+    let room = width.saturating_sub(1).max(1);
+    if width_of(&status) <= room {
+        return format!(" {status}");
+    }
+    let tail = (room / 4).min(20);
+    format!(" {}", elide(&status, room, room.saturating_sub(1 + tail)))
 }
 
 /// `n` in at most `width` characters: with thousands separators when they
@@ -364,17 +433,17 @@ fn ellipsize(s: &str, width: usize) -> String {
 fn flows(app: &App, f: &mut Frame, area: Rect) {
     // The # column is as wide as the largest flow number.
     let number_w = (app.report.flows.len().to_string().len() as u16 + 1).max(4);
-    let width_of = |i: usize| {
+    let column_width = |i: usize| {
         if i == 0 { number_w } else { COLUMNS[i].width }
     };
-    let cols = visible_columns(area.width, width_of);
+    let cols = visible_columns(area.width, column_width);
     // What the other columns leave to the addresses (borders, highlight
     // symbol and one space between columns taken off).
     let name_w = usize::from(
         area.width.saturating_sub(4).saturating_sub(
             cols.iter()
                 .filter(|&&i| i != 1)
-                .map(|&i| width_of(i) + 1)
+                .map(|&i| column_width(i) + 1)
                 .sum::<u16>(),
         ),
     )
@@ -402,7 +471,7 @@ fn flows(app: &App, f: &mut Frame, area: Rect) {
         prev_peer = app.peers[i];
         let paused = app.paused_ns[i];
         let cells = cols.iter().map(|&c| {
-            let w = width_of(c);
+            let w = column_width(c);
             match c {
                 0 => Cell::from((i + 1).to_string()),
                 1 => Cell::from(ellipsize(
@@ -433,30 +502,38 @@ fn flows(app: &App, f: &mut Frame, area: Rect) {
         .iter()
         .map(|&i| {
             if i == 1 {
-                Constraint::Min(width_of(i))
+                Constraint::Min(column_width(i))
             } else {
-                Constraint::Length(width_of(i))
+                Constraint::Length(column_width(i))
             }
         })
         .collect();
     let order = if app.reverse { " ↑" } else { "" };
-    let filter = match &app.display {
-        Some(d) => format!(
-            " display filter {} ({} frames)",
-            d.filter.text(),
-            grouped(d.matched)
-        ),
-        None if app.filter.is_empty() => String::new(),
-        None => format!(" filter \"{}\"", app.filter),
-    };
-    let title = format!(
-        " Flows ({} shown) sorted by {}{order}{filter} ",
+    let lead = format!(
+        " Flows ({} shown) sorted by {}{order}",
         grouped(app.flow_rows.len() as u64),
         app.sort.label()
     );
+    // The filter's text is what gives way when the title is too long.
+    let (before, text, after) = match &app.display {
+        Some(d) => (
+            " display filter ",
+            terminal_safe(d.filter.text()),
+            format!(" ({} frames) ", grouped(d.matched)),
+        ),
+        None if app.filter.is_empty() => ("", String::new(), " ".to_string()),
+        None => (" filter \"", terminal_safe(&app.filter), "\" ".to_string()),
+    };
+    let fixed = width_of(&lead) + width_of(before) + width_of(&after);
+    let room = usize::from(area.width).saturating_sub(2 + fixed).max(1);
+    let title = format!("{lead}{before}{}{after}", elide_middle(&text, room, 0));
     let table = Table::new(rows, widths)
         .header(header)
-        .block(Block::default().borders(Borders::ALL).title(title))
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(block_title(&title, area.width)),
+        )
         .row_highlight_style(SELECTED)
         .highlight_symbol("▶ ");
     let mut state = TableState::default().with_selected(Some(app.flow_sel.saturating_sub(top)));
@@ -511,7 +588,11 @@ fn packets(app: &App, f: &mut Frame, area: Rect, scope: Scope) {
         })
         .collect();
     f.render_widget(
-        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)),
+        Paragraph::new(lines).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(block_title(&title, area.width)),
+        ),
         area,
     );
 }
