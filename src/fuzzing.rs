@@ -6,7 +6,7 @@ use crate::analysis::AnalysisOptions;
 use crate::capture::{CaptureFile, Frame, LinkType};
 use crate::dissect::{DissectOptions, dissect};
 use crate::output::packets::{summary_line, write_json_line};
-use crate::output::tree::{header_tree, hex_dump};
+use crate::output::tree::{header_tree, hex_dump, render_tree, write_header_tree};
 
 const LINKS: [LinkType; 6] = [
     LinkType::Ethernet,
@@ -186,6 +186,10 @@ pub fn dissect_frame(data: &[u8]) {
                 let _ = frame.get(r.start.min(frame.len())..r.end.min(frame.len()));
             }
         }
+        // `packets -V` writes the same tree straight out.
+        let mut lines = Vec::new();
+        write_header_tree(&p, 100_000_000_000, &mut lines);
+        assert_eq!(lines, render_tree(&nodes).into_bytes());
         let _ = hex_dump(frame);
     }
 }

@@ -245,3 +245,78 @@ fn roce_behind_an_ipv6_hop_by_hop_header_is_decoded() {
     assert!(tree.contains("PadN (0x01), length 4"), "{tree}");
     assert!(tree.contains("Base Transport Header"), "{tree}");
 }
+
+/// `packets -V` writes each frame's tree straight to its output; the TUI
+/// keeps the nodes. Both must be the same tree, line for line, on every
+/// frame of the sample captures and of an NVMe-oF capture (with each kind
+/// of capsule role).
+#[test]
+fn written_trees_are_the_nodes_rendered() {
+    use roce_dissect::analysis::marks::NvmeRole;
+    use roce_dissect::capture::CaptureFile;
+    use roce_dissect::dissect::{DissectOptions, dissect};
+    use roce_dissect::output::tree::{
+        header_tree, nvme_tree, render_tree, write_header_tree, write_nvme_tree,
+    };
+    let d = tempfile::tempdir().unwrap();
+    let nvme = d.path().join("nvme.pcap");
+    let out = common::bin()
+        .args(["gen", "--scenario", "nvme", "--seed", "3", "-o"])
+        .arg(&nvme)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut paths = common::captures_in(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/captures"
+    )));
+    paths.push(sample_capture(d.path()));
+    paths.push(nvme);
+    let roles = [
+        NvmeRole::Command { qid: Some(0) },
+        NvmeRole::Command { qid: None },
+        NvmeRole::Response {
+            qid: Some(1),
+            latency_ns: Some(12_345),
+            fabrics: true,
+        },
+        NvmeRole::Response {
+            qid: None,
+            latency_ns: None,
+            fabrics: false,
+        },
+    ];
+    let (mut frames, mut nvme_nodes) = (0, 0);
+    for p in &paths {
+        let file = CaptureFile::open(p).unwrap();
+        for f in file.frames().unwrap() {
+            let f = f.unwrap();
+            let pkt = dissect(&f, &DissectOptions::default());
+            let mut lines = Vec::new();
+            write_header_tree(&pkt, 25_000_000_000, &mut lines);
+            let nodes = header_tree(&pkt, 25_000_000_000);
+            assert!(!nodes.is_empty());
+            assert_eq!(
+                String::from_utf8(lines).unwrap(),
+                render_tree(&nodes),
+                "{}: frame {}",
+                p.display(),
+                f.number
+            );
+            for role in roles {
+                let mut lines = Vec::new();
+                write_nvme_tree(&pkt, role, &mut lines);
+                let nodes = nvme_tree(&pkt, role);
+                nvme_nodes += nodes.len();
+                assert_eq!(String::from_utf8(lines).unwrap(), render_tree(&nodes));
+            }
+            frames += 1;
+        }
+    }
+    assert!(frames > 2_000, "{frames}");
+    assert!(nvme_nodes > 1_000, "{nvme_nodes}");
+}

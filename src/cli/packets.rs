@@ -114,11 +114,10 @@ impl ordered::Render for Lines<'_> {
                 line.push('\n');
                 out.extend_from_slice(line.as_bytes());
                 if self.verbose {
-                    let mut nodes = tree::header_tree(pkt, bps);
+                    tree::write_header_tree(pkt, bps, out);
                     if let Some(role) = found.nvme {
-                        nodes.extend(tree::nvme_tree(pkt, role));
+                        tree::write_nvme_tree(pkt, role, out);
                     }
-                    out.extend_from_slice(tree::render_tree(&nodes).as_bytes());
                 }
                 if self.hex {
                     out.extend_from_slice(tree::hex_dump(pkt.data).as_bytes());

@@ -22,24 +22,105 @@ pub struct TreeNode {
     pub bytes: Option<Range<usize>>,
 }
 
-struct Tree {
-    nodes: Vec<TreeNode>,
+/// Where a tree goes: nodes kept (the TUI, tests), or lines written
+/// straight to the output (`packets -V`: no string per node).
+enum Sink<'o> {
+    Nodes(Vec<TreeNode>),
+    Lines(&'o mut Vec<u8>),
 }
 
-impl Tree {
-    fn add(&mut self, depth: u8, at: usize, len: usize, text: String) {
-        self.nodes.push(TreeNode {
-            depth,
-            text,
-            bytes: Some(at..at.saturating_add(len)),
-        });
+struct Tree<'o> {
+    sink: Sink<'o>,
+}
+
+/// A node's text: formatted where the tree goes, once.
+trait NodeText {
+    fn into_string(self) -> String;
+    fn write_to(self, out: &mut Vec<u8>);
+}
+
+impl NodeText for String {
+    fn into_string(self) -> String {
+        self
     }
-    fn text(&mut self, depth: u8, text: String) {
-        self.nodes.push(TreeNode {
-            depth,
-            text,
-            bytes: None,
-        });
+    fn write_to(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.as_bytes());
+    }
+}
+
+impl NodeText for &str {
+    fn into_string(self) -> String {
+        self.to_string()
+    }
+    fn write_to(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.as_bytes());
+    }
+}
+
+impl NodeText for std::fmt::Arguments<'_> {
+    fn into_string(self) -> String {
+        std::fmt::format(self)
+    }
+    fn write_to(self, out: &mut Vec<u8>) {
+        match self.as_str() {
+            Some(s) => out.extend_from_slice(s.as_bytes()),
+            // Writing to a vector cannot fail.
+            None => {
+                let _ = std::fmt::Write::write_fmt(&mut Bytes(out), self);
+            }
+        }
+    }
+}
+
+/// A byte vector as a `fmt::Write`, without `io::Write`'s adapter (which
+/// keeps an error a vector never gives).
+struct Bytes<'a>(&'a mut Vec<u8>);
+
+impl std::fmt::Write for Bytes<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}
+
+impl<'o> Tree<'o> {
+    fn nodes() -> Self {
+        Tree {
+            sink: Sink::Nodes(Vec::new()),
+        }
+    }
+    fn lines(out: &'o mut Vec<u8>) -> Self {
+        Tree {
+            sink: Sink::Lines(out),
+        }
+    }
+    fn into_nodes(self) -> Vec<TreeNode> {
+        match self.sink {
+            Sink::Nodes(n) => n,
+            Sink::Lines(_) => Vec::new(),
+        }
+    }
+    fn node(&mut self, depth: u8, bytes: Option<Range<usize>>, text: impl NodeText) {
+        match &mut self.sink {
+            Sink::Nodes(n) => n.push(TreeNode {
+                depth,
+                text: text.into_string(),
+                bytes,
+            }),
+            Sink::Lines(out) => {
+                for _ in 0..depth {
+                    out.extend_from_slice(b"    ");
+                }
+                text.write_to(out);
+                out.push(b'\n');
+            }
+        }
+    }
+    fn add(&mut self, depth: u8, at: usize, len: usize, text: impl NodeText) {
+        self.node(depth, Some(at..at.saturating_add(len)), text);
+    }
+    fn text(&mut self, depth: u8, text: impl NodeText) {
+        self.node(depth, None, text);
     }
 }
 
@@ -59,15 +140,15 @@ fn be32(p: &Packet<'_>, at: usize) -> Option<u32> {
 fn ip6_extension(t: &mut Tree, p: &Packet<'_>, e: &Ip6Ext) {
     let at = usize::from(e.offset);
     let len = usize::from(e.len);
-    t.add(1, at, len, names::ip_protocol(e.header).to_string());
+    t.add(1, at, len, names::ip_protocol(e.header));
     t.add(
         2,
         at,
         1,
-        format!("Next Header: {} ({})", names::ip_protocol(e.next), e.next),
+        format_args!("Next Header: {} ({})", names::ip_protocol(e.next), e.next),
     );
     if let Some(&l) = p.data.get(at + 1) {
-        t.add(2, at + 1, 1, format!("Length: {l} ({len} bytes)"));
+        t.add(2, at + 1, 1, format_args!("Length: {l} ({len} bytes)"));
     }
     if !matches!(e.header, 0 | 60) {
         return;
@@ -78,7 +159,7 @@ fn ip6_extension(t: &mut Tree, p: &Packet<'_>, e: &Ip6Ext) {
     while o < end {
         let Some(&kind) = p.data.get(o) else { break };
         if kind == 0 {
-            t.add(2, o, 1, "Pad1".into());
+            t.add(2, o, 1, "Pad1");
             o += 1;
             continue;
         }
@@ -122,13 +203,13 @@ fn ecn_name(ecn: u8) -> &'static str {
 /// Builds the header tree of a packet.
 /// The ERF record header, as Wireshark shows it.
 fn erf_node(t: &mut Tree, e: &crate::wire::ErfRepr, frame_at: usize) {
-    t.add(0, 0, frame_at, "Extensible Record Format".into());
-    t.add(1, 0, 8, format!("Timestamp: 0x{:016x}", e.ts));
+    t.add(0, 0, frame_at, "Extensible Record Format");
+    t.add(1, 0, 8, format_args!("Timestamp: 0x{:016x}", e.ts));
     t.add(
         1,
         8,
         1,
-        format!(
+        format_args!(
             "Record type: 0x{:02x} (Type {}: {})",
             e.kind | if e.has_ext { 0x80 } else { 0 },
             e.kind,
@@ -139,24 +220,39 @@ fn erf_node(t: &mut Tree, e: &crate::wire::ErfRepr, frame_at: usize) {
         2,
         8,
         1,
-        format!("Extension header present: {}", u8::from(e.has_ext)),
+        format_args!("Extension header present: {}", u8::from(e.has_ext)),
     );
     t.add(
         1,
         9,
         1,
-        format!("Flags: 0x{:02x} (Capture Interface: {})", e.flags, e.port()),
+        format_args!("Flags: 0x{:02x} (Capture Interface: {})", e.flags, e.port()),
     );
     t.add(
         2,
         9,
         1,
-        format!("Varying record length: {}", (e.flags >> 2) & 1),
+        format_args!("Varying record length: {}", (e.flags >> 2) & 1),
     );
-    t.add(2, 9, 1, format!("Truncated: {}", u8::from(e.truncated())));
-    t.add(2, 9, 1, format!("RX error: {}", u8::from(e.rx_error())));
-    t.add(2, 9, 1, format!("DS error: {}", u8::from(e.ds_error())));
-    t.add(1, 10, 2, format!("Record length: {}", e.rlen));
+    t.add(
+        2,
+        9,
+        1,
+        format_args!("Truncated: {}", u8::from(e.truncated())),
+    );
+    t.add(
+        2,
+        9,
+        1,
+        format_args!("RX error: {}", u8::from(e.rx_error())),
+    );
+    t.add(
+        2,
+        9,
+        1,
+        format_args!("DS error: {}", u8::from(e.ds_error())),
+    );
+    t.add(1, 10, 2, format_args!("Record length: {}", e.rlen));
     t.add(
         1,
         12,
@@ -167,7 +263,7 @@ fn erf_node(t: &mut Tree, e: &crate::wire::ErfRepr, frame_at: usize) {
             format!("Color: {}", e.lctr)
         },
     );
-    t.add(1, 14, 2, format!("Wire length: {}", e.wlen));
+    t.add(1, 14, 2, format_args!("Wire length: {}", e.wlen));
 }
 
 /// The Local Route Header of a native InfiniBand packet.
@@ -176,34 +272,39 @@ fn lrh_node(t: &mut Tree, l: &crate::wire::LrhRepr, at: usize) {
         0,
         at,
         crate::wire::lrh::LEN,
-        format!(
+        format_args!(
             "InfiniBand Local Route Header, SLID: {}, DLID: {}",
             l.slid, l.dlid
         ),
     );
-    t.add(1, at, 1, format!("Virtual Lane: {}", l.vl));
-    t.add(1, at, 1, format!("Link Version: {}", l.lver));
-    t.add(1, at + 1, 1, format!("Service Level: {}", l.sl));
-    t.add(1, at + 1, 1, format!("Reserved (2 bits): {}", l.resv2));
+    t.add(1, at, 1, format_args!("Virtual Lane: {}", l.vl));
+    t.add(1, at, 1, format_args!("Link Version: {}", l.lver));
+    t.add(1, at + 1, 1, format_args!("Service Level: {}", l.sl));
+    t.add(1, at + 1, 1, format_args!("Reserved (2 bits): {}", l.resv2));
     t.add(
         1,
         at + 1,
         1,
-        format!("Link Next Header: {} ({})", l.lnh.bits(), l.lnh.name()),
+        format_args!("Link Next Header: {} ({})", l.lnh.bits(), l.lnh.name()),
     );
-    t.add(1, at + 2, 2, format!("Destination Local ID: {}", l.dlid));
-    t.add(1, at + 4, 1, format!("Reserved (5 bits): {}", l.resv5));
+    t.add(
+        1,
+        at + 2,
+        2,
+        format_args!("Destination Local ID: {}", l.dlid),
+    );
+    t.add(1, at + 4, 1, format_args!("Reserved (5 bits): {}", l.resv5));
     t.add(
         1,
         at + 4,
         2,
-        format!(
+        format_args!(
             "Packet Length: {} ({} bytes, LRH through ICRC)",
             l.pkt_len,
             l.packet_bytes()
         ),
     );
-    t.add(1, at + 6, 2, format!("Source Local ID: {}", l.slid));
+    t.add(1, at + 6, 2, format_args!("Source Local ID: {}", l.slid));
 }
 
 /// The VCRC trailer and its verdict, at `level`.
@@ -220,26 +321,37 @@ fn vcrc_line(t: &mut Tree, p: &Packet<'_>, level: u8) {
             level,
             usize::from(at),
             2,
-            format!("Variant CRC: 0x{x:04x} {verdict}"),
+            format_args!("Variant CRC: 0x{x:04x} {verdict}"),
         ),
-        _ => t.text(level, format!("Variant CRC: not captured {verdict}")),
+        _ => t.text(level, format_args!("Variant CRC: not captured {verdict}")),
     }
 }
 
 pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
-    let mut t = Tree { nodes: Vec::new() };
+    let mut t = Tree::nodes();
+    header_nodes(&mut t, p, link_bps);
+    t.into_nodes()
+}
+
+/// [`header_tree`] written as `packets -V` prints it (four spaces a
+/// level, a line a node), straight to `out`.
+pub fn write_header_tree(p: &Packet<'_>, link_bps: u64, out: &mut Vec<u8>) {
+    header_nodes(&mut Tree::lines(out), p, link_bps);
+}
+
+fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64) {
     t.add(
         0,
         0,
         p.caplen as usize,
-        format!(
+        format_args!(
             "Frame {}: {} bytes on wire, {} bytes captured",
             p.number, p.len, p.caplen
         ),
     );
     t.text(
         1,
-        format!(
+        format_args!(
             "Epoch Time: {}.{:09} seconds",
             p.ts_ns / 1_000_000_000,
             p.ts_ns % 1_000_000_000
@@ -247,7 +359,7 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
     );
     let base = usize::from(p.frame_start);
     if let Some(e) = &p.erf {
-        erf_node(&mut t, e, base);
+        erf_node(t, e, base);
     }
     let mut l2_end = base;
     if let Some(e) = &p.eth {
@@ -255,15 +367,25 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
             0,
             base,
             14,
-            format!(
+            format_args!(
                 "Ethernet II, Src: {}, Dst: {}",
                 mac_string(&e.src),
                 mac_string(&e.dst)
             ),
         );
-        t.add(1, base, 6, format!("Destination: {}", mac_string(&e.dst)));
-        t.add(1, base + 6, 6, format!("Source: {}", mac_string(&e.src)));
-        t.add(1, base + 12, 2, format!("Type: 0x{:04x}", e.ethertype));
+        t.add(
+            1,
+            base,
+            6,
+            format_args!("Destination: {}", mac_string(&e.dst)),
+        );
+        t.add(
+            1,
+            base + 6,
+            6,
+            format_args!("Source: {}", mac_string(&e.src)),
+        );
+        t.add(1, base + 12, 2, format_args!("Type: 0x{:04x}", e.ethertype));
         l2_end = base + 14;
     }
     if let Some(s) = &p.sll {
@@ -272,12 +394,12 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
         } else {
             20
         };
-        t.add(0, 0, n, "Linux cooked capture".into());
-        t.text(1, format!("Packet type: {}", s.packet_type));
+        t.add(0, 0, n, "Linux cooked capture");
+        t.text(1, format_args!("Packet type: {}", s.packet_type));
         if let Some(m) = s.src_mac() {
-            t.text(1, format!("Source: {}", mac_string(&m)));
+            t.text(1, format_args!("Source: {}", mac_string(&m)));
         }
-        t.text(1, format!("Protocol: 0x{:04x}", s.protocol));
+        t.text(1, format_args!("Protocol: 0x{:04x}", s.protocol));
         l2_end = n;
     }
     for tag in p.vlan_tags() {
@@ -285,21 +407,21 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
             0,
             l2_end,
             4,
-            format!(
+            format_args!(
                 "802.1Q Virtual LAN, PRI: {}, DEI: {}, ID: {}",
                 tag.pcp,
                 u8::from(tag.dei),
                 tag.id
             ),
         );
-        t.add(1, l2_end, 1, format!("Priority: {}", tag.pcp));
-        t.add(1, l2_end, 1, format!("DEI: {}", u8::from(tag.dei)));
-        t.add(1, l2_end, 2, format!("ID: {}", tag.id));
+        t.add(1, l2_end, 1, format_args!("Priority: {}", tag.pcp));
+        t.add(1, l2_end, 1, format_args!("DEI: {}", u8::from(tag.dei)));
+        t.add(1, l2_end, 2, format_args!("ID: {}", tag.id));
         t.add(
             1,
             l2_end + 2,
             2,
-            format!("Type: 0x{:04x}", p.ethertype.unwrap_or(0)),
+            format_args!("Type: 0x{:04x}", p.ethertype.unwrap_or(0)),
         );
         l2_end += 4;
     }
@@ -311,7 +433,7 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                 0,
                 at,
                 hl,
-                format!(
+                format_args!(
                     "Internet Protocol Version 4, Src: {}, Dst: {}",
                     ip.src, ip.dst
                 ),
@@ -320,7 +442,7 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                 1,
                 at + 1,
                 1,
-                format!(
+                format_args!(
                     "Differentiated Services Field: DSCP {} ({}), ECN {} ({})",
                     ip.dscp,
                     dscp_name(ip.dscp),
@@ -328,11 +450,16 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                     ecn_name(ip.ecn)
                 ),
             );
-            t.add(1, at + 2, 2, format!("Total Length: {}", ip.total_len));
+            t.add(1, at + 2, 2, format_args!("Total Length: {}", ip.total_len));
             if let (Some(id), Some(frag), Some(sum)) =
                 (be16(p, at + 4), be16(p, at + 6), be16(p, at + 10))
             {
-                t.add(1, at + 4, 2, format!("Identification: 0x{id:04x} ({id})"));
+                t.add(
+                    1,
+                    at + 4,
+                    2,
+                    format_args!("Identification: 0x{id:04x} ({id})"),
+                );
                 let flags = (frag >> 8) as u8 & 0xe0;
                 let mut names = Vec::new();
                 if flags & 0x40 != 0 {
@@ -345,7 +472,7 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                     1,
                     at + 6,
                     1,
-                    format!(
+                    format_args!(
                         "Flags: 0x{:02x}{}{}",
                         flags,
                         if names.is_empty() { "" } else { ", " },
@@ -356,14 +483,14 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                     1,
                     at + 6,
                     2,
-                    format!("Fragment Offset: {}", (frag & 0x1fff) * 8),
+                    format_args!("Fragment Offset: {}", (frag & 0x1fff) * 8),
                 );
-                t.add(1, at + 8, 1, format!("Time to Live: {}", ip.ttl));
+                t.add(1, at + 8, 1, format_args!("Time to Live: {}", ip.ttl));
                 t.add(
                     1,
                     at + 9,
                     1,
-                    format!(
+                    format_args!(
                         "Protocol: {} ({})",
                         names::ip_protocol(ip.protocol),
                         ip.protocol
@@ -373,20 +500,25 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                     1,
                     at + 10,
                     2,
-                    format!("Header Checksum: 0x{sum:04x} [validation disabled]"),
+                    format_args!("Header Checksum: 0x{sum:04x} [validation disabled]"),
                 );
             } else {
-                t.add(1, at + 8, 1, format!("Time to Live: {}", ip.ttl));
-                t.add(1, at + 9, 1, format!("Protocol: {}", ip.protocol));
+                t.add(1, at + 8, 1, format_args!("Time to Live: {}", ip.ttl));
+                t.add(1, at + 9, 1, format_args!("Protocol: {}", ip.protocol));
             }
-            t.add(1, at + 12, 4, format!("Source Address: {}", ip.src));
-            t.add(1, at + 16, 4, format!("Destination Address: {}", ip.dst));
+            t.add(1, at + 12, 4, format_args!("Source Address: {}", ip.src));
+            t.add(
+                1,
+                at + 16,
+                4,
+                format_args!("Destination Address: {}", ip.dst),
+            );
         } else {
             t.add(
                 0,
                 at,
                 hl,
-                format!(
+                format_args!(
                     "Internet Protocol Version 6, Src: {}, Dst: {}",
                     ip.src, ip.dst
                 ),
@@ -395,7 +527,7 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                 1,
                 at,
                 2,
-                format!(
+                format_args!(
                     "Traffic Class: DSCP {} ({}), ECN {} ({})",
                     ip.dscp,
                     dscp_name(ip.dscp),
@@ -404,26 +536,36 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                 ),
             );
             if let Some(w) = be32(p, at) {
-                t.add(1, at + 1, 3, format!("Flow Label: 0x{:05x}", w & 0xf_ffff));
+                t.add(
+                    1,
+                    at + 1,
+                    3,
+                    format_args!("Flow Label: 0x{:05x}", w & 0xf_ffff),
+                );
             }
             t.add(
                 1,
                 at + 4,
                 2,
-                format!("Payload Length: {}", ip.total_len.saturating_sub(40)),
+                format_args!("Payload Length: {}", ip.total_len.saturating_sub(40)),
             );
             let next = p.data.get(at + 6).copied().unwrap_or(ip.protocol);
             t.add(
                 1,
                 at + 6,
                 1,
-                format!("Next Header: {} ({next})", names::ip_protocol(next)),
+                format_args!("Next Header: {} ({next})", names::ip_protocol(next)),
             );
-            t.add(1, at + 7, 1, format!("Hop Limit: {}", ip.ttl));
-            t.add(1, at + 8, 16, format!("Source Address: {}", ip.src));
-            t.add(1, at + 24, 16, format!("Destination Address: {}", ip.dst));
+            t.add(1, at + 7, 1, format_args!("Hop Limit: {}", ip.ttl));
+            t.add(1, at + 8, 16, format_args!("Source Address: {}", ip.src));
+            t.add(
+                1,
+                at + 24,
+                16,
+                format_args!("Destination Address: {}", ip.dst),
+            );
             for e in p.ip6_exts() {
-                ip6_extension(&mut t, p, e);
+                ip6_extension(t, p, e);
             }
         }
     }
@@ -433,7 +575,7 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
             0,
             at,
             28,
-            format!(
+            format_args!(
                 "Address Resolution Protocol ({})",
                 match a.operation {
                     1 => "request",
@@ -442,49 +584,59 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                 }
             ),
         );
-        t.add(1, at + 6, 2, format!("Opcode: {}", a.operation));
+        t.add(1, at + 6, 2, format_args!("Opcode: {}", a.operation));
         t.add(
             1,
             at + 8,
             6,
-            format!("Sender MAC address: {}", mac_string(&a.sender_mac)),
+            format_args!("Sender MAC address: {}", mac_string(&a.sender_mac)),
         );
-        t.add(1, at + 14, 4, format!("Sender IP address: {}", a.sender_ip));
+        t.add(
+            1,
+            at + 14,
+            4,
+            format_args!("Sender IP address: {}", a.sender_ip),
+        );
         t.add(
             1,
             at + 18,
             6,
-            format!("Target MAC address: {}", mac_string(&a.target_mac)),
+            format_args!("Target MAC address: {}", mac_string(&a.target_mac)),
         );
-        t.add(1, at + 24, 4, format!("Target IP address: {}", a.target_ip));
+        t.add(
+            1,
+            at + 24,
+            4,
+            format_args!("Target IP address: {}", a.target_ip),
+        );
     }
     match p.other_l4 {
         Some(OtherL4::Icmp { kind, code }) => {
             t.text(
                 0,
-                format!(
+                format_args!(
                     "Internet Control Message Protocol: {}",
                     names::icmp(kind, code)
                 ),
             );
-            t.text(1, format!("Type: {kind}"));
-            t.text(1, format!("Code: {code}"));
+            t.text(1, format_args!("Type: {kind}"));
+            t.text(1, format_args!("Code: {code}"));
         }
         Some(OtherL4::Icmpv6 { kind, code }) => {
             t.text(
                 0,
-                format!(
+                format_args!(
                     "Internet Control Message Protocol v6: {}",
                     names::icmpv6(kind, code)
                 ),
             );
-            t.text(1, format!("Type: {kind}"));
-            t.text(1, format!("Code: {code}"));
+            t.text(1, format_args!("Type: {kind}"));
+            t.text(1, format_args!("Code: {code}"));
         }
         Some(OtherL4::Tcp { sport, dport }) => {
             t.text(
                 0,
-                format!("Transmission Control Protocol, Src Port: {sport}, Dst Port: {dport}"),
+                format_args!("Transmission Control Protocol, Src Port: {sport}, Dst Port: {dport}"),
             );
         }
         _ => {}
@@ -495,18 +647,18 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
             0,
             at,
             8,
-            format!(
+            format_args!(
                 "User Datagram Protocol, Src Port: {}, Dst Port: {}",
                 u.sport, u.dport
             ),
         );
-        t.add(1, at, 2, format!("Source Port: {}", u.sport));
-        t.add(1, at + 2, 2, format!("Destination Port: {}", u.dport));
-        t.add(1, at + 4, 2, format!("Length: {}", u.length));
-        t.add(1, at + 6, 2, format!("Checksum: 0x{:04x}", u.checksum));
+        t.add(1, at, 2, format_args!("Source Port: {}", u.sport));
+        t.add(1, at + 2, 2, format_args!("Destination Port: {}", u.dport));
+        t.add(1, at + 4, 2, format_args!("Length: {}", u.length));
+        t.add(1, at + 6, 2, format_args!("Checksum: 0x{:04x}", u.checksum));
     }
     if let (Some(l), Some(at)) = (&p.lrh, p.offsets.lrh) {
-        lrh_node(&mut t, l, usize::from(at));
+        lrh_node(t, l, usize::from(at));
     }
     if let Some(g) = &p.grh {
         let at = usize::from(p.offsets.grh.unwrap_or(0));
@@ -515,23 +667,33 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
             at,
             grh::LEN,
             if p.roce == Some(RoceVersion::Ib) {
-                "InfiniBand Global Route Header".into()
+                "InfiniBand Global Route Header"
             } else {
-                "InfiniBand Global Route Header (RoCE v1)".into()
+                "InfiniBand Global Route Header (RoCE v1)"
             },
         );
-        t.add(1, at, 1, format!("IP Version: {}", g.ip_ver));
-        t.add(1, at, 2, format!("Traffic Class: 0x{:02x}", g.tclass));
-        t.add(1, at + 1, 3, format!("Flow Label: 0x{:05x}", g.flow_label));
-        t.add(1, at + 4, 2, format!("Payload Length: {}", g.pay_len));
-        t.add(1, at + 6, 1, format!("Next Header: 0x{:02x}", g.nxt_hdr));
-        t.add(1, at + 7, 1, format!("Hop Limit: {}", g.hop_lmt));
-        t.add(1, at + 8, 16, format!("Source GID: {}", g.sgid_addr()));
+        t.add(1, at, 1, format_args!("IP Version: {}", g.ip_ver));
+        t.add(1, at, 2, format_args!("Traffic Class: 0x{:02x}", g.tclass));
+        t.add(
+            1,
+            at + 1,
+            3,
+            format_args!("Flow Label: 0x{:05x}", g.flow_label),
+        );
+        t.add(1, at + 4, 2, format_args!("Payload Length: {}", g.pay_len));
+        t.add(
+            1,
+            at + 6,
+            1,
+            format_args!("Next Header: 0x{:02x}", g.nxt_hdr),
+        );
+        t.add(1, at + 7, 1, format_args!("Hop Limit: {}", g.hop_lmt));
+        t.add(1, at + 8, 16, format_args!("Source GID: {}", g.sgid_addr()));
         t.add(
             1,
             at + 24,
             16,
-            format!("Destination GID: {}", g.dgid_addr()),
+            format_args!("Destination GID: {}", g.dgid_addr()),
         );
     }
     if let Some(b) = &p.bth {
@@ -541,90 +703,115 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
             Some(RoceVersion::Ib) => "InfiniBand",
             _ => "InfiniBand (RoCE v2)",
         };
-        t.text(0, title.into());
-        t.add(1, at, bth::LEN, "Base Transport Header".into());
+        t.text(0, title);
+        t.add(1, at, bth::LEN, "Base Transport Header");
         t.add(
             2,
             at,
             1,
-            format!("Opcode: {} ({})", b.opcode.name(), b.opcode.0),
+            format_args!("Opcode: {} ({})", b.opcode.name(), b.opcode.0),
         );
-        t.add(2, at + 1, 1, format!("Solicited Event: {}", yes(b.se)));
-        t.add(2, at + 1, 1, format!("MigReq: {}", yes(b.m)));
-        t.add(2, at + 1, 1, format!("Pad Count: {}", b.padcnt));
-        t.add(2, at + 1, 1, format!("Header Version: {}", b.tver));
-        t.add(2, at + 2, 2, format!("Partition Key: 0x{:04x}", b.p_key));
-        t.add(2, at + 4, 1, format!("FECN: {}", yes(b.fecn)));
-        t.add(2, at + 4, 1, format!("BECN: {}", yes(b.becn)));
+        t.add(2, at + 1, 1, format_args!("Solicited Event: {}", yes(b.se)));
+        t.add(2, at + 1, 1, format_args!("MigReq: {}", yes(b.m)));
+        t.add(2, at + 1, 1, format_args!("Pad Count: {}", b.padcnt));
+        t.add(2, at + 1, 1, format_args!("Header Version: {}", b.tver));
+        t.add(
+            2,
+            at + 2,
+            2,
+            format_args!("Partition Key: 0x{:04x}", b.p_key),
+        );
+        t.add(2, at + 4, 1, format_args!("FECN: {}", yes(b.fecn)));
+        t.add(2, at + 4, 1, format_args!("BECN: {}", yes(b.becn)));
         if let Some(&r) = p.data.get(at + 4) {
-            t.add(2, at + 4, 1, format!("Reserved (6 bits): {}", r & 0x3f));
+            t.add(
+                2,
+                at + 4,
+                1,
+                format_args!("Reserved (6 bits): {}", r & 0x3f),
+            );
         }
         t.add(
             2,
             at + 5,
             3,
-            format!("Destination Queue Pair: 0x{:06x}", b.dest_qp),
+            format_args!("Destination Queue Pair: 0x{:06x}", b.dest_qp),
         );
         t.add(
             2,
             at + 8,
             1,
-            format!("Acknowledge Request: {}", yes(b.ack_req)),
+            format_args!("Acknowledge Request: {}", yes(b.ack_req)),
         );
         if let Some(&r) = p.data.get(at + 8) {
-            t.add(2, at + 8, 1, format!("Reserved (7 bits): {}", r & 0x7f));
+            t.add(
+                2,
+                at + 8,
+                1,
+                format_args!("Reserved (7 bits): {}", r & 0x7f),
+            );
         }
-        t.add(2, at + 9, 3, format!("Packet Sequence Number: {}", b.psn));
+        t.add(
+            2,
+            at + 9,
+            3,
+            format_args!("Packet Sequence Number: {}", b.psn),
+        );
         let o = &p.offsets;
         if let (Some(r), Some(x)) = (&p.rdeth, o.rdeth) {
             let x = usize::from(x);
+            t.add(1, x, 4, "Reliable Datagram Extended Transport Header");
             t.add(
-                1,
-                x,
-                4,
-                "Reliable Datagram Extended Transport Header".into(),
+                2,
+                x + 1,
+                3,
+                format_args!("EE Context: 0x{:06x}", r.ee_context),
             );
-            t.add(2, x + 1, 3, format!("EE Context: 0x{:06x}", r.ee_context));
         }
         if let (Some(d), Some(x)) = (&p.deth, o.deth) {
             let x = usize::from(x);
-            t.add(1, x, 8, "Datagram Extended Transport Header".into());
-            t.add(2, x, 4, format!("Queue Key: 0x{:08x}", d.q_key));
+            t.add(1, x, 8, "Datagram Extended Transport Header");
+            t.add(2, x, 4, format_args!("Queue Key: 0x{:08x}", d.q_key));
             t.add(
                 2,
                 x + 5,
                 3,
-                format!("Source Queue Pair: 0x{:06x}", d.src_qp),
+                format_args!("Source Queue Pair: 0x{:06x}", d.src_qp),
             );
         }
         if let (Some(r), Some(x)) = (&p.xrceth, o.xrceth) {
             let x = usize::from(x);
-            t.add(1, x, 4, "XRC Extended Transport Header".into());
-            t.add(2, x + 1, 3, format!("XRC SRQ: 0x{:06x}", r.xrc_srq));
+            t.add(1, x, 4, "XRC Extended Transport Header");
+            t.add(2, x + 1, 3, format_args!("XRC SRQ: 0x{:06x}", r.xrc_srq));
         }
         if let (Some(r), Some(x)) = (&p.reth, o.reth) {
             let x = usize::from(x);
-            t.add(1, x, 16, "RDMA Extended Transport Header".into());
-            t.add(2, x, 8, format!("Virtual Address: 0x{:016x}", r.va));
-            t.add(2, x + 8, 4, format!("Remote Key: 0x{:08x}", r.r_key));
-            t.add(2, x + 12, 4, format!("DMA Length: {}", r.dma_len));
+            t.add(1, x, 16, "RDMA Extended Transport Header");
+            t.add(2, x, 8, format_args!("Virtual Address: 0x{:016x}", r.va));
+            t.add(2, x + 8, 4, format_args!("Remote Key: 0x{:08x}", r.r_key));
+            t.add(2, x + 12, 4, format_args!("DMA Length: {}", r.dma_len));
         }
         if let (Some(a), Some(x)) = (&p.atomiceth, o.atomiceth) {
             let x = usize::from(x);
-            t.add(1, x, 28, "Atomic Extended Transport Header".into());
-            t.add(2, x, 8, format!("Virtual Address: 0x{:016x}", a.va));
-            t.add(2, x + 8, 4, format!("Remote Key: 0x{:08x}", a.r_key));
+            t.add(1, x, 28, "Atomic Extended Transport Header");
+            t.add(2, x, 8, format_args!("Virtual Address: 0x{:016x}", a.va));
+            t.add(2, x + 8, 4, format_args!("Remote Key: 0x{:08x}", a.r_key));
             t.add(
                 2,
                 x + 12,
                 8,
-                format!("Swap (Or Add) Data: 0x{:016x}", a.swap_add),
+                format_args!("Swap (Or Add) Data: 0x{:016x}", a.swap_add),
             );
-            t.add(2, x + 20, 8, format!("Compare Data: 0x{:016x}", a.compare));
+            t.add(
+                2,
+                x + 20,
+                8,
+                format_args!("Compare Data: 0x{:016x}", a.compare),
+            );
         }
         if let (Some(a), Some(x)) = (&p.aeth, o.aeth) {
             let x = usize::from(x);
-            t.add(1, x, 4, "ACK Extended Transport Header".into());
+            t.add(1, x, 4, "ACK Extended Transport Header");
             let meaning = match a.kind() {
                 AckKind::Ack => format!("ACK, credits {}", a.value()),
                 AckKind::RnrNak => format!(
@@ -639,22 +826,22 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                 2,
                 x,
                 1,
-                format!("Syndrome: 0x{:02x} ({meaning})", a.syndrome),
+                format_args!("Syndrome: 0x{:02x} ({meaning})", a.syndrome),
             );
-            t.add(2, x + 1, 3, format!("Message Sequence Number: {}", a.msn));
+            t.add(
+                2,
+                x + 1,
+                3,
+                format_args!("Message Sequence Number: {}", a.msn),
+            );
         }
         if let (Some(a), Some(x)) = (&p.atomicacketh, o.atomicacketh) {
-            t.add(
-                1,
-                usize::from(x),
-                8,
-                "Atomic ACK Extended Transport Header".into(),
-            );
+            t.add(1, usize::from(x), 8, "Atomic ACK Extended Transport Header");
             t.add(
                 2,
                 usize::from(x),
                 8,
-                format!("Original Remote Data: 0x{:016x}", a.orig_rem_dt),
+                format_args!("Original Remote Data: 0x{:016x}", a.orig_rem_dt),
             );
         }
         if let (Some(i), Some(x)) = (&p.immdt, o.immdt) {
@@ -662,7 +849,7 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                 1,
                 usize::from(x),
                 4,
-                format!("Immediate Data: 0x{:08x}", i.value),
+                format_args!("Immediate Data: 0x{:08x}", i.value),
             );
         }
         if let (Some(i), Some(x)) = (&p.ieth, o.ieth) {
@@ -670,14 +857,14 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                 1,
                 usize::from(x),
                 4,
-                format!(
+                format_args!(
                     "Invalidate Extended Transport Header: R_Key 0x{:08x}",
                     i.r_key
                 ),
             );
         }
         if let Some(x) = o.cnp_reserved {
-            t.add(1, usize::from(x), 16, "CNP Reserved (16 bytes)".into());
+            t.add(1, usize::from(x), 16, "CNP Reserved (16 bytes)");
         }
         if let (Some(n), Some(x)) = (p.payload_len, o.payload) {
             let x = usize::from(x);
@@ -686,7 +873,7 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                     1,
                     x,
                     n as usize,
-                    format!("MAD: Communication Management, {}", cm.name()),
+                    format_args!("MAD: Communication Management, {}", cm.name()),
                 );
                 match cm {
                     CmMessage::Req {
@@ -697,11 +884,24 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                         mtu,
                         ..
                     } => {
-                        t.text(2, format!("Local Communication ID: 0x{local_comm_id:08x}"));
-                        t.text(2, format!("Service ID: 0x{service_id:016x}"));
-                        t.add(2, x + 24 + 32, 3, format!("Local QPN: 0x{local_qpn:06x}"));
-                        t.add(2, x + 24 + 44, 3, format!("Starting PSN: {starting_psn}"));
-                        t.text(2, format!("Path MTU: {}", 128u32 << mtu));
+                        t.text(
+                            2,
+                            format_args!("Local Communication ID: 0x{local_comm_id:08x}"),
+                        );
+                        t.text(2, format_args!("Service ID: 0x{service_id:016x}"));
+                        t.add(
+                            2,
+                            x + 24 + 32,
+                            3,
+                            format_args!("Local QPN: 0x{local_qpn:06x}"),
+                        );
+                        t.add(
+                            2,
+                            x + 24 + 44,
+                            3,
+                            format_args!("Starting PSN: {starting_psn}"),
+                        );
+                        t.text(2, format_args!("Path MTU: {}", 128u32 << mtu));
                     }
                     CmMessage::Rep {
                         local_comm_id,
@@ -709,17 +909,30 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                         local_qpn,
                         starting_psn,
                     } => {
-                        t.text(2, format!("Local Communication ID: 0x{local_comm_id:08x}"));
                         t.text(
                             2,
-                            format!("Remote Communication ID: 0x{remote_comm_id:08x}"),
+                            format_args!("Local Communication ID: 0x{local_comm_id:08x}"),
                         );
-                        t.add(2, x + 24 + 12, 3, format!("Local QPN: 0x{local_qpn:06x}"));
-                        t.add(2, x + 24 + 20, 3, format!("Starting PSN: {starting_psn}"));
+                        t.text(
+                            2,
+                            format_args!("Remote Communication ID: 0x{remote_comm_id:08x}"),
+                        );
+                        t.add(
+                            2,
+                            x + 24 + 12,
+                            3,
+                            format_args!("Local QPN: 0x{local_qpn:06x}"),
+                        );
+                        t.add(
+                            2,
+                            x + 24 + 20,
+                            3,
+                            format_args!("Starting PSN: {starting_psn}"),
+                        );
                     }
-                    CmMessage::Rej { reason, .. } => t.text(2, format!("Reason: {reason}")),
+                    CmMessage::Rej { reason, .. } => t.text(2, format_args!("Reason: {reason}")),
                     CmMessage::Dreq { remote_qpn, .. } => {
-                        t.text(2, format!("Remote QPN: 0x{remote_qpn:06x}"))
+                        t.text(2, format_args!("Remote QPN: 0x{remote_qpn:06x}"))
                     }
                     _ => {}
                 }
@@ -728,47 +941,52 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                     1,
                     x,
                     n as usize,
-                    format!("MAD: {}", crate::wire::mad::describe(m)),
+                    format_args!("MAD: {}", crate::wire::mad::describe(m)),
                 );
-                t.add(2, x, 1, format!("Base Version: {}", m.base_version));
+                t.add(2, x, 1, format_args!("Base Version: {}", m.base_version));
                 t.add(
                     2,
                     x + 1,
                     1,
-                    format!("Management Class: 0x{:02x}", m.mgmt_class),
+                    format_args!("Management Class: 0x{:02x}", m.mgmt_class),
                 );
-                t.add(2, x + 2, 1, format!("Class Version: {}", m.class_version));
+                t.add(
+                    2,
+                    x + 2,
+                    1,
+                    format_args!("Class Version: {}", m.class_version),
+                );
                 t.add(
                     2,
                     x + 3,
                     1,
-                    format!(
+                    format_args!(
                         "Method: {} (0x{:02x})",
                         crate::wire::mad::method_name(m.method),
                         m.method
                     ),
                 );
-                t.add(2, x + 4, 2, format!("Status: 0x{:04x}", m.status));
+                t.add(2, x + 4, 2, format_args!("Status: 0x{:04x}", m.status));
                 t.add(
                     2,
                     x + 8,
                     8,
-                    format!("Transaction ID: 0x{:016x}", m.transaction_id),
+                    format_args!("Transaction ID: 0x{:016x}", m.transaction_id),
                 );
                 t.add(
                     2,
                     x + 16,
                     2,
-                    format!("Attribute ID: 0x{:04x}", m.attribute_id),
+                    format_args!("Attribute ID: 0x{:04x}", m.attribute_id),
                 );
                 t.add(
                     2,
                     x + 20,
                     4,
-                    format!("Attribute Modifier: 0x{:08x}", m.attribute_modifier),
+                    format_args!("Attribute Modifier: 0x{:08x}", m.attribute_modifier),
                 );
             } else {
-                t.add(1, x, n as usize, format!("Payload: {n} bytes"));
+                t.add(1, x, n as usize, format_args!("Payload: {n} bytes"));
             }
         }
         if let Some(x) = o.pad {
@@ -776,7 +994,7 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                 1,
                 usize::from(x),
                 usize::from(b.padcnt),
-                format!("Pad: {} bytes", b.padcnt),
+                format_args!("Pad: {} bytes", b.padcnt),
             );
         }
         if let (Some(i), Some(x)) = (&p.icrc, o.icrc) {
@@ -790,14 +1008,14 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                     1,
                     usize::from(x),
                     4,
-                    format!("Invariant CRC: 0x{v:08x} {verdict}"),
+                    format_args!("Invariant CRC: 0x{v:08x} {verdict}"),
                 ),
-                None => t.text(1, format!("Invariant CRC: not captured {verdict}")),
+                None => t.text(1, format_args!("Invariant CRC: not captured {verdict}")),
             }
         }
-        vcrc_line(&mut t, p, 1);
+        vcrc_line(t, p, 1);
     } else if p.lrh.is_some() {
-        vcrc_line(&mut t, p, 0);
+        vcrc_line(t, p, 0);
     }
     if let Some(pause) = &p.pause {
         let at = l2_end;
@@ -807,14 +1025,14 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                     0,
                     at,
                     20,
-                    "MAC Control: Priority-based Flow Control (802.1Qbb)".into(),
+                    "MAC Control: Priority-based Flow Control (802.1Qbb)",
                 );
-                t.add(1, at, 2, "Opcode: Class Based Flow Control (0x0101)".into());
+                t.add(1, at, 2, "Opcode: Class Based Flow Control (0x0101)");
                 t.add(
                     1,
                     at + 2,
                     2,
-                    format!("Class Enable Vector: 0x{:04x}", pfc.class_enable),
+                    format_args!("Class Enable Vector: 0x{:04x}", pfc.class_enable),
                 );
                 for (i, q) in pfc.times.iter().enumerate() {
                     let on = if pfc.enabled(i as u8) {
@@ -826,7 +1044,7 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                         1,
                         at + 4 + 2 * i,
                         2,
-                        format!(
+                        format_args!(
                             "C{i} Pause Time: {q} quanta ({}){on}",
                             human_ns(quanta_to_ns(*q, link_bps))
                         ),
@@ -834,27 +1052,26 @@ pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
                 }
             }
             PauseRepr::Pause { time } => {
-                t.add(0, at, 4, "MAC Control: Pause (802.3x)".into());
-                t.add(1, at, 2, "Opcode: Pause (0x0001)".into());
+                t.add(0, at, 4, "MAC Control: Pause (802.3x)");
+                t.add(1, at, 2, "Opcode: Pause (0x0001)");
                 t.add(
                     1,
                     at + 2,
                     2,
-                    format!(
+                    format_args!(
                         "Pause Time: {time} quanta ({})",
                         human_ns(quanta_to_ns(*time, link_bps))
                     ),
                 );
             }
             PauseRepr::Other { opcode } => {
-                t.add(0, at, 2, format!("MAC Control: opcode 0x{opcode:04x}"));
+                t.add(0, at, 2, format_args!("MAC Control: opcode 0x{opcode:04x}"));
             }
         }
     }
     if let Some(e) = &p.error {
-        t.text(0, format!("[Malformed Packet: {e}]"));
+        t.text(0, format_args!("[Malformed Packet: {e}]"));
     }
-    t.nodes
 }
 
 fn dscp_name(d: u8) -> &'static str {
@@ -876,7 +1093,8 @@ fn dscp_name(d: u8) -> &'static str {
     }
 }
 
-/// Renders the tree as indented text.
+/// Renders kept nodes as indented text, as [`write_header_tree`] writes
+/// them (the fuzz target and tests hold the two to the same lines).
 pub fn render_tree(nodes: &[TreeNode]) -> String {
     let mut s = String::new();
     for n in nodes {
@@ -935,20 +1153,30 @@ pub fn hex_dump(data: &[u8]) -> String {
 /// `role`): `NVM Express` with the command's or the response's fields,
 /// titled as Wireshark titles them.
 pub fn nvme_tree(p: &Packet<'_>, role: crate::analysis::marks::NvmeRole) -> Vec<TreeNode> {
+    let mut t = Tree::nodes();
+    nvme_nodes(&mut t, p, role);
+    t.into_nodes()
+}
+
+/// [`nvme_tree`] written as `packets -V` prints it, straight to `out`.
+pub fn write_nvme_tree(p: &Packet<'_>, role: crate::analysis::marks::NvmeRole, out: &mut Vec<u8>) {
+    nvme_nodes(&mut Tree::lines(out), p, role);
+}
+
+fn nvme_nodes(t: &mut Tree<'_>, p: &Packet<'_>, role: crate::analysis::marks::NvmeRole) {
     use crate::analysis::marks::NvmeRole;
     use crate::wire::nvme::{CqeRepr, QueueKind, SqeRepr, fctype, sct_name};
-    let mut t = Tree { nodes: Vec::new() };
     let Some(at) = p.offsets.payload.map(usize::from) else {
-        return t.nodes;
+        return;
     };
     let n = p.payload_len.unwrap_or(0) as usize;
     let Some(payload) = p.data.get(at..at.saturating_add(n)) else {
-        return t.nodes;
+        return;
     };
     match role {
         NvmeRole::Command { qid } => {
             let Ok(s) = SqeRepr::parse(payload) else {
-                return t.nodes;
+                return;
             };
             let q = QueueKind::of_qid(qid.unwrap_or(1));
             let queue = qid.map_or("queue unknown".to_string(), |q| format!("queue {q}"));
@@ -956,21 +1184,26 @@ pub fn nvme_tree(p: &Packet<'_>, role: crate::analysis::marks::NvmeRole) -> Vec<
                 0,
                 at,
                 payload.len(),
-                format!("NVM Express Fabrics RDMA, Cmd ({queue}): {}", s.name(q)),
+                format_args!("NVM Express Fabrics RDMA, Cmd ({queue}): {}", s.name(q)),
             );
             if let Some(ft) = s.fctype() {
                 t.add(
                     1,
                     at,
                     1,
-                    format!("Opcode: {:02x} (Fabric Command)", s.opcode),
+                    format_args!("Opcode: {:02x} (Fabric Command)", s.opcode),
                 );
-                t.add(1, at + 2, 2, format!("Command Identifier: {:#06x}", s.cid));
+                t.add(
+                    1,
+                    at + 2,
+                    2,
+                    format_args!("Command Identifier: {:#06x}", s.cid),
+                );
                 t.add(
                     1,
                     at + 4,
                     1,
-                    format!("Fabric Command Type: {} ({ft:#04x})", fctype::name(ft)),
+                    format_args!("Fabric Command Type: {} ({ft:#04x})", fctype::name(ft)),
                 );
                 if let Some(pr) = s.property() {
                     let set = s.fctype() == Some(crate::wire::nvme::fctype::PROPERTY_SET);
@@ -978,7 +1211,7 @@ pub fn nvme_tree(p: &Packet<'_>, role: crate::analysis::marks::NvmeRole) -> Vec<
                         1,
                         at + 40,
                         16,
-                        format!(
+                        format_args!(
                             "Property {}: Offset {:#010x} ({}), Size {} bytes{}",
                             if set { "Set" } else { "Get" },
                             pr.offset,
@@ -997,7 +1230,7 @@ pub fn nvme_tree(p: &Packet<'_>, role: crate::analysis::marks::NvmeRole) -> Vec<
                         1,
                         at + 40,
                         12,
-                        format!(
+                        format_args!(
                             "Connect: Record Format {}, Queue ID {}, Submission Queue Size {}, Connect Attributes {:#04x}, Keep Alive Timeout {} ms",
                             c.recfmt,
                             c.qid,
@@ -1018,19 +1251,19 @@ pub fn nvme_tree(p: &Packet<'_>, role: crate::analysis::marks::NvmeRole) -> Vec<
                             1,
                             at + 64 + 16,
                             2,
-                            format!("Controller ID: {:#06x}", d.cntlid()),
+                            format_args!("Controller ID: {:#06x}", d.cntlid()),
                         );
                         t.add(
                             1,
                             at + 64 + 256,
                             256,
-                            format!("Subsystem NQN: {}", text(d.subnqn())),
+                            format_args!("Subsystem NQN: {}", text(d.subnqn())),
                         );
                         t.add(
                             1,
                             at + 64 + 512,
                             256,
-                            format!("Host NQN: {}", text(d.hostnqn())),
+                            format_args!("Host NQN: {}", text(d.hostnqn())),
                         );
                     }
                 }
@@ -1039,17 +1272,17 @@ pub fn nvme_tree(p: &Packet<'_>, role: crate::analysis::marks::NvmeRole) -> Vec<
                     1,
                     at,
                     1,
-                    format!("Opcode: {:#04x} ({})", s.opcode, s.name(q)),
+                    format_args!("Opcode: {:#04x} ({})", s.opcode, s.name(q)),
                 );
-                t.add(1, at + 2, 2, format!("Command ID: {:#06x}", s.cid));
-                t.add(1, at + 4, 4, format!("Namespace Id: {:#010x}", s.nsid));
+                t.add(1, at + 2, 2, format_args!("Command ID: {:#06x}", s.cid));
+                t.add(1, at + 4, 4, format_args!("Namespace Id: {:#010x}", s.nsid));
                 if s.has_lba(q) {
-                    t.add(1, at + 40, 8, format!("Start LBA: {:#018x}", s.slba()));
+                    t.add(1, at + 40, 8, format_args!("Start LBA: {:#018x}", s.slba()));
                     t.add(
                         1,
                         at + 48,
                         2,
-                        format!(
+                        format_args!(
                             "Absolute Number of Logical Blocks: {}",
                             u32::from(s.nlb()) + 1
                         ),
@@ -1061,7 +1294,7 @@ pub fn nvme_tree(p: &Packet<'_>, role: crate::analysis::marks::NvmeRole) -> Vec<
                 1,
                 at + 24,
                 16,
-                format!(
+                format_args!(
                     "SGL1: {}, Address {:#018x}, Length {}{}",
                     g.type_name(),
                     g.address,
@@ -1080,14 +1313,14 @@ pub fn nvme_tree(p: &Packet<'_>, role: crate::analysis::marks::NvmeRole) -> Vec<
             fabrics,
         } => {
             let Ok(c) = CqeRepr::parse(payload) else {
-                return t.nodes;
+                return;
             };
             let queue = qid.map_or("queue unknown".to_string(), |q| format!("queue {q}"));
             t.add(
                 0,
                 at,
                 payload.len(),
-                format!(
+                format_args!(
                     "NVM Express Fabrics RDMA, Cqe ({queue}): {}",
                     c.status_name()
                 ),
@@ -1095,21 +1328,36 @@ pub fn nvme_tree(p: &Packet<'_>, role: crate::analysis::marks::NvmeRole) -> Vec<
             if let Some(ns) = latency_ns {
                 t.text(
                     1,
-                    format!(
+                    format_args!(
                         "Cmd Latency: {} ms{}",
                         crate::fields::double_g15(crate::fields::millis(i128::from(ns))),
                         if fabrics { " (a Fabrics command)" } else { "" }
                     ),
                 );
             }
-            t.add(1, at + 8, 2, format!("SQ Head Pointer: {:#06x}", c.sqhd));
-            t.add(1, at + 10, 2, format!("SQ Identifier: {:#06x}", c.sqid));
-            t.add(1, at + 12, 2, format!("Command Identifier: {:#06x}", c.cid));
+            t.add(
+                1,
+                at + 8,
+                2,
+                format_args!("SQ Head Pointer: {:#06x}", c.sqhd),
+            );
+            t.add(
+                1,
+                at + 10,
+                2,
+                format_args!("SQ Identifier: {:#06x}", c.sqid),
+            );
+            t.add(
+                1,
+                at + 12,
+                2,
+                format_args!("Command Identifier: {:#06x}", c.cid),
+            );
             t.add(
                 1,
                 at + 14,
                 2,
-                format!(
+                format_args!(
                     "Status Field: {:#06x} ({}, {}{})",
                     c.status,
                     c.status_name(),
@@ -1119,7 +1367,6 @@ pub fn nvme_tree(p: &Packet<'_>, role: crate::analysis::marks::NvmeRole) -> Vec<
             );
         }
     }
-    t.nodes
 }
 
 #[cfg(test)]
