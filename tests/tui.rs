@@ -588,3 +588,38 @@ fn a_long_filter_and_its_count_stay_in_sight_at_80_columns() {
     assert!(top.contains("(6 frames) ┐"), "{s}");
     insta::assert_snapshot!("tui_long_filter_80x24", s);
 }
+
+#[test]
+fn up_brings_back_the_last_filter_and_ctrl_u_clears_the_line() {
+    let mut a = app("mixed.pcapng");
+    // A refused filter is not lost: `/` then ↑ gives it back to mend.
+    press(&mut a, "/roce.analysis.nak || bth.psn == ==⏎");
+    assert!(a.status.contains("was unexpected"), "{}", a.status);
+    assert!(a.display.is_none());
+    press(&mut a, "/↑");
+    assert_eq!(
+        a.editing.as_deref(),
+        Some("roce.analysis.nak || bth.psn == ==")
+    );
+    for _ in 0.." || bth.psn == ==".len() {
+        a.handle_key(key(KeyCode::Backspace));
+    }
+    press(&mut a, "⏎");
+    assert_eq!(a.display.as_ref().map(|d| d.matched), Some(6));
+    // Ctrl-U empties what is typed; Esc leaves the filter applied.
+    press(&mut a, "/↑");
+    assert_eq!(a.editing.as_deref(), Some("roce.analysis.nak"));
+    a.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    assert_eq!(a.editing.as_deref(), Some(""));
+    press(&mut a, "x⎋");
+    assert_eq!(a.editing, None);
+    assert_eq!(a.display.as_ref().map(|d| d.matched), Some(6));
+    // An empty filter clears, and is not what ↑ brings back.
+    press(&mut a, "/⏎/↑");
+    assert_eq!(a.editing.as_deref(), Some("roce.analysis.nak"));
+    // The help lists both keys, and still fits 80x24.
+    press(&mut a, "⎋?");
+    let s = screen_of(&mut a, 80, 24);
+    assert!(s.contains("Ctrl-U"), "{s}");
+    assert!(s.contains("mouse wheel"), "{s}");
+}

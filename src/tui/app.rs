@@ -231,6 +231,9 @@ pub struct App {
     pub help: bool,
     /// Typing a filter (`/`).
     pub editing: Option<String>,
+    /// The last filter entered, applied or refused (`↑` while typing
+    /// brings it back, to mend or extend).
+    pub last_filter: String,
     /// The `/` text when it is a plain search (addresses, QPs).
     pub filter: String,
     /// The `/` text when it is a display filter, and what it matched.
@@ -291,6 +294,7 @@ impl App {
             stack: vec![View::Flows],
             help: false,
             editing: None,
+            last_filter: String::new(),
             filter: String::new(),
             display: None,
             sort: SortBy::Trouble,
@@ -908,12 +912,18 @@ impl App {
             match key.code {
                 KeyCode::Enter => {
                     let text = self.editing.take().unwrap_or_default();
+                    if !text.trim().is_empty() {
+                        self.last_filter.clone_from(&text);
+                    }
                     self.apply_filter(text);
                 }
                 KeyCode::Esc => self.editing = None,
                 KeyCode::Backspace => {
                     text.pop();
                 }
+                KeyCode::Up => text.clone_from(&self.last_filter),
+                // Ctrl-U: the line cleared, as in a shell.
+                KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => text.clear(),
                 KeyCode::Char(c) => text.push(c),
                 _ => {}
             }

@@ -1001,6 +1001,7 @@ const HELP: &[(&str, &str)] = &[
         "NVMe-oF I/Os of the flow's queue (s: by latency / order)",
     ),
     ("/", "filter: display filter, or address or QP"),
+    ("↑  Ctrl-U", "typing a filter: the last one / clear"),
     ("s  S", "sort by the next column / reverse"),
     ("?", "this help"),
     ("q", "quit (back, below the top level)"),
