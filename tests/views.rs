@@ -260,16 +260,11 @@ fn written_trees_are_the_nodes_rendered() {
     };
     let d = tempfile::tempdir().unwrap();
     let nvme = d.path().join("nvme.pcap");
-    let out = common::bin()
+    common::bin()
         .args(["gen", "--scenario", "nvme", "--seed", "3", "-o"])
         .arg(&nvme)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .assert()
+        .success();
     let mut paths = common::captures_in(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/captures"
