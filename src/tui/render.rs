@@ -253,19 +253,8 @@ pub fn edit_line(text: &str, width: usize) -> String {
     } else {
         ""
     };
-    let room = width.saturating_sub(width_of(lead) + width_of(CURSOR) + 1);
-    let mut tail: Vec<char> = Vec::new();
-    let mut used = 0;
-    for ch in text.chars().rev() {
-        let w = width_of(ch.encode_utf8(&mut [0; 4]));
-        if used + w > room {
-            break;
-        }
-        used += w;
-        tail.push(ch);
-    }
-    let tail: String = tail.into_iter().rev().collect();
-    format!("{lead}…{tail}{CURSOR}")
+    let room = width.saturating_sub(width_of(lead) + width_of(CURSOR));
+    format!("{lead}{}{CURSOR}", elide(&text, room, 0))
 }
 
 /// A box's title within its top border (`width` columns with the
