@@ -606,6 +606,12 @@ fn up_brings_back_the_last_filter_and_ctrl_u_clears_the_line() {
     }
     press(&mut a, "⏎");
     assert_eq!(a.display.as_ref().map(|d| d.matched), Some(6));
+    // The space left at the end is not kept, nor shown.
+    assert_eq!(
+        a.display.as_ref().unwrap().filter.text(),
+        "roce.analysis.nak"
+    );
+    assert!(screen(&mut a).contains("display filter roce.analysis.nak (6 frames)"));
     // Ctrl-U empties what is typed; Esc leaves the filter applied.
     press(&mut a, "/↑");
     assert_eq!(a.editing.as_deref(), Some("roce.analysis.nak"));

@@ -460,8 +460,10 @@ impl App {
     /// Applies what was typed after `/`: a display filter (every frame read
     /// again and tested, with what the analysis found in it), or words to
     /// look for in the flows' addresses and QPs; empty clears both.
-    fn apply_filter(&mut self, text: String) {
+    fn apply_filter(&mut self, mut text: String) {
         self.flow_sel = 0;
+        // Spaces at the end mean nothing (and would show in the title).
+        text.truncate(text.trim_end().len());
         if text.trim().is_empty() || !looks_like_filter(&text) {
             self.display = None;
             self.filter = text;
