@@ -318,6 +318,22 @@ pub fn push_mac(out: &mut Vec<u8>, m: &[u8; 6]) {
     }
 }
 
+/// A MAC address as text where it is formatted (`format_args!`), with no
+/// `String` made for it (`packets -V` writes three a frame).
+pub struct MacText<'a>(pub &'a [u8; 6]);
+
+impl std::fmt::Display for MacText<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut b = [b':'; 17];
+        for (i, x) in self.0.iter().enumerate() {
+            b[i * 3] = HEX[usize::from(x >> 4)];
+            b[i * 3 + 1] = HEX[usize::from(x & 0xf)];
+        }
+        // Hex digits and colons: always UTF-8.
+        f.write_str(std::str::from_utf8(&b).unwrap_or_default())
+    }
+}
+
 pub fn mac_string(m: &[u8; 6]) -> String {
     let mut v = Vec::with_capacity(17);
     push_mac(&mut v, m);
@@ -444,6 +460,21 @@ pub fn write_report<W: std::io::Write, T: serde::Serialize>(
     ser.into_inner()
         .write_all(b"\n")
         .map_err(serde_json::Error::io)
+}
+
+#[cfg(test)]
+mod mac_tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn mac_text_is_the_mac_string(m in any::<[u8; 6]>()) {
+            let s = super::mac_string(&m);
+            prop_assert_eq!(super::MacText(&m).to_string(), s.clone());
+            let want = m.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":");
+            prop_assert_eq!(s, want);
+        }
+    }
 }
 
 #[cfg(test)]

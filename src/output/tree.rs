@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::ops::Range;
 
-use super::json::mac_string;
+use super::json::MacText;
 use super::names;
 use super::packets::human_ns;
 use crate::dissect::{Ip6Ext, OtherL4, Packet, RoceVersion};
@@ -369,22 +369,12 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64) {
             14,
             format_args!(
                 "Ethernet II, Src: {}, Dst: {}",
-                mac_string(&e.src),
-                mac_string(&e.dst)
+                MacText(&e.src),
+                MacText(&e.dst)
             ),
         );
-        t.add(
-            1,
-            base,
-            6,
-            format_args!("Destination: {}", mac_string(&e.dst)),
-        );
-        t.add(
-            1,
-            base + 6,
-            6,
-            format_args!("Source: {}", mac_string(&e.src)),
-        );
+        t.add(1, base, 6, format_args!("Destination: {}", MacText(&e.dst)));
+        t.add(1, base + 6, 6, format_args!("Source: {}", MacText(&e.src)));
         t.add(1, base + 12, 2, format_args!("Type: 0x{:04x}", e.ethertype));
         l2_end = base + 14;
     }
@@ -397,7 +387,7 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64) {
         t.add(0, 0, n, "Linux cooked capture");
         t.text(1, format_args!("Packet type: {}", s.packet_type));
         if let Some(m) = s.src_mac() {
-            t.text(1, format_args!("Source: {}", mac_string(&m)));
+            t.text(1, format_args!("Source: {}", MacText(&m)));
         }
         t.text(1, format_args!("Protocol: 0x{:04x}", s.protocol));
         l2_end = n;
@@ -589,7 +579,7 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64) {
             1,
             at + 8,
             6,
-            format_args!("Sender MAC address: {}", mac_string(&a.sender_mac)),
+            format_args!("Sender MAC address: {}", MacText(&a.sender_mac)),
         );
         t.add(
             1,
@@ -601,7 +591,7 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64) {
             1,
             at + 18,
             6,
-            format_args!("Target MAC address: {}", mac_string(&a.target_mac)),
+            format_args!("Target MAC address: {}", MacText(&a.target_mac)),
         );
         t.add(
             1,
