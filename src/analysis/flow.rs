@@ -289,6 +289,12 @@ impl FlowState {
         self.cold.as_mut()?.cc.as_deref_mut()
     }
 
+    /// The rarer part, if made.
+    #[inline]
+    pub fn cold_part(&self) -> Option<&FlowCold> {
+        self.cold.as_deref()
+    }
+
     /// The rarer part, or an empty one (all counters 0).
     pub fn cold_ref(&self) -> &FlowCold {
         self.cold.as_deref().unwrap_or(&NO_COLD)

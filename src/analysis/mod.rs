@@ -188,15 +188,32 @@ fn cm_entry_partner(
 
 /// Flows from which the observing loop hints the caches ahead.
 const HINT_FROM_FLOWS: usize = 4096;
-/// The cache lines of a flow's state a frame reads.
-const FLOW_LINES: usize = std::mem::size_of::<FlowState>().div_ceil(64);
+/// How many frames ahead of the one observed each [`HintStage`] hints
+/// (far enough for each stage's loads to arrive before the next stage
+/// reads them, near enough for them to stay).
+const HINT_AHEAD: [(usize, HintStage); 5] = [
+    (20, HintStage::Slot),
+    (16, HintStage::Flow),
+    (12, HintStage::Parts),
+    (8, HintStage::Tails),
+    (4, HintStage::Answered),
+];
+/// How many frames ahead the facts themselves are hinted (made on another
+/// core, they are not in this one's caches).
+const FACTS_AHEAD: usize = 24;
 
-/// What [`Analyzer::hint`] loads: a frame's index slot (first, further
-/// ahead), or its flow state and parts (through that slot).
+/// What [`Analyzer::hint`] loads, each stage through what the one
+/// before brought (a stage that loaded what it had not been brought
+/// would wait for memory as the frame's observing would): a frame's index
+/// slot (furthest ahead), its flow's state, the boxes that state points
+/// to, then the ends of the queues and lists those boxes hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HintStage {
+enum HintStage {
     Slot,
     Flow,
+    Parts,
+    Tails,
+    Answered,
 }
 
 /// The id of the flow with `key`, if it has been seen.
@@ -448,6 +465,35 @@ impl Analyzer {
         self.observe(&Facts::of(pkt))
     }
 
+    /// Observes a run of frames in order, each frame's number moved on by
+    /// `renumber` first (a chunk's frames are numbered from its start).
+    /// With thousands of flows ([`hints_pay`](Self::hints_pay)), hints the
+    /// caches ahead with what each frame will read, in the stages of
+    /// [`HintStage`] (see [`HINT_AHEAD`]).
+    #[inline(never)]
+    pub fn observe_run(&mut self, frames: &mut [Facts], renumber: u64) {
+        if !self.hints_pay() {
+            for facts in frames {
+                facts.number += renumber;
+                self.observe(facts);
+            }
+            return;
+        }
+        for i in 0..frames.len() {
+            if let Some(f) = frames.get(i + FACTS_AHEAD) {
+                mapwin::prefetch_whole(f);
+            }
+            for (ahead, stage) in HINT_AHEAD {
+                if let Some(f) = frames.get(i + ahead) {
+                    self.hint(f, stage);
+                }
+            }
+            let facts = &mut frames[i];
+            facts.number += renumber;
+            self.observe(facts);
+        }
+    }
+
     /// [`packet`](Self::packet) for a packet dissected elsewhere (another
     /// thread): its [`Facts`].
     pub fn observe(&mut self, facts: &Facts) -> FrameAnalysis {
@@ -545,16 +591,17 @@ impl Analyzer {
     /// pays: with thousands of flows their state is out of the caches, and
     /// each frame met a miss at each part of it. With fewer, the hints
     /// cost more than the misses they save (15 % more on 512 flows).
-    pub fn hints_pay(&self) -> bool {
+    fn hints_pay(&self) -> bool {
         self.flows.len() >= HINT_FROM_FLOWS
     }
 
-    /// Hints the caches for a frame to be observed some frames from now:
-    /// [`HintStage::Slot`] first (its index slot), then [`HintStage::Flow`]
-    /// (its flow, found through that slot, and the parts of it a frame
-    /// reads: its timing, its throughput, the flow its answers go to).
+    /// Hints the caches for a frame to be observed some frames from now,
+    /// in the order of [`HintStage`]: its index slot, its flow, the parts
+    /// of it a frame reads (its timing, its throughput, its rarer part, and
+    /// the flow its answers go to), then the ends of their queues (the
+    /// packets waiting for an answer, the latest throughput grain).
     #[inline]
-    pub fn hint(&self, facts: &Facts, stage: HintStage) {
+    fn hint(&self, facts: &Facts, stage: HintStage) {
         let Body::Roce(r) = &facts.body else {
             return;
         };
@@ -569,20 +616,46 @@ impl Analyzer {
         else {
             return;
         };
-        mapwin::prefetch_value(f, FLOW_LINES);
-        if let Some(t) = f.timing.as_deref() {
-            mapwin::prefetch_value(t, 2);
+        match stage {
+            HintStage::Slot => {}
+            HintStage::Flow => mapwin::prefetch_whole(f),
+            HintStage::Parts => {
+                if let Some(t) = f.timing.as_deref() {
+                    mapwin::prefetch_whole(t);
+                }
+                if let Some(rate) = f.rate.as_deref() {
+                    mapwin::prefetch_whole(rate);
+                }
+                if let Some(c) = f.cold_part() {
+                    mapwin::prefetch_whole(c);
+                }
+                if let Some(q) = self.flows.get(f.answers as usize) {
+                    mapwin::prefetch_whole(&q.timing);
+                }
+            }
+            HintStage::Tails => {
+                if let Some(t) = f.timing.as_deref() {
+                    t.hint_ends();
+                }
+                if let Some(rate) = f.rate.as_deref() {
+                    rate.hint_end();
+                }
+                if let Some(t) = self.answered(f) {
+                    mapwin::prefetch_whole(t);
+                }
+            }
+            HintStage::Answered => {
+                if let Some(t) = self.answered(f) {
+                    t.hint_ends();
+                }
+            }
         }
-        if let Some(rate) = f.rate.as_deref() {
-            mapwin::prefetch_value(rate, 1);
-        }
-        if let Some(t) = self
-            .flows
-            .get(f.answers as usize)
-            .and_then(|q| q.timing.as_deref())
-        {
-            mapwin::prefetch_value(t, 2);
-        }
+    }
+
+    /// The timing of the request flow `f`'s answers go to, once known.
+    #[inline]
+    fn answered(&self, f: &FlowState) -> Option<&timing::FlowTiming> {
+        self.flows.get(f.answers as usize)?.timing.as_deref()
     }
 
     /// The id of the flow with `key`, if it has been seen.

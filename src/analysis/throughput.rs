@@ -365,6 +365,16 @@ impl Rate {
         }
     }
 
+    /// Hints the caches with the end of the flow's grain list, where a
+    /// frame that starts a grain puts the one before (the line past the
+    /// last grain too: the next goes there).
+    #[inline]
+    pub fn hint_end(&self) {
+        if let Some(g) = self.all.list.last() {
+            mapwin::prefetch_value(g, 2);
+        }
+    }
+
     #[cold]
     fn coarsen(&mut self, shift: u32) {
         let by = shift - self.shift;

@@ -772,6 +772,23 @@ impl FlowTiming {
         said
     }
 
+    /// Hints the caches with the ends of the queues a frame of the flow
+    /// reads: the oldest and newest request packets waiting (an answer
+    /// pops the oldest and most often names the newest; a request is
+    /// added after it), the oldest message waiting and the newest READ.
+    #[inline]
+    pub fn hint_ends(&self) {
+        for s in [self.sent.front(), self.sent.back()].into_iter().flatten() {
+            mapwin::prefetch_value(s, 1);
+        }
+        if let Some(m) = self.messages.front() {
+            mapwin::prefetch_value(m, 1);
+        }
+        if let Some(r) = self.reads.back() {
+            mapwin::prefetch_value(r, 1);
+        }
+    }
+
     /// Whether the request flow has `psn` waiting (to learn which flow
     /// an ACK flow answers).
     pub fn waits_for(&self, psn: u32) -> bool {

@@ -1020,28 +1020,6 @@ struct Feed<'f, 'a, 'p, 'v> {
     times: Option<(u64, u64)>,
 }
 
-/// Frames whose index slot is hinted ahead of the one observed, and
-/// frames whose flow is.
-const HINT_SLOT_AHEAD: usize = 16;
-const HINT_FLOW_AHEAD: usize = 8;
-
-/// Observes a chunk's frames, hinting the caches ahead with what each
-/// will read (with thousands of flows, see [`Analyzer::hints_pay`]).
-fn observe_hinted(an: &mut Analyzer, packets: &mut [Facts], frames: u64) {
-    use crate::analysis::HintStage;
-    for i in 0..packets.len() {
-        if let Some(f) = packets.get(i + HINT_SLOT_AHEAD) {
-            an.hint(f, HintStage::Slot);
-        }
-        if let Some(f) = packets.get(i + HINT_FLOW_AHEAD) {
-            an.hint(f, HintStage::Flow);
-        }
-        let facts = &mut packets[i];
-        facts.number += frames;
-        an.observe(facts);
-    }
-}
-
 impl Feed<'_, '_, '_, '_> {
     fn run(
         &mut self,
@@ -1090,15 +1068,7 @@ impl Feed<'_, '_, '_, '_> {
                             }
                         }
                     }
-                    None if an.hints_pay() => {
-                        observe_hinted(an, &mut chunk.packets, frames);
-                    }
-                    None => {
-                        for facts in &mut chunk.packets {
-                            facts.number += frames;
-                            an.observe(facts);
-                        }
-                    }
+                    None => an.observe_run(&mut chunk.packets, frames),
                     Some(visit) => {
                         let stop =
                             visit_chunk(&mut chunk, frames, an, job, &mut self.times, &mut **visit);

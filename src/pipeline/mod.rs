@@ -528,10 +528,8 @@ fn analyze_pipelined(
         let analysis = scope.spawn(move || {
             let mut an = Analyzer::new(opts);
             an.set_report_threads(threads);
-            for batch in batches {
-                for facts in &batch {
-                    an.observe(facts);
-                }
+            for mut batch in batches {
+                an.observe_run(&mut batch, 0);
                 // Sent back full, to be overwritten.
                 let _ = recycle.try_send(batch);
             }

@@ -259,29 +259,75 @@ pub fn prefetch(bytes: &[u8], from: usize, len: usize) {
     }
 }
 
+/// Asks the CPU to start loading every 64-byte line the first `bytes`
+/// bytes of `value` lie on: one more line than `bytes / 64` when they
+/// straddle line boundaries, as a value allocated on 16 bytes does. A
+/// no-op where there is no such hint.
+#[inline]
+pub fn prefetch_span<T: ?Sized>(value: &T, bytes: usize) {
+    let p = (value as *const T).cast::<i8>();
+    let (skew, lines) = span_lines(p as usize, bytes);
+    prefetch_lines(p.wrapping_sub(skew), lines);
+}
+
+/// How far `addr` is past the start of its 64-byte line, and how many
+/// lines `bytes` bytes from it lie on (at least one).
+fn span_lines(addr: usize, bytes: usize) -> (usize, usize) {
+    let skew = addr & 63;
+    (skew, (skew + bytes.max(1)).div_ceil(64))
+}
+
+/// Every line `value` lies on (see [`prefetch_span`]).
+#[inline]
+pub fn prefetch_whole<T>(value: &T) {
+    prefetch_span(value, std::mem::size_of::<T>());
+}
+
+#[inline]
+fn prefetch_lines(p: *const i8, lines: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        for i in 0..lines {
+            // SAFETY: a prefetch never faults and changes no memory, even
+            // at an address outside any value.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64 * i)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (p, lines);
+}
+
 /// Asks the CPU to start loading the first `lines` 64-byte lines of
 /// `value` into its caches, a few iterations before a loop reads it. A
 /// no-op where there is no such hint.
 #[inline]
 pub fn prefetch_value<T: ?Sized>(value: &T, lines: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let p = (value as *const T).cast::<i8>();
-        for i in 0..lines {
-            // SAFETY: a prefetch never faults and changes no memory, even
-            // at an address past the value.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64 * i)) };
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (value, lines);
+    prefetch_lines((value as *const T).cast::<i8>(), lines);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn a_span_takes_every_line_it_lies_on() {
+        // 352 bytes on a line's start: 6 lines; 48 bytes in: 7.
+        assert_eq!(span_lines(0x1000, 352), (0, 6));
+        assert_eq!(span_lines(0x1030, 352), (48, 7));
+        // 64 bytes straddling a boundary: 2; within one: 1.
+        assert_eq!(span_lines(0x1010, 64), (16, 2));
+        assert_eq!(span_lines(0x1000, 64), (0, 1));
+        // Nothing or one byte: the line it is on.
+        assert_eq!(span_lines(0x103f, 0), (63, 1));
+        assert_eq!(span_lines(0x103f, 1), (63, 1));
+        assert_eq!(span_lines(0x103f, 2), (63, 2));
+        // Hinting never faults, whatever the address.
+        let v = [0u8; 3];
+        prefetch_span(&v, 1 << 20);
+        prefetch_whole(&v);
+    }
 
     #[test]
     fn windows_see_the_file() {
