@@ -545,7 +545,8 @@ fn filtered_output_is_the_same_on_every_core() {
 /// ahead (past 4 096 flows, on the chunked reader) and has its flows'
 /// reports built and their JSON formatted on several threads: the bytes
 /// are those of one thread (read in sequence, with no hints), and every
-/// flow is there.
+/// flow is there; read from a pipe (the batches of the streamed path,
+/// hinted too), the same report.
 #[test]
 fn many_flows_report_the_same_on_every_thread_count() {
     let dir = tempfile::tempdir().unwrap();
@@ -585,6 +586,19 @@ fn many_flows_report_the_same_on_every_thread_count() {
         let other = run(threads);
         assert!(one == other, "-j {threads}: the report's bytes differ");
     }
+    // Read from a pipe: decoded on one thread, analysed (with the same
+    // hints) on another. The same report but for the file's name.
+    let piped = common::bin()
+        .args(["-", "--json", "-j", "2"])
+        .pipe_stdin(&pcap)
+        .unwrap()
+        .output()
+        .unwrap();
+    assert!(piped.status.success());
+    let mut p: serde_json::Value = serde_json::from_slice(&piped.stdout).unwrap();
+    assert_eq!(p["capture"]["file"], "-");
+    p["capture"]["file"] = v["capture"]["file"].clone();
+    assert!(p == v, "read from a pipe: the report differs");
 }
 
 /// `--analysis-threads` on a capture whose analysis does not split
