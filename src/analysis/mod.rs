@@ -467,9 +467,9 @@ impl Analyzer {
 
     /// Observes a run of frames in order, each frame's number moved on by
     /// `renumber` first (a chunk's frames are numbered from its start).
-    /// With thousands of flows ([`hints_pay`](Self::hints_pay)), hints the
-    /// caches ahead with what each frame will read, in the stages of
-    /// [`HintStage`] (see [`HINT_AHEAD`]).
+    /// With thousands of flows (`hints_pay`), hints the caches ahead with
+    /// what each frame will read, in the stages of `HintStage` (how far
+    /// ahead: `HINT_AHEAD`).
     #[inline(never)]
     pub fn observe_run(&mut self, frames: &mut [Facts], renumber: u64) {
         if !self.hints_pay() {

@@ -371,7 +371,7 @@ impl Rate {
     #[inline]
     pub fn hint_end(&self) {
         if let Some(g) = self.all.list.last() {
-            mapwin::prefetch_value(g, 2);
+            mapwin::prefetch_span(g, 2 * std::mem::size_of::<Grain>());
         }
     }
 
