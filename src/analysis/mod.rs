@@ -204,15 +204,21 @@ const FACTS_AHEAD: usize = 24;
 
 /// What [`Analyzer::hint`] loads, each stage through what the one
 /// before brought (a stage that loaded what it had not been brought
-/// would wait for memory as the frame's observing would): a frame's index
-/// slot (furthest ahead), its flow's state, the boxes that state points
-/// to, then the ends of the queues and lists those boxes hold.
+/// would wait for memory as the frame's observing would).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum HintStage {
+    /// The frame's index slot (from its facts' flow hash).
     Slot,
+    /// Its flow's state (found through that slot).
     Flow,
+    /// The boxes that state points to (timing, throughput, rarer part),
+    /// and the answered flow's pointer to its timing.
     Parts,
+    /// The ends of the flow's queues and grain list, and the answered
+    /// flow's timing.
     Tails,
+    /// The ends of the answered flow's queues (an ACK or READ response
+    /// pops and reads them).
     Answered,
 }
 
@@ -596,10 +602,7 @@ impl Analyzer {
     }
 
     /// Hints the caches for a frame to be observed some frames from now,
-    /// in the order of [`HintStage`]: its index slot, its flow, the parts
-    /// of it a frame reads (its timing, its throughput, its rarer part, and
-    /// the flow its answers go to), then the ends of their queues (the
-    /// packets waiting for an answer, the latest throughput grain).
+    /// with what `stage` of [`HintStage`] loads.
     #[inline]
     fn hint(&self, facts: &Facts, stage: HintStage) {
         let Body::Roce(r) = &facts.body else {
