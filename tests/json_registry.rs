@@ -170,6 +170,8 @@ const SAME: &[(&str, &[&str])] = &[
         "nvme.latency_ns",
         &["nvme.cmd_latency", "nvme.fabrics.cmd_latency"],
     ),
+    ("nvme.data.cid", &["nvme.data.cid"]),
+    ("nvme.data.offset", &["nvme.data.offset"]),
 ];
 
 /// JSON keys with no registry field of the same meaning, and why.

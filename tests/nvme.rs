@@ -572,3 +572,236 @@ fn the_tui_lists_a_queues_ios_slowest_first_and_opens_their_frames() {
         "{screen}"
     );
 }
+
+/// `gen`'s nvme scenario with 16 KiB I/Os over a 4 KiB PMTU: each read's
+/// data is four RDMA WRITEs, each write's four READ responses.
+fn sixteen_k_ios(dir: &std::path::Path, seed: u64) -> std::path::PathBuf {
+    let p = dir.join(format!("nvme16k-{seed}.pcapng"));
+    let out = common::bin()
+        .args([
+            "gen",
+            "--scenario",
+            "nvme",
+            "--pmtu",
+            "4096",
+            "--size",
+            "16384",
+        ])
+        .args(["--seed", &seed.to_string(), "-o"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    p
+}
+
+/// `packets -T fields` of `p` (with `-Y filter` when not empty), one
+/// vector of values per frame.
+fn field_rows(p: &std::path::Path, filter: &str, fields: &[&str]) -> Vec<Vec<String>> {
+    let mut c = common::bin();
+    c.arg("packets").arg(p).args(["-T", "fields"]);
+    if !filter.is_empty() {
+        c.args(["-Y", filter]);
+    }
+    let out = c
+        .args(fields.iter().flat_map(|f| ["-e", f]))
+        .output()
+        .unwrap();
+    assert!(out.status.success() || out.status.code() == Some(1));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.split('\t').map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn an_ios_data_packets_name_their_command_and_offset() {
+    let d = tempfile::tempdir().unwrap();
+    let p = sixteen_k_ios(d.path(), 2);
+    let out = common::bin().arg("packets").arg(&p).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    // Every WRITE to the host and every READ response is an I/O's data,
+    // its offsets 0, 4 KiB, ... in the order of its packets; every READ
+    // request asks for a write's data.
+    let (mut reads, mut writes, mut asks) = (0, 0, 0);
+    let mut next: std::collections::HashMap<(String, String), u64> = Default::default();
+    for l in text.lines() {
+        let data = l.split_once(" NVMe Data for ");
+        if l.contains("RDMA WRITE") || l.contains("READ Response") {
+            let (head, tail) = data.unwrap_or_else(|| panic!("no I/O: {l}"));
+            let (name, rest) = tail.split_once(" CID=").unwrap();
+            let (cid, offset) = rest.split_once(" offset=").unwrap();
+            let qp = head.split(" QP=").nth(1).unwrap()[..8].to_string();
+            let at = next.entry((qp, cid.to_string())).or_insert(0);
+            // (A replay is marked after it: `[retransmit]`.)
+            let offset: u64 = offset.split(' ').next().unwrap().parse().unwrap();
+            // A later I/O may reuse the CID on the queue, a replay goes
+            // back: both start at 0.
+            assert!(offset == *at || offset == 0, "{l}");
+            *at = offset + 4096;
+            if l.contains("RDMA WRITE") {
+                assert!(matches!(name, "Read" | "Identify"), "{l}");
+                reads += 1;
+            } else {
+                assert_eq!(name, "Write", "{l}");
+                writes += 1;
+            }
+        } else if l.contains("READ Request") {
+            assert!(l.contains(" NVMe Data Request for Write CID="), "{l}");
+            asks += 1;
+        } else {
+            assert!(data.is_none(), "{l}");
+        }
+    }
+    assert!(
+        reads > 100 && writes > 100 && asks > 20,
+        "{reads} {writes} {asks}"
+    );
+    assert_eq!(writes, 4 * asks, "four READ responses to each request");
+
+    // The protocols: `nvme` is every command, matched response and data
+    // packet; `nvme-rdma` adds the Fabrics capsules, the READ requests,
+    // the SEND LASTs of long capsules and the CM replies.
+    let nvme = field_rows(&p, "nvme", &["frame.number"]).len();
+    let rdma = field_rows(
+        &p,
+        "nvme-rdma",
+        &["frame.protocols", "infiniband.bth.opcode"],
+    );
+    let capsules = field_rows(
+        &p,
+        "nvme.cmd.opc || nvme.cqe.cid && nvme.cmd_latency",
+        &["frame.number"],
+    );
+    assert_eq!(nvme, capsules.len() + reads + writes);
+    assert!(
+        rdma.iter()
+            .all(|r| r[0].ends_with(":infiniband:nvme-rdma") && r[1] != "17"),
+        "no ACK"
+    );
+    let only_rdma = field_rows(&p, "nvme-rdma && !nvme", &["infiniband.bth.opcode"]);
+    let count = |op: &str| only_rdma.iter().filter(|r| r[0] == op).count();
+    assert_eq!(count("12"), asks);
+    assert!(count("100") >= 2, "CM replies");
+    assert_eq!(rdma.len(), nvme + only_rdma.len());
+    let fabrics = field_rows(&p, "nvme.fabrics.cmd.opc", &["frame.number"]).len();
+    assert!(fabrics > 0 && only_rdma.len() > asks + fabrics);
+
+    // JSON Lines say the same.
+    let out = common::bin()
+        .args([
+            "packets",
+            "--json",
+            "-Y",
+            "nvme-rdma && !nvme.cmd.opc && !nvme.cqe.cid",
+        ])
+        .arg(&p)
+        .output()
+        .unwrap();
+    let mut roles: std::collections::BTreeMap<String, usize> = Default::default();
+    for l in String::from_utf8(out.stdout).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        let n = &v["nvme"];
+        *roles
+            .entry(n["role"].as_str().unwrap().to_string())
+            .or_default() += 1;
+        if n["role"] == "data" {
+            assert!(
+                n["data"]["offset"].as_u64().unwrap().is_multiple_of(4096),
+                "{l}"
+            );
+            assert!(n["data"]["cid"].is_u64() && n["name"].is_string(), "{l}");
+        }
+    }
+    assert_eq!(roles.get("data"), Some(&(reads + writes)), "{roles:?}");
+    assert_eq!(roles.get("data_request"), Some(&asks), "{roles:?}");
+    assert!(roles.get("queue").is_some_and(|&n| n >= 2), "{roles:?}");
+
+    // The tree of one data packet.
+    let out = common::bin()
+        .args(["packets", "-V", "-Y", "nvme && infiniband.bth.opcode == 7"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    let tree = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        tree.contains("NVM Express Fabrics RDMA, Data (queue ")
+            && tree.contains("Data Offset: 4096")
+            && tree.contains("Data Length: 4096"),
+        "{tree}"
+    );
+}
+
+#[test]
+fn the_nvme_protocols_select_the_frames_tshark_selects() {
+    if !common::have_tshark() {
+        common::skip(
+            "-Y nvme, -Y nvme-rdma and frame.protocols against tshark",
+            "tshark is not installed",
+        );
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    for seed in 1..=3u64 {
+        let p = sixteen_k_ios(d.path(), seed);
+        let tshark = |filter: &str, field: &str| {
+            let mut c = Command::new("tshark");
+            c.args(["-n", "-r"]).arg(&p);
+            if !filter.is_empty() {
+                c.args(["-Y", filter]);
+            }
+            let out = c.args(["-T", "fields", "-e", field]).output().unwrap();
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let ours = |filter: &str, field: &str| {
+            field_rows(&p, filter, &[field])
+                .into_iter()
+                .map(|r| r.join("\t") + "\n")
+                .collect::<String>()
+        };
+        let protocols = ours("", "frame.protocols");
+        assert_eq!(protocols, tshark("", "frame.protocols"), "seed {seed}");
+        assert!(protocols.contains(":nvme-rdma\n"));
+        assert_eq!(
+            ours("nvme-rdma", "frame.number"),
+            tshark("nvme-rdma", "frame.number"),
+            "seed {seed}"
+        );
+        // `nvme`: tshark's frames and more: a command in a SEND FIRST (its
+        // data past one PMTU), which tshark does not decode, and the
+        // response to it, which tshark then cannot match.
+        let theirs: Vec<String> = tshark("nvme", "frame.number")
+            .lines()
+            .map(String::from)
+            .collect();
+        let mine = field_rows(
+            &p,
+            "nvme",
+            &[
+                "frame.number",
+                "infiniband.bth.opcode",
+                "nvme.cmd.cid",
+                "nvme.cqe.cid",
+            ],
+        );
+        let mut firsts = Vec::new();
+        let mut extra = 0;
+        let mut at = theirs.iter().peekable();
+        for r in &mine {
+            if at.peek() == Some(&&r[0]) {
+                at.next();
+                continue;
+            }
+            extra += 1;
+            if r[1] == "0" {
+                firsts.push(r[2].clone());
+            } else {
+                assert!(firsts.contains(&r[3]), "seed {seed}: frame {r:?}");
+            }
+        }
+        assert_eq!(at.next(), None, "seed {seed}: a frame of tshark's missing");
+        assert_eq!(extra, 2 * firsts.len(), "seed {seed}");
+    }
+}

@@ -272,8 +272,14 @@ fn written_trees_are_the_nodes_rendered() {
     paths.push(sample_capture(d.path()));
     paths.push(nvme);
     let roles = [
-        NvmeRole::Command { qid: Some(0) },
-        NvmeRole::Command { qid: None },
+        NvmeRole::Command {
+            qid: Some(0),
+            fabrics: true,
+        },
+        NvmeRole::Command {
+            qid: None,
+            fabrics: false,
+        },
         NvmeRole::Response {
             qid: Some(1),
             latency_ns: Some(12_345),
@@ -284,6 +290,24 @@ fn written_trees_are_the_nodes_rendered() {
             latency_ns: None,
             fabrics: false,
         },
+        NvmeRole::Data {
+            qid: Some(3),
+            cid: 9,
+            code: 0x02,
+            offset: Some(4096),
+        },
+        NvmeRole::Data {
+            qid: None,
+            cid: 9,
+            code: 0x101,
+            offset: None,
+        },
+        NvmeRole::DataRequest {
+            qid: Some(1),
+            cid: 4,
+            code: 0x01,
+        },
+        NvmeRole::Queue { qid: None },
     ];
     let (mut frames, mut nvme_nodes) = (0, 0);
     for p in &paths {

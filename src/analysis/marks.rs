@@ -141,8 +141,8 @@ pub struct FrameAnalysis {
     /// oldest one's, when it completes several;
     /// `roce.analysis.message_completion`).
     pub completion_ns: Option<u64>,
-    /// A SEND ONLY on an NVMe-oF connection: a command capsule (host to
-    /// controller) or a response capsule.
+    /// A frame of an NVMe-oF connection: a command or response capsule,
+    /// an I/O's data or the READ request for it, or none of these.
     pub nvme: Option<NvmeRole>,
 }
 
@@ -151,6 +151,8 @@ pub struct FrameAnalysis {
 pub enum NvmeRole {
     Command {
         qid: Option<u16>,
+        /// A Fabrics command (Connect, Property Get, ...).
+        fabrics: bool,
     },
     Response {
         qid: Option<u16>,
@@ -160,6 +162,55 @@ pub enum NvmeRole {
         /// Its command was a Fabrics command (`nvme.fabrics.cmd_latency`).
         fabrics: bool,
     },
+    /// A packet of an I/O's data: an RDMA WRITE to the host (a read's
+    /// data) or a READ response from it (a write's).
+    Data {
+        qid: Option<u16>,
+        cid: u16,
+        /// The command (opcode, or Fabrics type + 0x100).
+        code: u16,
+        /// Bytes of the I/O's data before this packet's, when known.
+        offset: Option<u32>,
+    },
+    /// An RDMA READ request from the controller for an I/O's data.
+    DataRequest {
+        qid: Option<u16>,
+        cid: u16,
+        code: u16,
+    },
+    /// Any other frame with a payload on an NVMe-oF queue's QPs (a SEND
+    /// that is no capsule, data of no known I/O), or the CM reply that
+    /// connects one: Wireshark's `nvme-rdma` without `nvme`.
+    Queue { qid: Option<u16> },
+}
+
+impl NvmeRole {
+    /// The frame carries NVMe itself (Wireshark's `nvme`): a command of
+    /// the NVMe command sets, its response once matched, or its data;
+    /// Fabrics commands (Connect, Property Get, ...) are `nvme-rdma` only.
+    pub fn is_nvme(&self) -> bool {
+        match *self {
+            NvmeRole::Command { fabrics, .. } => !fabrics,
+            NvmeRole::Response {
+                latency_ns,
+                fabrics,
+                ..
+            } => latency_ns.is_some() && !fabrics,
+            NvmeRole::Data { code, .. } => code < 0x100,
+            NvmeRole::DataRequest { .. } | NvmeRole::Queue { .. } => false,
+        }
+    }
+
+    /// The NVMe-oF queue's ID, when known.
+    pub fn qid(&self) -> Option<u16> {
+        match *self {
+            NvmeRole::Command { qid, .. }
+            | NvmeRole::Response { qid, .. }
+            | NvmeRole::Data { qid, .. }
+            | NvmeRole::DataRequest { qid, .. }
+            | NvmeRole::Queue { qid } => qid,
+        }
+    }
 }
 
 impl Default for FrameAnalysis {

@@ -742,7 +742,12 @@ impl Analyzer {
             return out;
         }
         if let Some(cm) = r.upper.cm() {
-            self.cm_message(key, cm);
+            // A REP that connects an NVMe-oF queue is part of it.
+            if let Some(qid) = self.cm_message(key, cm)
+                && self.opts.stages.has(Stage::Nvme)
+            {
+                out.nvme = Some(marks::NvmeRole::Queue { qid });
+            }
             // A REP charges the flows it connects anew.
             self.budget.flow = id;
         }
@@ -960,9 +965,18 @@ impl Analyzer {
                     | Operation::ReadRequest),
                 ) = op
                 {
-                    let len = r.dma_len.unwrap_or(0);
-                    self.nvme
-                        .transfer(id, key.src, key.dst, o, bth.psn, va, r_key, len, pkt.ts_ns);
+                    let (len, payload) = (r.dma_len.unwrap_or(0), r.payload_len.unwrap_or(0));
+                    let data = self.nvme.transfer(
+                        id, key.src, key.dst, o, bth.psn, va, r_key, len, payload, pkt.ts_ns,
+                    );
+                    out.nvme = data.map(|d| match o {
+                        Operation::ReadRequest => marks::NvmeRole::DataRequest {
+                            qid: d.qid,
+                            cid: d.cid,
+                            code: d.code,
+                        },
+                        _ => data_role(d),
+                    });
                 }
             }
             _ if self.nvme.active() && self.nvme.has_transfers(id) => {
@@ -978,10 +992,29 @@ impl Analyzer {
                             | Operation::ReadResponseOnly
                     )
                 ) {
-                    self.nvme.continuation(id, bth.psn, pkt.ts_ns);
+                    let payload = r.payload_len.unwrap_or(0);
+                    out.nvme = self
+                        .nvme
+                        .continuation(id, bth.psn, payload, pkt.ts_ns)
+                        .map(data_role);
                 }
             }
             _ => {}
+        }
+        // Any other frame that carries something (not an ACK or a CNP)
+        // on a queue's QPs.
+        if out.nvme.is_none()
+            && self.nvme.active()
+            && op.is_some_and(|o| {
+                !matches!(
+                    o,
+                    Operation::Acknowledge | Operation::AtomicAcknowledge | Operation::Cnp
+                )
+            })
+            && (r.payload_len.is_some_and(|n| n > 0) || matches!(r.upper, Upper::Reth { .. }))
+            && let Some((_, qid)) = self.nvme.ulp_of(id)
+        {
+            out.nvme = Some(marks::NvmeRole::Queue { qid });
         }
         out
     }
@@ -1005,7 +1038,10 @@ impl Analyzer {
         let (number, ts, psn) = (pkt.number, pkt.ts_ns, r.bth.psn);
         let role = |s: nvme::Said| {
             s.confirmed.then_some(match s.side {
-                nvme::Side::Commands => marks::NvmeRole::Command { qid: s.qid },
+                nvme::Side::Commands => marks::NvmeRole::Command {
+                    qid: s.qid,
+                    fabrics: s.fabrics,
+                },
                 nvme::Side::Responses => marks::NvmeRole::Response {
                     qid: s.qid,
                     latency_ns: s.latency_ns,
@@ -1177,9 +1213,12 @@ impl Analyzer {
         false
     }
 
+    /// A CM message on flow `key`; for a REP that connects an NVMe-oF
+    /// queue, the queue's ID as the REQ said it (`Some(None)` when it did
+    /// not).
     #[cold]
     #[inline(never)]
-    fn cm_message(&mut self, key: &FlowKey, cm: &CmMessage) {
+    fn cm_message(&mut self, key: &FlowKey, cm: &CmMessage) -> Option<Option<u16>> {
         self.totals.cm_messages += 1;
         match *cm {
             CmMessage::Req {
@@ -1234,17 +1273,14 @@ impl Analyzer {
             } => {
                 // REP travels B → A; the REQ went A → B from QP qa. The REQ
                 // is answered: it no longer waits.
-                let Some(&PendingReq {
+                let &PendingReq {
                     src: a,
                     dst: b,
                     qpn: qa,
                     ulp,
-                }) = self.cm_reqs.get(&remote_comm_id)
-                else {
-                    return;
-                };
+                } = self.cm_reqs.get(&remote_comm_id)?;
                 if a != key.dst || b != key.src {
-                    return;
+                    return None;
                 }
                 self.cm_reqs.remove(&remote_comm_id);
                 let data = FlowKey {
@@ -1277,9 +1313,11 @@ impl Analyzer {
                         self.flows[id as usize].new_connection(&mut self.budget);
                     }
                 }
+                return (ulp.ulp == crate::wire::nvme::Ulp::Nvme).then_some(ulp.qid);
             }
             _ => {}
         }
+        None
     }
 
     /// A CNP on flow `cnp_id` (`cnp`: B → A, qa) answers CE marks on A → B.
@@ -1425,6 +1463,16 @@ impl Analyzer {
 /// The priority a RoCE frame travels on: its VLAN tag's, else its DSCP's
 /// by `--dscp-map`.
 #[inline]
+/// The role of a packet of an I/O's data.
+fn data_role(d: nvme::DataOf) -> marks::NvmeRole {
+    marks::NvmeRole::Data {
+        qid: d.qid,
+        cid: d.cid,
+        code: d.code,
+        offset: d.offset,
+    }
+}
+
 fn priority(opts: &AnalysisOptions, r: &RoceFacts) -> Option<u8> {
     r.pcp
         .or_else(|| r.dscp.and_then(|d| opts.dscp_map[usize::from(d & 63)]))

@@ -326,6 +326,26 @@ struct Transfer {
     queue: u32,
     cid: u16,
     serial: u32,
+    /// The I/O's command (opcode, or Fabrics type + 0x100).
+    code: u16,
+    /// Where in the I/O's data the transfer starts.
+    start: u32,
+    /// Its first data packet's payload (each but the last packet carries
+    /// as much): 0 until that packet is seen (a READ's first response).
+    unit: u32,
+}
+
+/// A packet of an I/O's data (an RDMA WRITE to the host, a READ response
+/// from it), or a READ request asking the host for that data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataOf {
+    pub qid: Option<u16>,
+    pub cid: u16,
+    /// The command (opcode, or Fabrics type + 0x100).
+    pub code: u16,
+    /// Bytes of the I/O's data before this packet's, when known (not on
+    /// a READ request, nor on a READ response whose first was not seen).
+    pub offset: Option<u32>,
 }
 
 /// What the tracker says of a capsule frame.
@@ -335,7 +355,7 @@ pub struct Said {
     pub qid: Option<u16>,
     /// On a response: its command's latency.
     pub latency_ns: Option<u64>,
-    /// On a response: its command was a Fabrics command.
+    /// A Fabrics command, or on a response: its command was one.
     pub fabrics: bool,
     /// The queue is known (not on trial).
     pub confirmed: bool,
@@ -515,7 +535,7 @@ impl Tracker {
             side: Side::Commands,
             qid: queue.qid,
             latency_ns: None,
-            fabrics: false,
+            fabrics: c.fctype().is_some(),
             confirmed: queue.confirmed,
         };
         // A replay of the same capsule is not a new command.
@@ -684,8 +704,9 @@ impl Tracker {
         said
     }
 
-    /// An RDMA WRITE (FIRST or ONLY) or READ request from `controller` to
-    /// `host` on flow `flow`, with its RETH.
+    /// An RDMA WRITE (FIRST or ONLY, `payload` bytes) or READ request from
+    /// `controller` to `host` on flow `flow`, with its RETH: the I/O whose
+    /// data it carries or asks for, if any.
     #[allow(clippy::too_many_arguments)]
     pub fn transfer(
         &mut self,
@@ -697,19 +718,24 @@ impl Tracker {
         va: u64,
         r_key: u32,
         dma_len: u32,
+        payload: u32,
         ts: u64,
-    ) {
-        let Some(&(q, cid)) = self.keys.get(&(host, controller, r_key)) else {
-            return;
-        };
+    ) -> Option<DataOf> {
+        let &(q, cid) = self.keys.get(&(host, controller, r_key))?;
         let queue = &mut self.queues[q as usize];
-        let Some(io) = queue.pending.get_mut(&cid) else {
-            return;
-        };
+        let io = queue.pending.get_mut(&cid)?;
         let end = io.addr.saturating_add(u64::from(io.bytes));
         if va < io.addr || va.saturating_add(u64::from(dma_len)) > end {
-            return;
+            return None;
         }
+        let code = queue
+            .by_op
+            .iter()
+            .find(|o| o.slot == io.op_slot)
+            .map_or(0, |o| o.code);
+        let read = op == Operation::ReadRequest;
+        // Inside the SGL's range, whose length is 32 bits.
+        let start = (va - io.addr) as u32;
         io.first_data = Some(io.first_data.map_or(ts, |t| t.min(ts)));
         io.last_data = io.last_data.max(ts);
         // Its later packets: WRITE MIDDLE/LAST on this flow, READ
@@ -724,6 +750,15 @@ impl Tracker {
             queue: q,
             cid,
             serial: io.serial,
+            code,
+            start,
+            unit: if read { 0 } else { payload },
+        };
+        let said = DataOf {
+            qid: queue.qid,
+            cid,
+            code,
+            offset: (!read).then_some(start),
         };
         let list = self.transfers.entry(on).or_default();
         if let Some(same) = list.iter_mut().find(|x| x.psn == psn) {
@@ -734,6 +769,7 @@ impl Tracker {
             }
             list.push(t);
         }
+        Some(said)
     }
 
     /// Whether flow `flow` has transfers in flight (WRITE MIDDLE/LAST or
@@ -743,26 +779,39 @@ impl Tracker {
         !self.transfers.is_empty() && self.transfers.contains_key(&flow)
     }
 
-    /// A WRITE MIDDLE/LAST or a READ response with PSN `psn` on `flow`.
-    pub fn continuation(&mut self, flow: u32, psn: u32, ts: u64) {
-        let Some(list) = self.transfers.get(&flow) else {
-            return;
-        };
+    /// A WRITE MIDDLE/LAST or a READ response with PSN `psn` and
+    /// `payload` bytes on `flow`: the I/O whose data it is, if any.
+    pub fn continuation(&mut self, flow: u32, psn: u32, payload: u32, ts: u64) -> Option<DataOf> {
+        let list = self.transfers.get_mut(&flow)?;
         // The transfer that started last at or before `psn`.
-        let Some(t) = list
-            .iter()
+        let t = list
+            .iter_mut()
             .filter(|t| psn.wrapping_sub(t.psn) & 0xff_ffff < 0x80_0000)
-            .min_by_key(|t| psn.wrapping_sub(t.psn) & 0xff_ffff)
-            .copied()
-        else {
-            return;
+            .min_by_key(|t| psn.wrapping_sub(t.psn) & 0xff_ffff)?;
+        let after = psn.wrapping_sub(t.psn) & 0xff_ffff;
+        if after == 0 && t.unit == 0 {
+            // A READ's first response: the size of every one but its last.
+            t.unit = payload;
+        }
+        let offset = match (after, t.unit) {
+            (0, _) => Some(t.start),
+            (_, 0) => None,
+            (n, unit) => u32::try_from(u64::from(t.start) + u64::from(n) * u64::from(unit)).ok(),
         };
-        if let Some(io) = self.queues[t.queue as usize].pending.get_mut(&t.cid)
+        let t = *t;
+        let queue = &mut self.queues[t.queue as usize];
+        if let Some(io) = queue.pending.get_mut(&t.cid)
             && io.serial == t.serial
         {
             io.first_data = Some(io.first_data.map_or(ts, |f| f.min(ts)));
             io.last_data = io.last_data.max(ts);
         }
+        Some(DataOf {
+            qid: queue.qid,
+            cid: t.cid,
+            code: t.code,
+            offset,
+        })
     }
 
     /// The report: queues known to carry NVMe-oF, with `connection(flow)`
@@ -1055,9 +1104,22 @@ mod tests {
         t.command(q, &sqe(0x00, 7, 0, 0), 14, 5_000, 103);
         // The controller writes CID 5's data (its second key), outside
         // the SGL's range, then inside it.
-        t.transfer(2, c, h, Operation::WriteFirst, 7, 0x9000, 0xbb, 4096, 6_000);
-        t.transfer(2, c, h, Operation::WriteFirst, 7, 0x1000, 0xbb, 4096, 7_000);
-        t.continuation(2, 8, 9_000);
+        let w = Operation::WriteFirst;
+        let outside = t.transfer(2, c, h, w, 7, 0x9000, 0xbb, 4096, 2048, 6_000);
+        assert_eq!(outside, None);
+        let first = t.transfer(2, c, h, w, 7, 0x1000, 0xbb, 4096, 2048, 7_000);
+        let data = |offset| {
+            Some(DataOf {
+                qid: Some(1),
+                cid: 5,
+                code: 0x02,
+                offset,
+            })
+        };
+        assert_eq!(first, data(Some(0)));
+        // Its next packet, 2 KiB on; a packet of no transfer.
+        assert_eq!(t.continuation(2, 8, 2048, 9_000), data(Some(2048)));
+        assert_eq!(t.continuation(3, 8, 2048, 9_000), None);
         let ok = t.response(q, &cqe(5, 0), 20, 10_000, false);
         assert_eq!(ok.latency_ns, Some(8_000));
         // A failed write, a response to nothing, a replayed response.

@@ -39,7 +39,8 @@ pub struct PacketColumn {
 
 /// The column name of a registry field: its JSON Lines path joined by
 /// `_` (`infiniband.bth.psn` → `bth_psn`, `roce.analysis.gap` →
-/// `analysis_gap`), with `_ns` for spans of time.
+/// `analysis_gap`, `nvme-rdma` → `nvme_rdma`), with `_ns` for spans of
+/// time.
 fn column_name(f: &Field) -> String {
     let base = match f.name {
         "frame.number" => "frame",
@@ -53,7 +54,7 @@ fn column_name(f: &Field) -> String {
             })
             .unwrap_or(n),
     };
-    let mut name = base.replace('.', "_");
+    let mut name = base.replace(['.', '-'], "_");
     if matches!(f.ty, FieldType::RelTime | FieldType::Millis) {
         name.push_str("_ns");
     }

@@ -323,7 +323,7 @@ mod tests {
             assert!(
                 f.name
                     .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '_'),
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || ".-_".contains(c)),
                 "{}",
                 f.name
             );

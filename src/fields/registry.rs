@@ -184,7 +184,8 @@ fn cm_ids(cm: &CmMessage) -> Option<(u32, u32)> {
 
 /// `frame.protocols`: the layers tshark would list for what roce-dissect
 /// decodes (RoCE, PFC and the layers below them).
-fn protocols(p: &Packet<'_>) -> String {
+fn protocols(c: &Ctx<'_, '_>) -> String {
+    let p = c.pkt;
     let mut parts: Vec<&str> = Vec::with_capacity(8);
     if p.erf.is_some() {
         parts.push("erf");
@@ -212,7 +213,11 @@ fn protocols(p: &Packet<'_>) -> String {
         }
         if p.roce.is_some() {
             parts.push("infiniband");
-            if p.mad.is_none() && p.payload_len.is_some_and(|n| n > 0) {
+            // What an NVMe-oF queue's QPs carry is tshark's `nvme-rdma`
+            // (NVMe itself below it is not listed), the rest `data`.
+            if c.analysis.is_some_and(|a| a.nvme.is_some()) {
+                parts.push("nvme-rdma");
+            } else if p.mad.is_none() && p.payload_len.is_some_and(|n| n > 0) {
                 parts.push("data");
             }
         }
@@ -280,7 +285,7 @@ pub static FIELDS: &[Field] = &[
         ty: Str,
         base: Base::None,
         in_tshark: true,
-        get: |c, o| o.push(Value::Str(Cow::Owned(protocols(c.pkt)))),
+        get: |c, o| o.push(Value::Str(Cow::Owned(protocols(c)))),
     },
     // erf
     presence!("erf", "Extensible Record Format", |p| p.erf.is_some()),
@@ -1234,6 +1239,34 @@ pub static FIELDS: &[Field] = &[
         in_tshark: false,
         get: |c, o| o.extend(c.flow_number.map(Value::Uint)),
     },
+    // Protocols, as tshark names them: NVMe itself (commands of the NVMe
+    // command sets, their matched responses, the I/Os' data), and the
+    // NVMe-oF RDMA layer under it (every frame of a queue's QPs that
+    // carries something, and the CM reply that connects it).
+    Field {
+        name: "nvme",
+        title: "NVM Express",
+        ty: Presence,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| {
+            if c.analysis.and_then(|a| a.nvme).is_some_and(|r| r.is_nvme()) {
+                o.push(Value::Present);
+            }
+        },
+    },
+    Field {
+        name: "nvme-rdma",
+        title: "NVM Express Fabrics RDMA",
+        ty: Presence,
+        base: Base::None,
+        in_tshark: true,
+        get: |c, o| {
+            if c.analysis.is_some_and(|a| a.nvme.is_some()) {
+                o.push(Value::Present);
+            }
+        },
+    },
     Field {
         name: "nvme.cmd.opc",
         title: "Opcode",
@@ -1341,6 +1374,36 @@ pub static FIELDS: &[Field] = &[
         in_tshark: true,
         get: |c, o| o.extend(nvme_latency(c, false)),
     },
+    ours(Field {
+        name: "nvme.data.cid",
+        // As the tree's Data section shows it (the I/O the data is of).
+        title: "Command Identifier",
+        ty: Uint(16),
+        base: Hex,
+        in_tshark: false,
+        get: |c, o| {
+            if let Some(NvmeRole::Data { cid, .. } | NvmeRole::DataRequest { cid, .. }) =
+                c.analysis.and_then(|a| a.nvme)
+            {
+                o.push(Value::Uint(u64::from(cid)));
+            }
+        },
+    }),
+    ours(Field {
+        name: "nvme.data.offset",
+        title: "Data Offset",
+        ty: Uint(32),
+        base: Dec,
+        in_tshark: false,
+        get: |c, o| {
+            if let Some(NvmeRole::Data {
+                offset: Some(at), ..
+            }) = c.analysis.and_then(|a| a.nvme)
+            {
+                o.push(Value::Uint(u64::from(at)));
+            }
+        },
+    }),
     Field {
         name: "nvme.fabrics.cmd.opc",
         title: "Opcode",
@@ -1414,7 +1477,7 @@ fn nvme_capsule<'p>(c: &Ctx<'p, '_>) -> Option<(crate::analysis::marks::NvmeRole
 fn nvme_sqe(c: &Ctx<'_, '_>) -> Option<(SqeRepr, QueueKind)> {
     match nvme_capsule(c)? {
         // Fabrics commands have fields of their own (nvme.fabrics.cmd.*).
-        (NvmeRole::Command { qid }, b) => Some((
+        (NvmeRole::Command { qid, .. }, b) => Some((
             SqeRepr::parse(b).ok().filter(|s| !s.is_fabrics())?,
             QueueKind::of_qid(qid.unwrap_or(1)),
         )),

@@ -197,9 +197,12 @@ impl Filter {
 }
 
 /// Whether `f`'s value comes from the analysis: `roce.analysis.*`, and
-/// `nvme.*` (a SEND is a capsule on a connection the analysis knows).
+/// `nvme`, `nvme-rdma`, `nvme.*` and `frame.protocols` (a SEND is a
+/// capsule, a WRITE an I/O's data, on a connection the analysis knows).
 fn reads_analysis(f: &Field) -> bool {
-    f.name.starts_with("roce.analysis.") || f.name.starts_with("nvme.")
+    f.name.starts_with("roce.analysis.")
+        || f.name.starts_with("nvme")
+        || f.name == "frame.protocols"
 }
 
 /// Whether `f` is known only to the frame loop, not from the frame.

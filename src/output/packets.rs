@@ -314,7 +314,7 @@ pub fn push_nvme(
     let Some(role) = role else { return };
     let payload = p.payload().unwrap_or_default();
     match role {
-        NvmeRole::Command { qid } => {
+        NvmeRole::Command { qid, .. } => {
             let Ok(s) = SqeRepr::parse(payload) else {
                 line.push_str(" NVMe [short command capsule]");
                 return;
@@ -353,6 +353,23 @@ pub fn push_nvme(
                 line.push_str(" DNR");
             }
         }
+        NvmeRole::Data {
+            qid,
+            cid,
+            code,
+            offset,
+        } => {
+            let name = crate::wire::nvme::code_name(code, qid);
+            let _ = write!(line, " NVMe Data for {name} CID={cid}");
+            if let Some(o) = offset {
+                let _ = write!(line, " offset={o}");
+            }
+        }
+        NvmeRole::DataRequest { qid, cid, code } => {
+            let name = crate::wire::nvme::code_name(code, qid);
+            let _ = write!(line, " NVMe Data Request for {name} CID={cid}");
+        }
+        NvmeRole::Queue { .. } => {}
     }
 }
 
@@ -365,7 +382,7 @@ fn nvme_json(w: &mut JsonWriter<'_>, p: &Packet<'_>, role: crate::analysis::mark
     let payload = p.payload().unwrap_or_default();
     w.object(q!("nvme"));
     match role {
-        NvmeRole::Command { qid } => {
+        NvmeRole::Command { qid, .. } => {
             w.str(q!("role"), "command");
             w.opt_u64(q!("qid"), qid.map(u64::from));
             if let Ok(s) = SqeRepr::parse(payload) {
@@ -414,6 +431,34 @@ fn nvme_json(w: &mut JsonWriter<'_>, p: &Packet<'_>, role: crate::analysis::mark
                 w.end();
             }
             w.opt_u64(q!("latency_ns"), latency_ns);
+        }
+        NvmeRole::Data {
+            qid,
+            cid,
+            code,
+            offset,
+        } => {
+            w.str(q!("role"), "data");
+            w.opt_u64(q!("qid"), qid.map(u64::from));
+            w.str(q!("name"), crate::wire::nvme::code_name(code, qid));
+            w.object(q!("data"));
+            w.u64(q!("cid"), u64::from(cid));
+            if let Some(o) = offset {
+                w.u64(q!("offset"), u64::from(o));
+            }
+            w.end();
+        }
+        NvmeRole::DataRequest { qid, cid, code } => {
+            w.str(q!("role"), "data_request");
+            w.opt_u64(q!("qid"), qid.map(u64::from));
+            w.str(q!("name"), crate::wire::nvme::code_name(code, qid));
+            w.object(q!("data"));
+            w.u64(q!("cid"), u64::from(cid));
+            w.end();
+        }
+        NvmeRole::Queue { qid } => {
+            w.str(q!("role"), "queue");
+            w.opt_u64(q!("qid"), qid.map(u64::from));
         }
     }
     w.end();

@@ -1156,6 +1156,28 @@ pub fn write_nvme_tree(p: &Packet<'_>, role: crate::analysis::marks::NvmeRole, o
 fn nvme_nodes(t: &mut Tree<'_>, p: &Packet<'_>, role: crate::analysis::marks::NvmeRole) {
     use crate::analysis::marks::NvmeRole;
     use crate::wire::nvme::{CqeRepr, QueueKind, SqeRepr, fctype, sct_name};
+    let queue =
+        |qid: Option<u16>| qid.map_or("queue unknown".to_string(), |q| format!("queue {q}"));
+    // The two roles that need no payload (a READ request has none).
+    match role {
+        NvmeRole::DataRequest { qid, cid, code } => {
+            let name = crate::wire::nvme::code_name(code, qid);
+            t.text(
+                0,
+                format_args!(
+                    "NVM Express Fabrics RDMA, Data Request ({}): {name}",
+                    queue(qid)
+                ),
+            );
+            t.text(1, format_args!("Command Identifier: {cid:#06x}"));
+            return;
+        }
+        NvmeRole::Queue { qid } => {
+            t.text(0, format_args!("NVM Express Fabrics RDMA ({})", queue(qid)));
+            return;
+        }
+        _ => {}
+    }
     let Some(at) = p.offsets.payload.map(usize::from) else {
         return;
     };
@@ -1164,7 +1186,7 @@ fn nvme_nodes(t: &mut Tree<'_>, p: &Packet<'_>, role: crate::analysis::marks::Nv
         return;
     };
     match role {
-        NvmeRole::Command { qid } => {
+        NvmeRole::Command { qid, .. } => {
             let Ok(s) = SqeRepr::parse(payload) else {
                 return;
             };
@@ -1356,6 +1378,27 @@ fn nvme_nodes(t: &mut Tree<'_>, p: &Packet<'_>, role: crate::analysis::marks::Nv
                 ),
             );
         }
+        NvmeRole::Data {
+            qid,
+            cid,
+            code,
+            offset,
+        } => {
+            let queue = qid.map_or("queue unknown".to_string(), |q| format!("queue {q}"));
+            let name = crate::wire::nvme::code_name(code, qid);
+            t.add(
+                0,
+                at,
+                payload.len(),
+                format_args!("NVM Express Fabrics RDMA, Data ({queue}): {name}"),
+            );
+            t.text(1, format_args!("Command Identifier: {cid:#06x}"));
+            if let Some(o) = offset {
+                t.text(1, format_args!("Data Offset: {o}"));
+            }
+            t.text(1, format_args!("Data Length: {}", payload.len()));
+        }
+        NvmeRole::DataRequest { .. } | NvmeRole::Queue { .. } => {}
     }
 }
 

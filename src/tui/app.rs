@@ -672,6 +672,7 @@ impl App {
             .index
             .nvme
             .iter()
+            .filter(|(_, r)| matches!(r, NvmeRole::Command { .. } | NvmeRole::Response { .. }))
             .filter(|(p, _)| {
                 let f = self
                     .index
@@ -718,6 +719,7 @@ impl App {
                         rows[i].response = Some(pos);
                     }
                 }
+                NvmeRole::Data { .. } | NvmeRole::DataRequest { .. } | NvmeRole::Queue { .. } => {}
             }
         }
         let mut list = IoList {

@@ -356,6 +356,15 @@ pub mod fctype {
     }
 }
 
+/// The name of a command the analysis keeps as a code (an opcode, or a
+/// Fabrics type + 0x100), on queue `qid` (an I/O queue when unknown).
+pub fn code_name(code: u16, qid: Option<u16>) -> &'static str {
+    match u8::try_from(code) {
+        Ok(op) => opcode_name(op, QueueKind::of_qid(qid.unwrap_or(1))),
+        Err(_) => fctype::name((code & 0xff) as u8),
+    }
+}
+
 /// An opcode's name in the admin or the I/O command set.
 pub fn opcode_name(opcode: u8, q: QueueKind) -> &'static str {
     match (q, opcode) {
