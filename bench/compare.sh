@@ -180,6 +180,7 @@ other_inputs() {
         "packets -T fields, 4 fields|$f|$bin packets $f -T fields -e frame.number ${fields[*]:2}|tshark -n -r $f -T fields -e frame.number ${fields[*]:2}"
         "report --timeline (RTT, completion, rates)|$f|$bin $f --json --timeline|tshark -n -r $f -T fields -e frame.time_epoch -e frame.len ${fields[*]:2} -e infiniband.aeth.syndrome"
         "NVMe-oF I/O latencies (gen --scenario nvme)|$nv|$bin $nv --json|tshark -n -r $nv -T fields -e frame.number -e nvme.cmd.cid -e nvme.cqe.cid -e nvme.cqe.status -e nvme.cmd_latency"
+        "packets -Y nvme (NVMe commands, responses, data)|$nv|$bin packets $nv -Y nvme|tshark -n -r $nv -Y nvme"
         "report --html (the page with its charts)|$f|$bin $f --html $out/report.html|tshark -n -r $f -T fields -e frame.time_epoch -e ip.src -e ip.dst -e infiniband.bth.destqp -e infiniband.bth.psn -e frame.len"
         "plan dcqcn --from (a flow's CNPs replayed)|$dc|$bin plan dcqcn --from $dc --flow 10.0.2.3,10.0.3.1,0x5005 --params paper --json|tshark -n -r $dc -T fields -e frame.time_epoch -e ip.src -e ip.dst -e infiniband.bth.destqp -e infiniband.bth.opcode -e frame.len"
         "fabric: 4 links (the quarters) on one clock|${parts[0]}|$bin fabric ${parts[*]} --json|$t_cmd_pfc"
