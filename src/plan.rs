@@ -388,7 +388,7 @@ const MAX_ROWS: u64 = 1_000_000;
 const MAX_BINS: usize = 1 << 16;
 
 /// A flow's payload over time, in bins that start at 1 µs and widen
-/// (pairs merged) to stay within [`MAX_BINS`].
+/// (pairs merged) to stay within `MAX_BINS`.
 #[derive(Debug, Clone)]
 pub struct Observed {
     pub origin_ns: u64,

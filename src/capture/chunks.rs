@@ -199,7 +199,7 @@ impl PcapLayout {
         frac < frac_limit && incl > 0 && incl <= cap_limit && incl <= orig
     }
 
-    /// The first offset in `buf[from..limit]` where [`RESYNC_CHAIN`] records
+    /// The first offset in `buf[from..limit]` where `RESYNC_CHAIN` records
     /// chain up plausibly (or chain up to exactly `buf.len()` when `at_eof`).
     /// A guess: see the module documentation.
     pub fn resync(&self, buf: &[u8], from: usize, limit: usize, at_eof: bool) -> Option<usize> {

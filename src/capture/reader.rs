@@ -184,7 +184,7 @@ pub struct Section {
     pub shb_offset: u64,
     pub idb_offsets: Vec<u64>,
     /// For each interface block whose options were trimmed (see
-    /// [`trimmed_idb`]), the block as read: rebuilding a reader's state
+    /// `trimmed_idb`), the block as read: rebuilding a reader's state
     /// reads these (tens of bytes) rather than the file's blocks again.
     pub idb_trimmed: Vec<Option<std::sync::Arc<[u8]>>>,
 }
@@ -651,7 +651,7 @@ impl NgCursor {
     }
 
     /// The first offset in `buf[from..limit]` (`buf` starting at file
-    /// offset `base`) where [`RESYNC_BLOCKS`] blocks chain up: aligned to
+    /// offset `base`) where `RESYNC_BLOCKS` blocks chain up: aligned to
     /// four bytes, a known block type, the same length at both ends (or
     /// blocks up to exactly `buf.len()` when `at_eof`). A guess, as
     /// [`PcapLayout::resync`]'s is.

@@ -26,7 +26,7 @@ pub fn write<W: Write + Send>(w: W, report: &Report) -> std::io::Result<()> {
     write_on(w, report, 1)
 }
 
-/// Like [`write`], the flows of a report with thousands of them formatted
+/// Like [`write()`], the flows of a report with thousands of them formatted
 /// on up to `threads` threads (the same bytes).
 pub fn write_on<W: Write + Send>(mut w: W, report: &Report, threads: usize) -> std::io::Result<()> {
     // Every field by name: a new one cannot be left out unnoticed.

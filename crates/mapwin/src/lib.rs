@@ -16,7 +16,7 @@
 //! capture reader can guard against (reading it with `read()` would give
 //! torn records just the same). A file truncated while mapped makes later
 //! accesses to the lost pages fault (SIGBUS), as with any file map: the
-//! [`guard`] module catches those faults for this crate's maps, maps zero
+//! `guard` module catches those faults for this crate's maps, maps zero
 //! pages in their place and says so ([`shrank`]), so that a reader stops at
 //! the new end of the file instead of dying. Giving back the
 //! pages of such a map (`MADV_DONTNEED`) changes no byte it shows: the next
@@ -158,7 +158,7 @@ impl FileMap {
     /// Fills in the page-table entries of `[offset, offset + len)` in one
     /// go (`MADV_POPULATE_READ`), rather than fault by fault as the bytes
     /// are first read, unless one fault maps them all: see
-    /// [`mapped_whole`](Self::mapped_whole). Advice only: where the kernel
+    /// `mapped_whole`. Advice only: where the kernel
     /// lacks it, reads fault the pages in as usual.
     pub fn populate(&self, offset: usize, len: usize) {
         #[cfg(target_os = "linux")]
