@@ -1012,7 +1012,7 @@ impl Analyzer {
                 )
             })
             && (r.payload_len.is_some_and(|n| n > 0) || matches!(r.upper, Upper::Reth { .. }))
-            && let Some((_, qid)) = self.nvme.ulp_of(id)
+            && let Some(qid) = self.nvme.queue_of(id)
         {
             out.nvme = Some(marks::NvmeRole::Queue { qid });
         }

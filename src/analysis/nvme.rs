@@ -361,12 +361,25 @@ pub struct Said {
     pub confirmed: bool,
 }
 
+/// Notes flow `flow` in a bitset of flows.
+fn mark(bits: &mut Vec<u64>, flow: u32) {
+    let w = (flow / 64) as usize;
+    if bits.len() <= w {
+        bits.resize(w + 1, 0);
+    }
+    bits[w] |= 1 << (flow % 64);
+}
+
 /// Every queue's I/Os.
 #[derive(Debug)]
 pub struct Tracker {
     pub rule: UlpRule,
     queues: Vec<Queue>,
     by_flow: Map<u32, (u32, Side)>,
+    /// The flows in `by_flow`, a bit each by flow id: what every frame
+    /// without a capsule or data asks ([`Tracker::queue_of`]) before the
+    /// map is looked up.
+    queue_flows: Vec<u64>,
     /// Queues per (host, controller) whose response flow is not known yet.
     unbound: Map<(Addr, Addr), Vec<u32>>,
     /// Keyed SGLs of pending I/Os: (host, controller, key) → (queue, CID).
@@ -408,6 +421,7 @@ impl Tracker {
             rule,
             queues: Vec::new(),
             by_flow: Map::default(),
+            queue_flows: Vec::new(),
             unbound: Map::default(),
             keys: Map::default(),
             transfers: Map::default(),
@@ -452,6 +466,17 @@ impl Tracker {
         q.confirmed.then_some((q.by, q.qid))
     }
 
+    /// When flow `flow` is a QP's of a queue known to carry NVMe-oF: the
+    /// queue's ID, if known.
+    #[inline]
+    pub fn queue_of(&self, flow: u32) -> Option<Option<u16>> {
+        let w = self.queue_flows.get((flow / 64) as usize)?;
+        if w & 1 << (flow % 64) == 0 {
+            return None;
+        }
+        self.ulp_of(flow).map(|(_, qid)| qid)
+    }
+
     /// Starts following command flow `flow` (host → controller).
     pub fn open(
         &mut self,
@@ -493,6 +518,7 @@ impl Tracker {
             by_op: Vec::new(),
         });
         self.by_flow.insert(flow, (q, Side::Commands));
+        mark(&mut self.queue_flows, flow);
         self.unbound.entry((host, controller)).or_default().push(q);
         Some(q)
     }
@@ -506,6 +532,7 @@ impl Tracker {
         queue.resp_flow = Some(flow);
         queue.confirmed = true;
         self.by_flow.insert(flow, (q, Side::Responses));
+        mark(&mut self.queue_flows, flow);
         if let Some(list) = self.unbound.get_mut(&(queue.host, queue.controller)) {
             list.retain(|&x| x != q);
         }

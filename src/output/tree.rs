@@ -1191,12 +1191,15 @@ fn nvme_nodes(t: &mut Tree<'_>, p: &Packet<'_>, role: crate::analysis::marks::Nv
                 return;
             };
             let q = QueueKind::of_qid(qid.unwrap_or(1));
-            let queue = qid.map_or("queue unknown".to_string(), |q| format!("queue {q}"));
             t.add(
                 0,
                 at,
                 payload.len(),
-                format_args!("NVM Express Fabrics RDMA, Cmd ({queue}): {}", s.name(q)),
+                format_args!(
+                    "NVM Express Fabrics RDMA, Cmd ({}): {}",
+                    queue(qid),
+                    s.name(q)
+                ),
             );
             if let Some(ft) = s.fctype() {
                 t.add(
@@ -1327,13 +1330,13 @@ fn nvme_nodes(t: &mut Tree<'_>, p: &Packet<'_>, role: crate::analysis::marks::Nv
             let Ok(c) = CqeRepr::parse(payload) else {
                 return;
             };
-            let queue = qid.map_or("queue unknown".to_string(), |q| format!("queue {q}"));
             t.add(
                 0,
                 at,
                 payload.len(),
                 format_args!(
-                    "NVM Express Fabrics RDMA, Cqe ({queue}): {}",
+                    "NVM Express Fabrics RDMA, Cqe ({}): {}",
+                    queue(qid),
                     c.status_name()
                 ),
             );
@@ -1384,13 +1387,12 @@ fn nvme_nodes(t: &mut Tree<'_>, p: &Packet<'_>, role: crate::analysis::marks::Nv
             code,
             offset,
         } => {
-            let queue = qid.map_or("queue unknown".to_string(), |q| format!("queue {q}"));
             let name = crate::wire::nvme::code_name(code, qid);
             t.add(
                 0,
                 at,
                 payload.len(),
-                format_args!("NVM Express Fabrics RDMA, Data ({queue}): {name}"),
+                format_args!("NVM Express Fabrics RDMA, Data ({}): {name}", queue(qid)),
             );
             t.text(1, format_args!("Command Identifier: {cid:#06x}"));
             if let Some(o) = offset {
