@@ -1460,9 +1460,6 @@ impl Analyzer {
     }
 }
 
-/// The priority a RoCE frame travels on: its VLAN tag's, else its DSCP's
-/// by `--dscp-map`.
-#[inline]
 /// The role of a packet of an I/O's data.
 fn data_role(d: nvme::DataOf) -> marks::NvmeRole {
     marks::NvmeRole::Data {
@@ -1473,6 +1470,9 @@ fn data_role(d: nvme::DataOf) -> marks::NvmeRole {
     }
 }
 
+/// The priority a RoCE frame travels on: its VLAN tag's, else its DSCP's
+/// by `--dscp-map`.
+#[inline]
 fn priority(opts: &AnalysisOptions, r: &RoceFacts) -> Option<u8> {
     r.pcp
         .or_else(|| r.dscp.and_then(|d| opts.dscp_map[usize::from(d & 63)]))
