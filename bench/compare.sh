@@ -33,7 +33,7 @@
 # is dropped from the page cache and read back in full by `cat` (page
 # cache warm, and in the same state for every command: see `warm`); each
 # command's times are the best and the median of its runs (frames/s and
-# the ratios from the best), its peak RSS the largest (/usr/bin/time -v).
+# the ratios from the best), its peak RSS the largest.
 # A second table times the other inputs users bring, each against what a
 # user would otherwise run on the same frames: the capture gzip-, zstd- and
 # xz-compressed (tshark reads gzip itself; zstd and xz through a pipe, as
@@ -49,13 +49,12 @@
 # QPs, NVMe-oF, PFC-heavy, and the 5 M-frame file; each beside cat, the
 # memory floor and tshark, best and median, and with the host pairs
 # analysed on 2 threads side by side (--analysis-threads 2, best).
-# Wall time is read from bash's EPOCHREALTIME (microseconds; GNU time's
-# %e has 10 ms steps) around the command itself,
-# so it includes bash's fork and exec of it, as a user's shell would. Peak
-# RSS comes from a second run of the command under /usr/bin/time in the
-# same round (tshark's: in the first round only, as its runs take seconds
-# to minutes): timing the run under /usr/bin/time would add its own start
-# (1.2-1.6 ms here), a few per cent of a 40 ms run.
+# Each run is timed by examples/run_timed.rs: a nanosecond clock
+# (CLOCK_MONOTONIC) read just before it spawns the command and just after
+# it waits for it, so the time includes the command's fork and exec as a
+# user's shell would, and the command's peak RSS from getrusage after that
+# wait (its largest process, as /usr/bin/time reports it), both from the
+# same run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
@@ -65,13 +64,12 @@ if [ "${sizes[0]:-}" = shapes ]; then only_shapes=1; sizes=(); fi
 runs=${RUNS:-3}
 out=bench/out
 mkdir -p "$out"
-cargo build --release --quiet --bin roce-dissect --example read_floor
+cargo build --release --quiet --bin roce-dissect --example read_floor --example run_timed
 bin=target/release/roce-dissect
 floor=target/release/examples/read_floor
+timer=target/release/examples/run_timed
 have_tshark=0
 if [ -z "${NO_TSHARK:-}" ] && command -v tshark >/dev/null 2>&1; then have_tshark=1; fi
-timer=/usr/bin/time
-[ -x "$timer" ] || { echo "needs GNU time (apt-get install time)"; exit 1; }
 
 # quiet CMD... : runs CMD, output discarded; on failure shows its errors
 # and stops.
@@ -81,20 +79,15 @@ quiet() {
 }
 
 # measure FILE RSS CMD... : seconds of one run of CMD, FILE warm, and its
-# peak RSS (KiB) from another run under /usr/bin/time if RSS is 1 (else 0).
+# peak RSS (KiB) if RSS is 1 (else 0), both from that run (run_timed).
 measure() {
     local file=$1 rss=$2; shift 2
     warm "$file"
-    local t0=$EPOCHREALTIME
-    quiet "$@"
-    local t1=$EPOCHREALTIME
-    local kib=0
-    if [ "$rss" = 1 ]; then
-        warm "$file"
-        quiet "$timer" -f "%M" -o "$out/time.txt" "$@"
-        read -r kib < "$out/time.txt"
-    fi
-    echo "$(python3 -c "print(f'{$t1 - $t0:.4f}')") $kib"
+    quiet "$timer" "$out/time.txt" "$@"
+    local secs kib
+    read -r secs kib < "$out/time.txt"
+    [ "$rss" = 1 ] || kib=0
+    echo "$secs $kib"
 }
 
 # evict FILE: drops FILE from the page cache (no root needed). Dirty pages
@@ -214,7 +207,7 @@ else:
     print(f"{label:<44} {o:9.3f} {ok//1024:8} {'-':>11} {'-':>8} {'-':>9}")
 PY
     done
-    echo "(RSS of a pipeline: its largest process, as /usr/bin/time sees bash -c's children)"
+    echo "(RSS of a pipeline: its largest process, as getrusage sees bash -c's children)"
 }
 
 # shapes: the third table (see the top). Each shape's capture is made once
