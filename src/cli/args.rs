@@ -185,6 +185,8 @@ pub struct AnalysisArgs {
     /// nvme@IP[:PORT] (those to this controller; PORT is the NVMe-oF
     /// service port, read from CM requests), or none (the CM only, no
     /// payload heuristic). Repeatable
+    // The help is clap's, not markdown: `[:PORT]` is not a link.
+    #[allow(rustdoc::broken_intra_doc_links)]
     #[arg(long, value_name = "ULP[@IP[:PORT]]")]
     pub ulp: Vec<String>,
 
