@@ -272,8 +272,9 @@ PY
 simd=$(grep -m1 -o -w -E 'avx512vl|vpclmulqdq' /proc/cpuinfo 2>/dev/null | sort -u | xargs || true)
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) (${simd:-no avx512vl or vpclmulqdq}), $(free -g | awk '/Mem:/ {print $2}') GiB"
 echo "roce-dissect $($bin --version | cut -d' ' -f2), $(tshark --version 2>/dev/null | head -1 | cut -d' ' -f1-3 || echo 'no tshark')"
-if [ -n "${TSHARK_RUNS:-}" ]; then t_note="$TSHARK_RUNS runs"; else t_note="$runs runs, 1 on 5 M frames"; fi
-echo "times: best and median of $runs runs (tshark: $t_note), in rounds, page cache warm"
+if [ $have_tshark = 0 ]; then t_note="not run"
+elif [ -n "${TSHARK_RUNS:-}" ]; then t_note="$TSHARK_RUNS runs"; else t_note="$runs runs, 1 on 5 M frames"; fi
+echo "times: best and median of $runs runs (tshark: $t_note), in rounds, page cache warm, each by a nanosecond clock"
 for n in "${sizes[@]}"; do
     f=$out/bench-$n.pcap
     per_qp=$(( n / 256 / 5 + 1 ))
