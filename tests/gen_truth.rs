@@ -23,23 +23,40 @@ fn gen_bytes(opts: GenOptions, fmt: OutFormat) -> (Vec<u8>, Truth) {
     (w.into_inner(), truth)
 }
 
-/// Bitwise CRC-32 (reflected 0xEDB88320), written here so the check does
-/// not share code with the crate's ICRC.
+/// CRC-32 (reflected 0xEDB88320) a byte at a time, its table made here
+/// bit by bit, so the check does not share code with the crate's ICRC. (Bit
+/// by bit throughout, it took three quarters of this file's time in a
+/// debug build.)
 fn crc32_bitwise(parts: &[&[u8]]) -> u32 {
+    static TABLE: std::sync::OnceLock<[u32; 256]> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut t = [0u32; 256];
+        for (n, e) in t.iter_mut().enumerate() {
+            let mut c = n as u32;
+            for _ in 0..8 {
+                c = if c & 1 != 0 {
+                    (c >> 1) ^ 0xedb8_8320
+                } else {
+                    c >> 1
+                };
+            }
+            *e = c;
+        }
+        t
+    });
     let mut crc = 0xffff_ffffu32;
     for p in parts {
         for &b in *p {
-            crc ^= u32::from(b);
-            for _ in 0..8 {
-                crc = if crc & 1 != 0 {
-                    (crc >> 1) ^ 0xedb8_8320
-                } else {
-                    crc >> 1
-                };
-            }
+            crc = (crc >> 8) ^ table[usize::from((crc as u8) ^ b)];
         }
     }
     !crc
+}
+
+/// The check value of the CRC-32 catalogue: the table is right.
+#[test]
+fn the_independent_crc_gives_the_check_value() {
+    assert_eq!(crc32_bitwise(&[b"1234", b"56789"]), 0xcbf4_3926);
 }
 
 /// ICRC from the raw frame, with offsets found here, not by the dissector.
