@@ -49,6 +49,9 @@
 # QPs, NVMe-oF, PFC-heavy, and the 5 M-frame file; each beside cat, the
 # memory floor and tshark, best and median, and with the host pairs
 # analysed on 2 threads side by side (--analysis-threads 2, best).
+# The header says what each core gets when all of them work at once
+# (examples/core_share.rs: an arithmetic job and a memory-bound one, alone
+# and one per core), as on a shared VM a second core may give less.
 # Each run is timed by examples/run_timed.rs: a nanosecond clock
 # (CLOCK_MONOTONIC) read just before it spawns the command and just after
 # it waits for it, so the time includes the command's fork and exec as a
@@ -64,7 +67,8 @@ if [ "${sizes[0]:-}" = shapes ]; then only_shapes=1; sizes=(); fi
 runs=${RUNS:-3}
 out=bench/out
 mkdir -p "$out"
-cargo build --release --quiet --bin roce-dissect --example read_floor --example run_timed
+cargo build --release --quiet --bin roce-dissect --example read_floor --example run_timed \
+    --example core_share
 bin=target/release/roce-dissect
 floor=target/release/examples/read_floor
 timer=target/release/examples/run_timed
@@ -274,6 +278,9 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 echo "roce-dissect $($bin --version | cut -d' ' -f2), $(tshark --version 2>/dev/null | head -1 | cut -d' ' -f1-3 || echo 'no tshark')"
 if [ $have_tshark = 0 ]; then t_note="not run"
 elif [ -n "${TSHARK_RUNS:-}" ]; then t_note="$TSHARK_RUNS runs"; else t_note="$runs runs, 1 on 5 M frames"; fi
+# What a second core is worth here when both work (see examples/core_share.rs):
+# on a shared VM the memory's bandwidth, or the core itself, may be shared.
+target/release/examples/core_share 3 | sed '1d; s/^/per core at once: /'
 echo "times: best and median of $runs runs (tshark: $t_note), in rounds, page cache warm, each by a nanosecond clock"
 for n in "${sizes[@]}"; do
     f=$out/bench-$n.pcap
