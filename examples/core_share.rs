@@ -11,7 +11,7 @@
 //!
 //! - arithmetic: integer work in registers, no memory traffic;
 //! - memory: summing a buffer of 64 MiB (each thread its own, 16 times a
-//!   core's L2 here), eight times over.
+//!   core's L2 here; smaller past 16 cores, 1 GiB in all), eight times over.
 //!
 //! A job's share is its time alone over the slowest copy's time at once:
 //! 1.00 when every core (or every core's stream) is as fast as one alone,
@@ -30,8 +30,10 @@ use std::time::Instant;
 
 /// Steps of the arithmetic job: about 0.1-0.3 s on current cores.
 const STEPS: u64 = 300_000_000;
-/// Each memory job's buffer, in 64-bit words (64 MiB).
+/// Each memory job's buffer, in 64-bit words (64 MiB) ...
 const WORDS: usize = 8 << 20;
+/// ... and all of them together at most (1 GiB), whatever the cores.
+const ALL_WORDS: usize = 128 << 20;
 /// Passes of the memory job over its buffer.
 const PASSES: usize = 8;
 
@@ -115,8 +117,9 @@ fn main() -> ExitCode {
 fn run(rounds: usize, out: &mut impl Write) -> std::io::Result<()> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     // One buffer per core, every page written, so no job pays for faults.
+    let words = WORDS.min(ALL_WORDS / cores) as u64;
     let bufs: Vec<Vec<u64>> = (0..cores)
-        .map(|c| (0..WORDS as u64).map(|i| i ^ c as u64).collect())
+        .map(|c| (0..words).map(|i| i ^ c as u64).collect())
         .collect();
     let seeds: Vec<Vec<u64>> = (0..cores).map(|c| vec![c as u64]).collect();
     let jobs: [Job; 2] = [
@@ -136,7 +139,7 @@ fn run(rounds: usize, out: &mut impl Write) -> std::io::Result<()> {
         }
         let (a, t) = (best(&alone), best(&together));
         let rate = if name == "memory" {
-            let bytes = (WORDS * 8 * PASSES) as f64;
+            let bytes = (words as usize * 8 * PASSES) as f64;
             format!(" ({:.1} GB/s)", bytes / a / 1e9)
         } else {
             String::new()
