@@ -46,9 +46,10 @@
 # with four fields, against tshark -Y and tshark -T fields.
 # A third table times the report on other shapes of traffic users have,
 # about 500 000 frames each (see `shapes`): small frames, thousands of
-# QPs, NVMe-oF, PFC-heavy, and the 5 M-frame file; each beside cat, the
-# memory floor and tshark, best and median, and with the host pairs
-# analysed on 2 threads side by side (--analysis-threads 2, best).
+# QPs (idle, and congested: CE marks and CNPs on nearly every sender),
+# NVMe-oF, PFC-heavy, and the 5 M-frame file; each beside cat, the memory
+# floor and tshark, best and median, and with the host pairs analysed on
+# 2 threads side by side (--analysis-threads 2, best).
 # The header says what each core gets when all of them work at once
 # (examples/core_share.rs: an arithmetic job and a memory-bound one, alone
 # and one per core), as on a shared VM a second core may give less.
@@ -225,6 +226,7 @@ shapes() {
         "small frames: incast, 512 B payloads, ACK every 4, CE/CNP/PFC|$out/small-500000.pcap|--scenario incast --seed 1 --qps 256 --messages 390 --size 2048 --pmtu 512 --ack-every 4"
         "4 096 QPs interleaved (8 592 flows with the CM's)|$out/qps4096-500000.pcap|--scenario clean --seed 1 --qps 4096 --messages 58 --size 1024 --pmtu 1024"
         "65 536 QPs interleaved (131 472 flows)|$out/qps65536-500000.pcap|--scenario clean --seed 1 --qps 65536 --messages 2 --size 1024 --pmtu 1024"
+        "4 096 QPs congested: incast, CNPs to 4 002 of 4 096 senders|$out/incast4096-500000.pcap|--scenario incast --seed 1 --qps 4096 --messages 24 --size 2048 --pmtu 512 --ack-every 4"
         "NVMe-oF: 8 I/O queues, reads and writes|$out/nvme-500000.pcap|--scenario nvme --seed 1 --qps 8 --messages 10205"
         "PFC-heavy: 4 000 pause intervals|$out/pfc-500000.pcap|--scenario pfc-headroom --seed 1 --messages 5300"
         "5 M frames, 4.3 GiB (the 900-byte shape)|$out/bench-5000000.pcap|--scenario mixed --seed 1 --qps 256 --messages 3907 --size 4096 --pmtu 1024")
