@@ -388,3 +388,79 @@ fn the_threads_variable_is_checked_like_the_option() {
         .unwrap();
     assert!(out.status.success());
 }
+
+/// A full disk (`/dev/full`) is one line that names the output and exit 1,
+/// whatever the command; a reader that goes away early is no error at all.
+#[test]
+fn a_full_disk_names_the_output_and_a_closed_pipe_is_quiet() {
+    let capture = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/loss.pcap");
+    let capture = capture.to_str().unwrap();
+    let full = || std::fs::OpenOptions::new().write(true).open("/dev/full");
+    if let Err(e) = full() {
+        common::skip("/dev/full", &e.to_string());
+        return;
+    }
+    let commands: [&[&str]; 9] = [
+        &[capture],
+        &["--json", capture],
+        &["packets", capture],
+        &["packets", "-T", "json", capture],
+        &["fields"],
+        &["gen", "--scenario", "loss", "-o", "-"],
+        &["--help"],
+        &["--html", "-", capture],
+        &["export", "--schema"],
+    ];
+    let bin = assert_cmd::cargo::cargo_bin("roce-dissect");
+    for args in commands {
+        let out = std::process::Command::new(&bin)
+            .args(args)
+            .stdout(full().unwrap())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with("roce-dissect: cannot write the standard output: "),
+            "{args:?}: {stderr}"
+        );
+    }
+    // A file named on the command line is named in the error.
+    let out = common::bin()
+        .args(["gen", "--scenario", "loss", "-o", "/dev/full"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with("roce-dissect: cannot write /dev/full: "),
+        "{stderr}"
+    );
+
+    // Megabytes of output (more than a pipe holds), one byte of it read,
+    // then the pipe closed.
+    let mixed = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/mixed.pcapng");
+    for args in [
+        &["gen", "--scenario", "mixed", "--qps", "64", "-o", "-"][..],
+        &["packets", "-V", mixed.to_str().unwrap()],
+        &["--json", "--timeline", "1us", mixed.to_str().unwrap()],
+    ] {
+        use std::io::Read;
+        let mut child = std::process::Command::new(&bin)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut one = [0u8; 1];
+        child.stdout.take().unwrap().read_exact(&mut one).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("cannot write") && !stderr.contains("panicked"),
+            "{args:?}: {stderr}"
+        );
+    }
+}

@@ -43,8 +43,7 @@ pub fn schema_markdown() -> String {
 
 pub fn run(args: &ExportArgs) -> Result<(), RunError> {
     if args.schema {
-        std::io::stdout()
-            .lock()
+        super::sink::Sink::stdout(std::io::stdout().lock())
             .write_all(schema_markdown().as_bytes())?;
         return Ok(());
     }

@@ -78,10 +78,10 @@ pub fn run(args: &FabricArgs) -> Result<(), RunError> {
     if args.tui {
         return crate::tui::fabric_view::run(r);
     }
-    let mut out = BufWriter::new(io::stdout().lock());
+    let mut out = BufWriter::new(super::sink::Sink::stdout(io::stdout().lock()));
     if args.json {
         serde_json::to_writer_pretty(&mut out, &serde_json::json!({ "fabric": r }))
-            .map_err(io::Error::other)?;
+            .map_err(io::Error::from)?;
         writeln!(out)?;
     } else {
         text(&mut out, &r)?;

@@ -26,7 +26,7 @@ pub fn run(args: &FieldsArgs) -> Result<(), RunError> {
             FIELDS.len()
         )));
     }
-    let mut out = BufWriter::new(io::stdout().lock());
+    let mut out = BufWriter::new(super::sink::Sink::stdout(io::stdout().lock()));
     if args.tsv {
         for f in chosen {
             writeln!(

@@ -49,9 +49,10 @@ fn deadlock(args: &GenArgs) -> Result<(), RunError> {
         )?;
     }
     if let Some(t) = &args.truth {
-        let mut f = std::fs::File::create(t)?;
-        serde_json::to_writer_pretty(&mut f, &run.truth).map_err(io::Error::other)?;
+        let mut f = BufWriter::new(super::sink::Sink::file(std::fs::File::create(t)?, t));
+        serde_json::to_writer_pretty(&mut f, &run.truth).map_err(io::Error::from)?;
         writeln!(f)?;
+        f.flush()?;
     }
     eprintln!(
         "roce-dissect: wrote {} link captures{} and topology.json to {shown}: roce-dissect fabric {shown}/link-* --topology {shown}/topology.json",
@@ -136,14 +137,15 @@ pub fn run(args: &GenArgs) -> Result<(), RunError> {
     };
     let started = std::time::Instant::now();
     let out: Box<dyn Write + Send> = if to_stdout {
-        Box::new(io::stdout())
+        Box::new(super::sink::Sink::stdout(io::stdout()))
     } else {
-        Box::new(std::fs::File::create(&args.output).map_err(|e| {
+        let file = std::fs::File::create(&args.output).map_err(|e| {
             RunError::Usage(format!(
                 "{}: {e}",
                 terminal_safe(&args.output.display().to_string())
             ))
-        })?)
+        })?;
+        Box::new(super::sink::Sink::file(file, &args.output))
     };
     let link = args.link;
     let link_type = match link {
@@ -189,8 +191,8 @@ pub fn run(args: &GenArgs) -> Result<(), RunError> {
         let f = std::fs::File::create(t).map_err(|e| {
             RunError::Usage(format!("{}: {e}", terminal_safe(&t.display().to_string())))
         })?;
-        let mut f = BufWriter::new(f);
-        serde_json::to_writer_pretty(&mut f, &truth).map_err(io::Error::other)?;
+        let mut f = BufWriter::new(super::sink::Sink::file(f, t));
+        serde_json::to_writer_pretty(&mut f, &truth).map_err(io::Error::from)?;
         writeln!(f)?;
         f.flush()?;
     }

@@ -13,6 +13,7 @@ mod packets;
 mod plan_cmd;
 mod progress;
 mod report;
+mod sink;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -41,6 +42,17 @@ pub fn main() -> ExitCode {
             {
                 eprintln!("roce-dissect: {hint}");
                 return ExitCode::from(2);
+            }
+            if !e.use_stderr() {
+                // --help, --version: a full disk says so (clap's own exit
+                // would not), a closed pipe is fine.
+                return match e.print() {
+                    Err(err) if err.kind() != io::ErrorKind::BrokenPipe => {
+                        eprintln!("roce-dissect: cannot write the standard output: {err}");
+                        ExitCode::from(1)
+                    }
+                    _ => ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(1)),
+                };
             }
             e.exit();
         }
@@ -212,7 +224,7 @@ fn completions(shell: clap_complete::Shell) -> Result<(), RunError> {
     let mut cmd = Cli::command();
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut cmd, "roce-dissect", &mut out);
-    io::stdout().lock().write_all(&out)?;
+    sink::Sink::stdout(io::stdout().lock()).write_all(&out)?;
     Ok(())
 }
 
@@ -233,6 +245,6 @@ fn man(command: Option<&str>) -> Result<(), RunError> {
     };
     let mut out = Vec::new();
     page.render(&mut out)?;
-    io::stdout().lock().write_all(&out)?;
+    sink::Sink::stdout(io::stdout().lock()).write_all(&out)?;
     Ok(())
 }

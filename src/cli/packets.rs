@@ -197,7 +197,7 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
     let opts = args.decode.dissect_options();
     let link_speed = args.decode.link_speed();
     let stdout = io::stdout();
-    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut out = BufWriter::with_capacity(1 << 16, super::sink::Sink::stdout(stdout.lock()));
     // Microseconds when that is all the capture has (a classic pcap);
     // nanoseconds otherwise (ns pcaps, pcapng, ERF records).
     let ts_digits = if reader.ts_resolution_ns() >= 1000 {

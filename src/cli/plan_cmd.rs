@@ -13,7 +13,7 @@ use crate::output::report::human_bytes;
 use crate::plan::{self, DcqcnParams, Headroom, HeadroomInput};
 
 pub fn run(args: &PlanArgs) -> Result<(), RunError> {
-    let mut out = BufWriter::new(io::stdout().lock());
+    let mut out = BufWriter::new(super::sink::Sink::stdout(io::stdout().lock()));
     match &args.command {
         PlanCommand::Headroom(a) => {
             let h = headroom_of(&a.headroom);
@@ -363,7 +363,7 @@ fn replay_chart(out: &mut impl Write, p: &plan::DcqcnReplay) -> io::Result<()> {
 }
 
 fn json<T: serde::Serialize>(out: &mut impl Write, v: &T) -> Result<(), RunError> {
-    serde_json::to_writer_pretty(&mut *out, v).map_err(io::Error::other)?;
+    serde_json::to_writer_pretty(&mut *out, v).map_err(io::Error::from)?;
     writeln!(out)?;
     Ok(())
 }

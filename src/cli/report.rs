@@ -22,7 +22,7 @@ fn options(cli: &Cli) -> Result<AnalysisOptions, RunError> {
 fn write_html(path: &Path, reports: &[Report]) -> Result<(), RunError> {
     let page = crate::output::html::page(reports);
     if path.as_os_str() == "-" {
-        io::stdout().lock().write_all(page.as_bytes())?;
+        super::sink::Sink::stdout(io::stdout().lock()).write_all(page.as_bytes())?;
         return Ok(());
     }
     std::fs::write(path, &page).map_err(|e| {
@@ -240,7 +240,9 @@ fn write_report(report: &Report, cli: &Cli, at: Placement, threads: usize) -> Re
     // Both writers below hand over large pieces: no buffer in between, and
     // not standard output's own handle either, which is line-buffered (each
     // piece would go out as two writes, the second a copy of its last line).
-    let mut out = std::fs::File::from(io::stdout().as_fd().try_clone_to_owned()?);
+    let mut out = super::sink::Sink::stdout(std::fs::File::from(
+        io::stdout().as_fd().try_clone_to_owned()?,
+    ));
     if args.json && at != Placement::Alone {
         let mut doc = Vec::new();
         crate::output::report_json::write(&mut doc, report)?;
