@@ -823,3 +823,41 @@ fn arrow_cast_display(a: &dyn Array) -> Vec<String> {
         })
         .collect()
 }
+
+/// A dataset that cannot be written is a failed output (exit 1, the folder
+/// named), not an unreadable capture (exit 2, the capture named).
+#[test]
+fn unwritable_dataset_and_unreadable_capture_are_told_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ds");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Where the flows table's folder goes, a file.
+    std::fs::write(dir.join("flows"), b"in the way").unwrap();
+    let loss = samples()
+        .into_iter()
+        .find(|p| p.ends_with("loss.pcap"))
+        .unwrap();
+    let out = export(&dir, std::slice::from_ref(&loss), &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("roce-dissect: cannot write {}", dir.display())),
+        "{stderr}"
+    );
+    // The staging folder is gone, the file in the way untouched.
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(std::fs::read(dir.join("flows")).unwrap(), b"in the way");
+
+    // A capture that is garbage: named, exit 2.
+    let bad = tmp.path().join("bad.pcap");
+    std::fs::write(&bad, b"garbage, not a capture").unwrap();
+    let out = export(&tmp.path().join("ok"), std::slice::from_ref(&bad), &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("roce-dissect: {}: ", bad.display())),
+        "{stderr}"
+    );
+}

@@ -112,7 +112,11 @@ pub fn run(args: &ExportArgs) -> Result<(), RunError> {
     let started = Instant::now();
     let next = AtomicUsize::new(0);
     let failed = AtomicUsize::new(0);
+    // Captures whose dataset could not be written (a full disk): exit 1,
+    // not 2, and the message names the folder, not the capture.
+    let unwritten = AtomicUsize::new(0);
     let last_error = Mutex::new(String::new());
+    let dir = terminal_safe(&out.display().to_string());
     let totals = Mutex::new((0u64, 0u64, HashMap::<Table, u64>::new()));
     std::thread::scope(|s| {
         for _ in 0..workers {
@@ -162,7 +166,15 @@ pub fn run(args: &ExportArgs) -> Result<(), RunError> {
                         }
                         Err(e) => {
                             failed.fetch_add(1, Ordering::Relaxed);
-                            let e = format!("{shown}: {}", terminal_safe(&e));
+                            let e = match e {
+                                export::Failed::Read(e) => {
+                                    format!("{shown}: {}", terminal_safe(&e))
+                                }
+                                export::Failed::Write(e) => {
+                                    unwritten.fetch_add(1, Ordering::Relaxed);
+                                    format!("cannot write {dir} ({shown}): {}", terminal_safe(&e))
+                                }
+                            };
                             match n {
                                 1 => *last_error.lock().unwrap_or_else(|p| p.into_inner()) = e,
                                 _ => eprintln!("roce-dissect: {e}"),
@@ -174,15 +186,23 @@ pub fn run(args: &ExportArgs) -> Result<(), RunError> {
         }
     });
     let failed = failed.into_inner();
+    let unwritten = unwritten.into_inner();
     let (frames, bytes, _) = totals.into_inner().unwrap_or_default();
-    if failed == n {
-        return Err(if n == 1 {
-            RunError::Usage(last_error.into_inner().unwrap_or_default())
-        } else {
-            RunError::SomeFailed { failed, total: n }
+    if n == 1 && failed == 1 {
+        let e = last_error.into_inner().unwrap_or_default();
+        return Err(match unwritten {
+            0 => RunError::Usage(e),
+            _ => RunError::Io(std::io::Error::other(e)),
         });
     }
-    let dir = terminal_safe(&out.display().to_string());
+    if unwritten > 0 {
+        return Err(RunError::Io(std::io::Error::other(format!(
+            "{unwritten} of {n} captures could not be written to {dir} (see above)"
+        ))));
+    }
+    if failed == n {
+        return Err(RunError::SomeFailed { failed, total: n });
+    }
     if n > 1 {
         let secs = started.elapsed().as_secs_f64();
         eprintln!(

@@ -25,12 +25,17 @@ fn write_html(path: &Path, reports: &[Report]) -> Result<(), RunError> {
         super::sink::Sink::stdout(io::stdout().lock()).write_all(page.as_bytes())?;
         return Ok(());
     }
-    std::fs::write(path, &page).map_err(|e| {
+    // A file that cannot be made is a wrong option (exit 2); one that
+    // cannot be written (a full disk) a failed output (exit 1).
+    let file = std::fs::File::create(path).map_err(|e| {
         RunError::Usage(format!(
             "--html {}: {e}",
             crate::output::text::terminal_safe(&path.display().to_string())
         ))
     })?;
+    let mut out = super::sink::Sink::file(file, path);
+    out.write_all(page.as_bytes())?;
+    out.flush()?;
     eprintln!(
         "roce-dissect: wrote {} ({}): open it in a browser",
         crate::output::text::terminal_safe(&path.display().to_string()),

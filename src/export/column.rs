@@ -249,6 +249,15 @@ pub const ROW_GROUP_ROWS: usize = 128 * 1024;
 /// context per column writer, 40 MiB for the packets table's 200
 /// columns, and made files a third smaller but not faster), statistics per column
 /// chunk, the row groups above.
+/// A Parquet error in words: the system's own for a failed write (a full
+/// disk), without the "External:" the Parquet crate puts before it.
+pub fn parquet_error(e: parquet::errors::ParquetError) -> String {
+    match e {
+        parquet::errors::ParquetError::External(inner) => inner.to_string(),
+        other => other.to_string(),
+    }
+}
+
 pub fn open(path: &Path, schema: SchemaRef) -> Result<ArrowWriter<File>, String> {
     let file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut props = WriterProperties::builder()
@@ -274,5 +283,6 @@ pub fn open(path: &Path, schema: SchemaRef) -> Result<ArrowWriter<File>, String>
         }
     }
     let props = props.build();
-    ArrowWriter::try_new(file, schema, Some(props)).map_err(|e| format!("{}: {e}", path.display()))
+    ArrowWriter::try_new(file, schema, Some(props))
+        .map_err(|e| format!("{}: {}", path.display(), parquet_error(e)))
 }

@@ -158,13 +158,37 @@ pub fn partition_value(name: &str) -> String {
     out
 }
 
+/// Why a capture's export failed: reading it, or writing the dataset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failed {
+    /// The capture could not be read.
+    Read(String),
+    /// The dataset could not be written (a full disk, a folder not
+    /// writable): the rest of the module's errors.
+    Write(String),
+}
+
+impl From<String> for Failed {
+    fn from(e: String) -> Self {
+        Failed::Write(e)
+    }
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failed::Read(e) | Failed::Write(e) => f.write_str(e),
+        }
+    }
+}
+
 /// Exports the capture at `path` as partition `name` of every table.
 pub fn export(
     path: &Path,
     name: &str,
     opts: &Options,
     progress: Option<Progress<'_>>,
-) -> Result<Written, String> {
+) -> Result<Written, Failed> {
     let part = format!("capture={}", partition_value(name));
     let staging = opts.out.join(format!(
         ".roce-dissect-{}-{}",
@@ -179,19 +203,32 @@ pub fn export(
             return Err(e);
         }
     };
-    // Into place: each table's partition replaced by the new one.
-    for t in &opts.tables {
-        let dir = opts.out.join(t.name());
+    let placed = into_place(&staging, &part, opts);
+    let _ = fs::remove_dir_all(&staging);
+    placed?;
+    Ok(written)
+}
+
+/// Each table's partition `part` replaced by the one in `staging`: every
+/// table's folder made first, and nothing touched when a file is in the
+/// way of one.
+fn into_place(staging: &Path, part: &str, opts: &Options) -> Result<(), String> {
+    let dirs = opts.tables.iter().map(|t| opts.out.join(t.name()));
+    if let Some(file) = dirs.clone().find(|d| d.exists() && !d.is_dir()) {
+        return Err(format!("{}: not a folder", file.display()));
+    }
+    for dir in dirs {
         fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let dest = dir.join(&part);
+    }
+    for t in &opts.tables {
+        let dest = opts.out.join(t.name()).join(part);
         if dest.exists() {
             fs::remove_dir_all(&dest).map_err(|e| format!("{}: {e}", dest.display()))?;
         }
         let from = staging.join(t.name());
         fs::rename(&from, &dest).map_err(|e| format!("{}: {e}", dest.display()))?;
     }
-    let _ = fs::remove_dir_all(&staging);
-    Ok(written)
+    Ok(())
 }
 
 fn file_in(staging: &Path, t: Table) -> Result<PathBuf, String> {
@@ -206,8 +243,8 @@ fn write_table(staging: &Path, t: Table, mut columns: Columns) -> Result<u64, St
     let rows = columns.rows as u64;
     let mut w = column::open(&path, columns.schema.clone())?;
     let batch = columns.batch()?;
-    w.write(&batch).map_err(|e| e.to_string())?;
-    w.close().map_err(|e| e.to_string())?;
+    w.write(&batch).map_err(column::parquet_error)?;
+    w.close().map_err(column::parquet_error)?;
     Ok(rows)
 }
 
@@ -216,7 +253,7 @@ fn write_all(
     staging: &Path,
     opts: &Options,
     progress: Option<Progress<'_>>,
-) -> Result<Written, String> {
+) -> Result<Written, Failed> {
     let _ = fs::remove_dir_all(staging);
     fs::create_dir_all(staging).map_err(|e| format!("{}: {e}", staging.display()))?;
     let wants = |t: Table| opts.tables.contains(&t);
@@ -227,7 +264,7 @@ fn write_all(
         opts.threads,
         None,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| Failed::Read(e.to_string()))?;
     let mut written = Written {
         frames: report.capture.frames,
         warnings: report.capture.warnings.clone(),
@@ -332,9 +369,9 @@ impl<'scope> Stream<'scope> {
         let encoder = scope.spawn(move || -> Result<(), String> {
             let mut w = column::open(&file, schema)?;
             for batch in rx {
-                w.write(&batch).map_err(|e| e.to_string())?;
+                w.write(&batch).map_err(column::parquet_error)?;
             }
-            w.close().map(|_| ()).map_err(|e| e.to_string())
+            w.close().map(|_| ()).map_err(column::parquet_error)
         });
         Ok(Stream {
             cols,
@@ -377,9 +414,9 @@ fn frame_tables(
     opts: &Options,
     mut numbers: FlowNumbers,
     progress: Option<Progress<'_>>,
-) -> Result<(Option<u64>, Option<u64>), String> {
+) -> Result<(Option<u64>, Option<u64>), Failed> {
     let want_ios = opts.tables.contains(&Table::NvmeIos);
-    let mut source = open_stream(path).map_err(|e| e.to_string())?;
+    let mut source = open_stream(path).map_err(|e| Failed::Read(e.to_string()))?;
     // This pass's report is not used: no latency samples or event lists
     // kept (they are the first pass's), which leaves every frame's marks as
     // they were.
@@ -391,7 +428,7 @@ fn frame_tables(
     if want_ios {
         an.keep_nvme_ios();
     }
-    std::thread::scope(|s| {
+    std::thread::scope(|s| -> Result<_, Failed> {
         // Packets: the frame loop fills a batch while a thread encodes
         // the last one (with every core).
         let mut packets = match opts.tables.contains(&Table::Packets) {
@@ -476,11 +513,14 @@ fn frame_tables(
             })
             .transpose();
         let io_rows = ios.map(Stream::finish).transpose();
-        read.map_err(|e| e.to_string())?;
+        read.map_err(|e| Failed::Read(e.to_string()))?;
+        // A writer's own error says why the frame loop could not hand it
+        // a batch ("the Parquet writer stopped").
+        let (packet_rows, io_rows) = (packet_rows?, io_rows?);
         if let Some(e) = failed {
-            return Err(e);
+            return Err(e.into());
         }
-        Ok((packet_rows?, io_rows?))
+        Ok((packet_rows, io_rows))
     })
 }
 

@@ -280,7 +280,7 @@ impl Encoder {
         let schema = table.schema.clone();
         let (writer, factory) = column::open(path, schema.clone())?
             .into_serialized_writer()
-            .map_err(|e| e.to_string())?;
+            .map_err(column::parquet_error)?;
         Ok(Encoder {
             writer,
             factory,
@@ -325,7 +325,7 @@ impl Encoder {
             let writers = self
                 .factory
                 .create_column_writers(self.row_groups)
-                .map_err(|e| e.to_string())?;
+                .map_err(column::parquet_error)?;
             self.shares = (0..self.threads).map(|_| Vec::new()).collect();
             for (i, w) in writers.into_iter().enumerate() {
                 self.shares[i % self.threads].push((i, w));
@@ -346,8 +346,10 @@ impl Encoder {
             }
             for ((i, w), b) in share.iter_mut().zip(builders.iter_mut()) {
                 let array = b.finish();
-                for leaf in compute_leaves(schema.field(*i), &array).map_err(|e| e.to_string())? {
-                    w.write(&leaf).map_err(|e| e.to_string())?;
+                for leaf in
+                    compute_leaves(schema.field(*i), &array).map_err(column::parquet_error)?
+                {
+                    w.write(&leaf).map_err(column::parquet_error)?;
                 }
             }
             Ok(share)
@@ -368,18 +370,21 @@ impl Encoder {
         let closed = Self::on_shares(std::mem::take(&mut self.shares), |share| {
             share
                 .into_iter()
-                .map(|(i, w)| w.close().map(|c| (i, c)).map_err(|e| e.to_string()))
+                .map(|(i, w)| w.close().map(|c| (i, c)).map_err(column::parquet_error))
                 .collect::<Result<Vec<_>, String>>()
         })?;
         let mut chunks: Vec<(usize, ArrowColumnChunk)> = closed.into_iter().flatten().collect();
         chunks.sort_by_key(|(i, _)| *i);
-        let mut rg = self.writer.next_row_group().map_err(|e| e.to_string())?;
+        let mut rg = self
+            .writer
+            .next_row_group()
+            .map_err(column::parquet_error)?;
         for (_, chunk) in chunks {
             chunk
                 .append_to_row_group(&mut rg)
-                .map_err(|e| e.to_string())?;
+                .map_err(column::parquet_error)?;
         }
-        rg.close().map_err(|e| e.to_string())?;
+        rg.close().map_err(column::parquet_error)?;
         self.row_groups += 1;
         self.open_rows = 0;
         Ok(())
@@ -387,7 +392,7 @@ impl Encoder {
 
     pub fn close(mut self) -> Result<u64, String> {
         self.close_row_group()?;
-        self.writer.close().map_err(|e| e.to_string())?;
+        self.writer.close().map_err(column::parquet_error)?;
         Ok(self.rows)
     }
 }
