@@ -31,9 +31,9 @@ fn deadlock(args: &GenArgs) -> Result<(), RunError> {
     std::fs::create_dir_all(dir).map_err(|e| RunError::Usage(format!("{shown}: {e}")))?;
     let run = crate::synth::deadlock::generate(args.seed, format)?;
     for (name, bytes) in &run.captures {
-        std::fs::write(dir.join(name), bytes)?;
+        super::sink::write_file(&dir.join(name), bytes)?;
     }
-    std::fs::write(dir.join("topology.json"), &run.topology)?;
+    super::sink::write_file(&dir.join("topology.json"), run.topology.as_bytes())?;
     // The same frames as one capture of the three ports, an interface each
     // (in a folder of its own: `fabric DIR` reads each link once).
     if format == OutFormat::PcapNg {
@@ -43,9 +43,9 @@ fn deadlock(args: &GenArgs) -> Result<(), RunError> {
             .iter()
             .map(|(n, b)| (n.trim_end_matches(".pcapng"), b.as_slice()))
             .collect();
-        std::fs::write(
-            dir.join("one-file").join("links.pcapng"),
-            crate::synth::pcap::pcapng_of_links(&links)?,
+        super::sink::write_file(
+            &dir.join("one-file").join("links.pcapng"),
+            &crate::synth::pcap::pcapng_of_links(&links)?,
         )?;
     }
     if let Some(t) = &args.truth {

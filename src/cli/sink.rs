@@ -67,6 +67,16 @@ impl<W: Write> Sink<W> {
     }
 }
 
+/// `std::fs::write` whose errors, making the file or writing it, name it.
+pub fn write_file(path: &std::path::Path, bytes: &[u8]) -> io::Result<()> {
+    let mut out = match std::fs::File::create(path) {
+        Ok(f) => Sink::file(f, path),
+        Err(e) => return Err(Sink::file(io::sink(), path).named(e)),
+    };
+    out.write_all(bytes)?;
+    out.flush()
+}
+
 impl<W: Write> Write for Sink<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.inner.write(buf).map_err(|e| self.named(e))
@@ -119,5 +129,21 @@ mod tests {
         let e = twice.write_all(b"x").unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::BrokenPipe);
         assert_eq!(e.to_string().matches("cannot write").count(), 1, "{e}");
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_made_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("no such folder").join("out.pcap");
+        let e = write_file(&path, b"x").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        let said = e.to_string();
+        assert!(
+            said.starts_with(&format!("cannot write {}: ", path.display())),
+            "{said}"
+        );
+        let ok = dir.path().join("out.pcap");
+        write_file(&ok, b"bytes").unwrap();
+        assert_eq!(std::fs::read(&ok).unwrap(), b"bytes");
     }
 }
