@@ -49,10 +49,9 @@ fn deadlock(args: &GenArgs) -> Result<(), RunError> {
         )?;
     }
     if let Some(t) = &args.truth {
-        let mut f = BufWriter::new(super::sink::Sink::file(std::fs::File::create(t)?, t));
-        serde_json::to_writer_pretty(&mut f, &run.truth).map_err(io::Error::from)?;
-        writeln!(f)?;
-        f.flush()?;
+        let mut json = serde_json::to_vec_pretty(&run.truth).map_err(io::Error::other)?;
+        json.push(b'\n');
+        super::sink::write_file(t, &json)?;
     }
     eprintln!(
         "roce-dissect: wrote {} link captures{} and topology.json to {shown}: roce-dissect fabric {shown}/link-* --topology {shown}/topology.json",

@@ -50,28 +50,35 @@ impl<W: Write> Sink<W> {
     }
 
     fn named(&self, e: io::Error) -> io::Error {
-        // Interrupted writes are retried by `write_all`, and an error
-        // already named (a sink over a sink) keeps its one name.
-        if e.kind() == io::ErrorKind::Interrupted
-            || e.get_ref().is_some_and(|r| r.is::<WriteFailed>())
-        {
-            return e;
-        }
-        io::Error::new(
-            e.kind(),
-            WriteFailed {
-                to: self.to.clone(),
-                source: e,
-            },
-        )
+        named(&self.to, e)
     }
+}
+
+/// `e`, a failure to write `to`, saying so.
+fn named(to: &str, e: io::Error) -> io::Error {
+    // Interrupted writes are retried by `write_all`, and an error already
+    // named (a sink over a sink) keeps its one name.
+    if e.kind() == io::ErrorKind::Interrupted || e.get_ref().is_some_and(|r| r.is::<WriteFailed>())
+    {
+        return e;
+    }
+    io::Error::new(
+        e.kind(),
+        WriteFailed {
+            to: to.to_string(),
+            source: e,
+        },
+    )
 }
 
 /// `std::fs::write` whose errors, making the file or writing it, name it.
 pub fn write_file(path: &std::path::Path, bytes: &[u8]) -> io::Result<()> {
     let mut out = match std::fs::File::create(path) {
         Ok(f) => Sink::file(f, path),
-        Err(e) => return Err(Sink::file(io::sink(), path).named(e)),
+        Err(e) => {
+            let to = crate::output::text::terminal_safe(&path.display().to_string());
+            return Err(named(&to, e));
+        }
     };
     out.write_all(bytes)?;
     out.flush()
