@@ -245,10 +245,6 @@ impl Columns {
 /// engines can split a file across workers.
 pub const ROW_GROUP_ROWS: usize = 128 * 1024;
 
-/// A Parquet file being written: snappy (Spark's default; zstd keeps a
-/// context per column writer, 40 MiB for the packets table's 200
-/// columns, and made files a third smaller but not faster), statistics per column
-/// chunk, the row groups above.
 /// A Parquet error in words: the system's own for a failed write (a full
 /// disk), without the "External:" the Parquet crate puts before it.
 pub fn parquet_error(e: parquet::errors::ParquetError) -> String {
@@ -258,6 +254,10 @@ pub fn parquet_error(e: parquet::errors::ParquetError) -> String {
     }
 }
 
+/// A Parquet file being written: snappy (Spark's default; zstd keeps a
+/// context per column writer, 40 MiB for the packets table's 200
+/// columns, and made files a third smaller but not faster), statistics per column
+/// chunk, the row groups above.
 pub fn open(path: &Path, schema: SchemaRef) -> Result<ArrowWriter<File>, String> {
     let file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut props = WriterProperties::builder()
