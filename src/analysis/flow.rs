@@ -13,7 +13,7 @@ use super::Map;
 use super::budget::DistinctCounter;
 use super::facts::{Facts, RoceFacts};
 pub use super::fingerprint::Fingerprint;
-use super::psn::{PSN_MASK, PsnTracker, Verdict, WINDOW, psn_add, psn_diff};
+use super::psn::{MaybePsn, PSN_MASK, PsnTracker, Verdict, WINDOW, psn_add, psn_diff};
 use super::report::{DelayStats, Episode, Event, EventKind, NakCounts, Trigger};
 use super::requests::{RecentRequests, ReqKind};
 use crate::dissect::RoceVersion;
@@ -182,10 +182,10 @@ pub struct FlowState {
     pending_read: Option<(u32, u32)>,
     /// What consumed the recent request PSNs (RC, UC, XRC).
     recent: RecentRequests,
-    pub req_first_psn: Option<u32>,
+    pub req_first_psn: MaybePsn,
     /// PSNs carried by AETH packets (ACKs, NAKs, READ responses).
-    pub ack_first_psn: Option<u32>,
-    pub ack_last_psn: Option<u32>,
+    pub ack_first_psn: MaybePsn,
+    pub ack_last_psn: MaybePsn,
     pub first_frame: u64,
     pub first_ts: u64,
     pub priority: Option<u8>,
@@ -199,6 +199,10 @@ pub struct FlowState {
     pub answers: u32,
     /// Anything rarer, made on the first packet that needs it.
     cold: Option<Box<FlowCold>>,
+    /// READ responses' sequence, made on the first one: a box of its own,
+    /// as the rarer part (~500 bytes) was made for each READ response
+    /// flow only to hold it.
+    resp: Option<Box<PsnTracker>>,
     /// Round trips and completions, made on the first RC or XRC request.
     pub timing: Option<Box<super::timing::FlowTiming>>,
     /// Payload over time, made on the first frame with payload.
@@ -225,8 +229,6 @@ pub struct FlowCold {
     pub ce_to_cnp: DelayAcc,
     /// When the CE mark still waiting for its CNP was seen.
     pub pending_ce: Option<u64>,
-    /// READ responses.
-    resp: PsnTracker,
     /// UD: one request sequence per DETH source QP.
     ud: Map<u32, PsnTracker>,
     /// Missing PSNs of earlier connections on these QPs.
@@ -261,9 +263,9 @@ impl FlowState {
             prev: None,
             pending_read: None,
             recent: RecentRequests::default(),
-            req_first_psn: None,
-            ack_first_psn: None,
-            ack_last_psn: None,
+            req_first_psn: MaybePsn::NONE,
+            ack_first_psn: MaybePsn::NONE,
+            ack_last_psn: MaybePsn::NONE,
             first_frame: pkt.number,
             first_ts: pkt.ts_ns,
             priority: None,
@@ -272,6 +274,7 @@ impl FlowState {
             noted_pauses: [0; 2],
             answers: super::NO_FLOW,
             cold: None,
+            resp: None,
             timing: None,
             rate: None,
         }
@@ -371,9 +374,9 @@ impl FlowState {
 
     pub fn note_ack_psn(&mut self, psn: u32) {
         if self.ack_first_psn.is_none() {
-            self.ack_first_psn = Some(psn);
+            self.ack_first_psn = MaybePsn::some(psn);
         }
-        self.ack_last_psn = Some(psn);
+        self.ack_last_psn = MaybePsn::some(psn);
     }
 
     fn resolve_pending_read(&mut self, pmtu: u32) {
@@ -426,7 +429,7 @@ impl FlowState {
                 }
             }
             if self.req_first_psn.is_none() {
-                self.req_first_psn = Some(bth.psn);
+                self.req_first_psn = MaybePsn::some(bth.psn);
             }
             let kind = ReqKind::of(op);
             let v = self.req.observe(bth.psn, span);
@@ -495,7 +498,7 @@ impl FlowState {
         op: Operation,
         budget: &mut Budget,
     ) -> Verdict {
-        let t = &mut self.cold().resp;
+        let t = self.resp.get_or_insert_default();
         let verdict = match op {
             Operation::ReadResponseFirst | Operation::ReadResponseOnly => {
                 t.observe_message_start(bth.psn)
@@ -689,16 +692,18 @@ impl FlowState {
         self.req = PsnTracker::default();
         self.pending_read = None;
         self.recent.clear();
-        self.req_first_psn = None;
+        self.req_first_psn = MaybePsn::NONE;
         self.prev = None;
         // The flow it answers is learnt again: the CM has just named the
         // new connection's (rping's QPs come back with a new peer QP).
         self.answers = super::NO_FLOW;
+        if let Some(t) = self.resp.as_deref_mut() {
+            *t = PsnTracker::default();
+        }
         if missing > 0 || self.cold.is_some() {
             let c = self.cold();
             c.close_episode(budget);
             c.carried_missing = missing;
-            c.resp = PsnTracker::default();
             c.ud.clear();
             c.late_psn = None;
         }
@@ -709,13 +714,13 @@ impl FlowState {
         let c = self.cold_ref();
         self.req.missing()
             + c.carried_missing
-            + c.resp.missing()
+            + self.resp.as_ref().map_or(0, |t| t.missing())
             + c.ud.values().map(|t| t.missing()).sum::<u64>()
     }
 
     /// The READ response PSN expected next, once any response was seen.
     pub fn resp_next(&self) -> Option<u32> {
-        self.cold_ref().resp.next()
+        self.resp.as_ref().and_then(|t| t.next())
     }
 
     pub fn req_next(&self) -> Option<u32> {
@@ -800,5 +805,83 @@ mod tests {
         // The hot part only: the rarer part is made on demand.
         let size = std::mem::size_of::<FlowState>();
         assert!(size <= 352, "FlowState is {size} bytes");
+    }
+
+    #[test]
+    fn read_responses_alone_make_no_rarer_part() {
+        use super::super::facts::Body;
+        use Operation::*;
+        use std::net::Ipv4Addr;
+        let key = FlowKey {
+            src: Ipv4Addr::new(10, 0, 0, 2).into(),
+            dst: Ipv4Addr::new(10, 0, 0, 1).into(),
+            dest_qp: 0x11,
+        };
+        let pkt = Facts {
+            number: 1,
+            ts_ns: 0,
+            len: 100,
+            flags: 0,
+            lost: 0,
+            body: Body::Other,
+        };
+        let mut budget = Budget {
+            events_per_flow: 8,
+            events_left: 8,
+            events_dropped: 0,
+            ud_sources_left: 0,
+            ud_sources_dropped: DistinctCounter::default(),
+            frame: 1,
+            flow: 0,
+            charges: None,
+        };
+        let mut f = FlowState::new(key, RoceVersion::V2, &pkt);
+        assert_eq!(f.resp_next(), None);
+        let mut respond = |f: &mut FlowState, op, psn| {
+            let bth = BthRepr {
+                psn,
+                ..BthRepr::default()
+            };
+            f.read_response(&pkt, &bth, op, &mut budget)
+        };
+        for (op, psn) in [
+            (ReadResponseFirst, 100),
+            (ReadResponseMiddle, 101),
+            (ReadResponseLast, 102),
+            (ReadResponseOnly, 103),
+        ] {
+            assert_ne!(respond(&mut f, op, psn), Verdict::Retransmit);
+        }
+        // In order: the sequence needs a few words, not the rarer part.
+        assert!(f.cold.is_none());
+        assert_eq!((f.resp_next(), f.missing()), (Some(104), 0));
+        // A message starting ahead is no loss (its READ may ask for
+        // fewer PSNs than it consumed) ...
+        assert_eq!(respond(&mut f, ReadResponseFirst, 106), Verdict::NewMessage);
+        assert_eq!((f.resp_next(), f.missing()), (Some(107), 0));
+        // ... two responses gone inside a message are: missing, and an
+        // event in the rarer part.
+        respond(&mut f, ReadResponseLast, 109);
+        assert_eq!((f.resp_next(), f.missing()), (Some(110), 2));
+        assert!(f.cold.is_some());
+        // A new connection starts the sequence again; what was missing
+        // stays counted.
+        f.new_connection(&mut budget);
+        assert_eq!((f.resp_next(), f.missing()), (None, 2));
+    }
+
+    #[test]
+    fn maybe_psn_is_an_option_in_four_bytes() {
+        assert_eq!(std::mem::size_of::<MaybePsn>(), 4);
+        assert_eq!(MaybePsn::default().get(), None);
+        for psn in [0, 1, PSN_MASK] {
+            let p = MaybePsn::some(psn);
+            assert_eq!(
+                (p.get(), p.is_some(), p.is_none()),
+                (Some(psn), true, false)
+            );
+        }
+        // Only PSNs' 24 bits are kept: nothing given is taken for none.
+        assert_eq!(MaybePsn::some(u32::MAX).get(), Some(PSN_MASK));
     }
 }

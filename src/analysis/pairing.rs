@@ -74,7 +74,7 @@ fn pair_flows(a: &Analyzer) -> Vec<Option<(u32, PairedBy)>> {
     // the nearest ones by binary search.
     let mut by_hosts: Map<(Addr, Addr), Candidates> = Map::default();
     for (i, f) in a.flows.iter().enumerate() {
-        if let (Some(next), Some(_)) = (f.req_next(), f.req_first_psn)
+        if let (Some(next), Some(_)) = (f.req_next(), f.req_first_psn.get())
             && peer[i].is_none()
         {
             by_hosts
@@ -100,7 +100,9 @@ fn pair_flows(a: &Analyzer) -> Vec<Option<(u32, PairedBy)>> {
             continue;
         }
         let f = &a.flows[r as usize];
-        let Some(ack) = f.ack_last_psn else { continue };
+        let Some(ack) = f.ack_last_psn.get() else {
+            continue;
+        };
         let Some(cands) = by_hosts.get_mut(&(f.key.dst, f.key.src)) else {
             continue;
         };
@@ -127,6 +129,7 @@ fn pair_flows(a: &Analyzer) -> Vec<Option<(u32, PairedBy)>> {
                 if peer[c as usize].is_none()
                     && c != r
                     && g.req_first_psn
+                        .get()
                         .is_some_and(|first| psn_diff(ack, first) >= -1)
                 {
                     found = Some((i, c));

@@ -23,6 +23,38 @@ pub fn psn_add(p: u32, n: u32) -> u32 {
     p.wrapping_add(n) & PSN_MASK
 }
 
+/// A PSN or none, in four bytes where an `Option<u32>` takes eight: PSNs
+/// are 24 bits, so `u32::MAX` is free to mean none (a flow's state keeps
+/// three of them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MaybePsn(u32);
+
+impl MaybePsn {
+    pub const NONE: Self = MaybePsn(u32::MAX);
+
+    pub fn some(psn: u32) -> Self {
+        MaybePsn(psn & PSN_MASK)
+    }
+
+    pub fn get(self) -> Option<u32> {
+        (self != Self::NONE).then_some(self.0)
+    }
+
+    pub fn is_none(self) -> bool {
+        self == Self::NONE
+    }
+
+    pub fn is_some(self) -> bool {
+        !self.is_none()
+    }
+}
+
+impl Default for MaybePsn {
+    fn default() -> Self {
+        Self::NONE
+    }
+}
+
 /// What one packet did to the sequence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
