@@ -855,8 +855,8 @@ mod tests {
         // In order: the sequence needs a few words, not the rarer part.
         assert!(f.cold.is_none());
         assert_eq!((f.resp_next(), f.missing()), (Some(104), 0));
-        // A message starting ahead is no loss (its READ may ask for
-        // fewer PSNs than it consumed) ...
+        // A message starting ahead is no loss (the PSNs between are
+        // other requests', answered by ACKs, not by responses) ...
         assert_eq!(respond(&mut f, ReadResponseFirst, 106), Verdict::NewMessage);
         assert_eq!((f.resp_next(), f.missing()), (Some(107), 0));
         // ... two responses gone inside a message are: missing, and an
