@@ -207,7 +207,7 @@ fn flow_report(
         timing: {
             match (f.timing.as_ref().and_then(|t| t.report(id, logs)), rate) {
                 (Some(mut t), rate) => {
-                    t.timeout = c.timeouts.report();
+                    t.timeout = c.timeouts.report().map(Box::new);
                     t.throughput = rate;
                     Some(Box::new(t))
                 }

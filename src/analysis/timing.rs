@@ -393,7 +393,10 @@ pub struct TimingReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub acks: Option<Acks>,
     /// Replays after a silence (no NAK) and the ACK timeout they imply.
-    pub timeout: Option<TimeoutReport>,
+    /// Boxed: few flows have one, and every flow with a throughput or
+    /// an answer has a report (a hundred thousand of them with as many
+    /// QPs).
+    pub timeout: Option<Box<TimeoutReport>>,
     /// Payload over time (any flow that carries payload).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub throughput: Option<super::throughput::Throughput>,
@@ -1225,5 +1228,19 @@ mod tests {
         assert!(at_or_after(0xff_fffe, 1));
         assert!(!at_or_after(1, 0xff_fffe));
         assert!(at_or_after(5, 5));
+    }
+
+    /// A report is kept for every flow with a throughput or an answer
+    /// until the JSON is written: 102 000 of them on 65 536 QPs. The rare
+    /// timeout part is boxed, so it costs a pointer where it is absent
+    /// (it took 64 bytes of every report).
+    #[test]
+    fn a_timing_report_holds_the_rare_timeout_apart() {
+        assert_eq!(std::mem::size_of::<Option<Box<TimeoutReport>>>(), 8);
+        assert!(
+            std::mem::size_of::<TimingReport>() <= 344,
+            "{} bytes",
+            std::mem::size_of::<TimingReport>()
+        );
     }
 }

@@ -554,7 +554,7 @@ fn timing_report(out: &mut Vec<u8>, t: &TimingReport) {
                 t,
                 implied_ns,
                 retries,
-            } = *o;
+            } = **o;
             flat_numbers(
                 out,
                 &[
@@ -1009,7 +1009,7 @@ mod tests {
                 count: 3,
                 per_request_packets: 1.0 / 3.0,
             }),
-            timeout: Some(TimeoutReport {
+            timeout: Some(Box::new(TimeoutReport {
                 resends: 1,
                 silence_min_ns: 2,
                 silence_mean_ns: 3,
@@ -1017,7 +1017,7 @@ mod tests {
                 t: 17,
                 implied_ns: 536_870_912,
                 retries: 7,
-            }),
+            })),
             throughput: Some(crate::analysis::throughput::Throughput {
                 bin_ns: 1,
                 mean_bps: 2,

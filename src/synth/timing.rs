@@ -104,7 +104,7 @@ impl FlowTimingTruth {
         }
         let timeout = stats(&mut self.silences).map(|s| {
             let t = (s.min_ns / 4096).checked_ilog2().unwrap_or(0).min(31);
-            TimeoutReport {
+            Box::new(TimeoutReport {
                 resends: s.count,
                 silence_min_ns: s.min_ns,
                 silence_mean_ns: s.mean_ns,
@@ -113,7 +113,7 @@ impl FlowTimingTruth {
                 implied_ns: 4096 << t,
                 // Each timeout replays another PSN.
                 retries: 1,
-            }
+            })
         });
         Some(TimingReport {
             rtt,
