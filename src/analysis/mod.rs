@@ -1455,7 +1455,7 @@ impl Analyzer {
         }
         self.pauses.finish(self.totals.last_ts);
         self.timeline.end(self.totals.last_ts);
-        self.logs.sort();
+        // The report sorts the timing logs (while it pairs the flows).
         pairing::build_report(self, info, pairing::Gathered { timed, unkept })
     }
 }

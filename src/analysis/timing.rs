@@ -264,6 +264,14 @@ impl Logs {
         }
         self.sorted = true;
     }
+
+    /// [`sort`](Self::sort), each kind on a thread of the current rayon
+    /// pool: the same logs.
+    pub fn par_sort(&mut self) {
+        use rayon::prelude::*;
+        self.kinds.par_iter_mut().for_each(SampleLog::sort);
+        self.sorted = true;
+    }
 }
 
 /// Where one flow's samples go.
