@@ -30,6 +30,23 @@ use std::collections::VecDeque;
 /// to make its keys collide cannot slow the analysis down.
 pub type Map<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
+/// Flows below which a report's flows are built and written by one
+/// thread: a thread's start (tens of microseconds) pays only for thousands.
+pub const PARALLEL_FLOWS: usize = 4096;
+
+/// A pool of up to `threads` threads for work on `flows` flows, one per
+/// [`PARALLEL_FLOWS`] of them: `None` for one thread (or none to be had).
+pub fn flows_pool(threads: usize, flows: usize) -> Option<rayon::ThreadPool> {
+    let threads = threads.min(flows / PARALLEL_FLOWS);
+    if threads < 2 {
+        return None;
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .ok()
+}
+
 pub use budget::{DEFAULT_MAX_EVENTS_TOTAL, Limits};
 pub use facts::{Body, Facts, RoceFacts, Upper};
 use flow::{Budget, FlowState, RecentNak};

@@ -219,10 +219,6 @@ fn flow_report(
     }
 }
 
-/// Flows below which the report's flows are built by one thread: a
-/// thread's start (tens of microseconds) is worth it only for thousands.
-const PARALLEL_FLOWS: usize = 4096;
-
 /// Where a flow's report goes in the report's order: most trouble first,
 /// then by first frame.
 type SortKey = (std::cmp::Reverse<u64>, u64, usize);
@@ -310,15 +306,7 @@ pub(super) fn build_report(
     // report; the timing logs are sorted while the flows are paired
     // (neither reads what the other writes: 8-9 ms each with 131 472
     // flows).
-    let threads = a.report_threads.min(a.flows.len() / PARALLEL_FLOWS);
-    let pool = (threads > 1)
-        .then(|| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .ok()
-        })
-        .flatten();
+    let pool = super::flows_pool(a.report_threads, a.flows.len());
     let mut logs = std::mem::take(&mut a.logs);
     let (peers, unanswered) = match &pool {
         Some(pool) => pool.install(|| rayon::join(|| logs.par_sort(), || pair(&a)).1),

@@ -62,8 +62,6 @@ pub fn write_on<W: Write + Send>(mut w: W, report: &Report, threads: usize) -> s
     w.write_all(&out)
 }
 
-/// Flows below which one thread formats them all.
-const PARALLEL_FLOWS: usize = 4096;
 /// Flows a thread formats at a time in a parallel write (about 750 KB of
 /// JSON). Batches of 128 saved 10 ms of 90 on 131 072 flows, these 20.
 const BATCH: usize = 512;
@@ -83,16 +81,7 @@ fn flow_list<W: Write + Send>(
         out.extend_from_slice(if i == 0 { b"\n    " } else { b",\n    " });
         flow(out, &flows[i])
     };
-    let threads = threads.min(flows.len() / PARALLEL_FLOWS);
-    let pool = (threads > 1)
-        .then(|| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .ok()
-        })
-        .flatten();
-    let Some(pool) = pool else {
+    let Some(pool) = crate::analysis::flows_pool(threads, flows.len()) else {
         for i in 0..flows.len() {
             member(out, i)?;
             if out.len() >= PIECE {
