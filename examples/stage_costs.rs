@@ -8,9 +8,9 @@
 //! time with everything less the time without it. Runs the configurations
 //! in rounds (`PASSES`, default 7) and keeps each one's best; then times
 //! building the report from the full analysis, on one thread and on every
-//! core as the command does (several threads from 4 096 flows). At most
-//! FRAMES frames
-//! (default 1 000 000) are read, so memory stays bounded.
+//! core as the command does (a thread for each 4 096 flows, up to the
+//! cores). At most FRAMES frames (default 1 000 000) are read, so memory
+//! stays bounded.
 use std::time::Instant;
 
 use roce_dissect::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Facts, Stage, Stages};
@@ -128,7 +128,7 @@ fn main() {
         finish[0] * 1e3
     );
     println!(
-        "{:<34} {:>9.1}   ({:.1} ms; {cores} threads from 4 096 flows)",
+        "{:<34} {:>9.1}   ({:.1} ms; up to {cores} threads, one a 4 096 flows)",
         "  on every core",
         per_frame(finish[1]),
         finish[1] * 1e3
