@@ -37,7 +37,8 @@
 # A second table times the other inputs users bring, each against what a
 # user would otherwise run on the same frames: the capture gzip-, zstd- and
 # xz-compressed (tshark reads gzip itself; zstd and xz through a pipe, as
-# tshark 4.0 cannot), split in two halves read with --merge (against
+# tshark 4.0 cannot), the capture on standard input through a pipe
+# (`cat FILE | roce-dissect -`, as from `tcpdump -w -`), split in two halves read with --merge (against
 # mergecap | tshark), split in four read as four files (one report each,
 # against tshark on each in turn), and the same traffic on native
 # InfiniBand in ERF records as ibdump writes them (`gen --link erf`);
@@ -169,6 +170,7 @@ other_inputs() {
         "gzip|$f.gz|$bin $f.gz --json|tshark -n -r $f.gz ${fields[*]}"
         "zstd|$f.zst|$bin $f.zst --json|zstd -dc $f.zst | tshark -n -r - ${fields[*]}"
         "xz|$f.xz|$bin $f.xz --json|xz -dc $f.xz | tshark -n -r - ${fields[*]}"
+        "standard input: cat FILE into a pipe, -|$f|$bin - --json < <(cat $f)|tshark -n -r - ${fields[*]} < <(cat $f)"
         "two halves, --merge|$f.half1|$bin --merge $f.half1 $f.half2 --json|mergecap -w - $f.half1 $f.half2 | tshark -n -r - ${fields[*]}"
         "four quarters, a report each|${parts[0]}|$bin ${parts[*]} --json|$t_cmd_quarters"
         "native InfiniBand in ERF (gen --link erf)|$erf|$bin $erf --json|tshark -n -r $erf ${fields[*]}"

@@ -187,7 +187,9 @@ impl CaptureFile {
         };
         let bytes = if path.as_os_str() == "-" {
             let mut v = Vec::new();
-            std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut v).map_err(io)?;
+            let stdin = std::io::stdin();
+            widen_pipe(&stdin);
+            std::io::Read::read_to_end(&mut stdin.lock(), &mut v).map_err(io)?;
             Bytes::Owned(v)
         } else {
             let meta = std::fs::metadata(&path).map_err(io)?;
@@ -248,7 +250,9 @@ pub fn open_stream_window(
         other => other,
     };
     if path.as_os_str() == "-" {
-        return stream_of(Box::new(std::io::stdin()), None);
+        let stdin = std::io::stdin();
+        widen_pipe(&stdin);
+        return stream_of(Box::new(stdin), None);
     }
     let meta = std::fs::metadata(path).map_err(io)?;
     if meta.is_dir() {
@@ -258,6 +262,7 @@ pub fn open_stream_window(
     if !meta.is_file() {
         // A named pipe, `<(zcat f)`, `/dev/stdin` on a pipe, a character
         // device: read as a stream, like `-`.
+        widen_pipe(&file);
         return stream_of(Box::new(file), None).map_err(named);
     }
     match compression_of(&file).map_err(io)? {
@@ -287,6 +292,42 @@ pub fn compression_of(file: &std::fs::File) -> std::io::Result<Option<compress::
 
 /// A stream (standard input, a pipe), decompressed when its first bytes
 /// say it is compressed.
+/// Bytes a pipe we read holds, asked for where the kernel allows it (1 MiB
+/// is Linux's `fs.pipe-max-size` unless raised).
+pub const PIPE_SIZE: usize = 1 << 20;
+
+/// Makes the pipe `fd` is (if it is one) hold [`PIPE_SIZE`] bytes, or
+/// as much as the kernel lets an unprivileged process ask for, rather
+/// than the default 64 KiB: the program writing it (`tcpdump -w -`,
+/// `cat`, `zcat`) then fills a mebibyte each time it runs rather than 64
+/// KiB, and the two processes switch places a sixteenth as often. Returns
+/// the pipe's size (`None` when `fd` is not a pipe, or off Linux).
+pub fn widen_pipe(fd: &impl std::os::fd::AsFd) -> Option<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        let now = rustix::pipe::fcntl_getpipe_size(fd).ok()?;
+        if now >= PIPE_SIZE {
+            return Some(now);
+        }
+        // The limit may be lower (`fs.pipe-max-size`, or a user's pipe
+        // budget past `fs.pipe-user-pages-soft`): the largest size that
+        // is allowed, down to what the pipe has.
+        let mut size = PIPE_SIZE;
+        while size > now {
+            if let Ok(got) = rustix::pipe::fcntl_setpipe_size(fd, size) {
+                return Some(got);
+            }
+            size /= 2;
+        }
+        Some(now)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = fd;
+        None
+    }
+}
+
 fn stream_of(
     mut input: Box<dyn std::io::Read + Send>,
     total: Option<u64>,
@@ -301,5 +342,36 @@ fn stream_of(
         Some(c) if c.is_read() => StreamReader::decompressing(c, input, total),
         Some(c) => Err(CaptureError::Compressed(c)),
         None => StreamReader::new(input, total),
+    }
+}
+
+#[cfg(test)]
+mod pipe_tests {
+    use super::{PIPE_SIZE, widen_pipe};
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_pipe_read_is_widened_and_a_file_is_left_alone() {
+        let (reader, mut writer) = std::io::pipe().expect("a pipe");
+        let got = widen_pipe(&reader).expect("a pipe has a size");
+        assert_eq!(rustix::pipe::fcntl_getpipe_size(&reader).ok(), Some(got));
+        // The kernel's limit for an unprivileged process, if readable: the
+        // pipe grows to PIPE_SIZE when that is allowed.
+        let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+            .ok()
+            .and_then(|s| s.trim().parse::<usize>().ok());
+        if max.is_some_and(|m| m >= PIPE_SIZE) {
+            assert_eq!(got, PIPE_SIZE);
+            // And holds that much unread: a writer is not held up.
+            rustix::fs::fcntl_setfl(&writer, rustix::fs::OFlags::NONBLOCK).expect("non-blocking");
+            let block = vec![0u8; PIPE_SIZE];
+            std::io::Write::write_all(&mut writer, &block).expect("a mebibyte fits unread");
+        } else {
+            assert!(got >= 4096, "{got}");
+        }
+        // Asked again, it stays.
+        assert_eq!(widen_pipe(&reader), Some(got));
+        let file = tempfile::tempfile().expect("a file");
+        assert_eq!(widen_pipe(&file), None);
     }
 }
