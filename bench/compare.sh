@@ -38,7 +38,8 @@
 # user would otherwise run on the same frames: the capture gzip-, zstd- and
 # xz-compressed (tshark reads gzip itself; zstd and xz through a pipe, as
 # tshark 4.0 cannot), the capture on standard input through a pipe
-# (`cat FILE | roce-dissect -`, as from `tcpdump -w -`), split in two halves read with --merge (against
+# (`cat FILE | roce-dissect -`, as from `tcpdump -w -`; tshark reads the
+# same pipe), split in two halves read with --merge (against
 # mergecap | tshark), split in four read as four files (one report each,
 # against tshark on each in turn), and the same traffic on native
 # InfiniBand in ERF records as ibdump writes them (`gen --link erf`);

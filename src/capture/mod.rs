@@ -290,8 +290,6 @@ pub fn compression_of(file: &std::fs::File) -> std::io::Result<Option<compress::
     Ok(compress::Compression::detect(&head[..got]))
 }
 
-/// A stream (standard input, a pipe), decompressed when its first bytes
-/// say it is compressed.
 /// Bytes a pipe we read holds, asked for where the kernel allows it (1 MiB
 /// is Linux's `fs.pipe-max-size` unless raised).
 pub const PIPE_SIZE: usize = 1 << 20;
@@ -328,6 +326,8 @@ pub fn widen_pipe(fd: &impl std::os::fd::AsFd) -> Option<usize> {
     }
 }
 
+/// A stream (standard input, a pipe), decompressed when its first bytes
+/// say it is compressed.
 fn stream_of(
     mut input: Box<dyn std::io::Read + Send>,
     total: Option<u64>,
