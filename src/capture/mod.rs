@@ -292,7 +292,7 @@ pub fn compression_of(file: &std::fs::File) -> std::io::Result<Option<compress::
 
 /// Bytes a pipe we read holds, asked for where the kernel allows it (1 MiB
 /// is Linux's `fs.pipe-max-size` unless raised).
-pub const PIPE_SIZE: usize = 1 << 20;
+const PIPE_SIZE: usize = 1 << 20;
 
 /// Makes the pipe `fd` is (if it is one) hold [`PIPE_SIZE`] bytes, or
 /// as much as the kernel lets an unprivileged process ask for, rather
@@ -300,7 +300,7 @@ pub const PIPE_SIZE: usize = 1 << 20;
 /// `cat`, `zcat`) then fills a mebibyte each time it runs rather than 64
 /// KiB, and the two processes switch places a sixteenth as often. Returns
 /// the pipe's size (`None` when `fd` is not a pipe, or off Linux).
-pub fn widen_pipe(fd: &impl std::os::fd::AsFd) -> Option<usize> {
+fn widen_pipe(fd: &impl std::os::fd::AsFd) -> Option<usize> {
     #[cfg(target_os = "linux")]
     {
         let now = rustix::pipe::fcntl_getpipe_size(fd).ok()?;
