@@ -300,7 +300,7 @@ const PIPE_SIZE: usize = 1 << 20;
 /// `cat`, `zcat`) then fills a mebibyte each time it runs rather than 64
 /// KiB, and the two processes switch places a sixteenth as often. Returns
 /// the pipe's size (`None` when `fd` is not a pipe, or off Linux).
-fn widen_pipe(fd: &impl std::os::fd::AsFd) -> Option<usize> {
+pub(crate) fn widen_pipe(fd: &impl std::os::fd::AsFd) -> Option<usize> {
     #[cfg(target_os = "linux")]
     {
         let now = rustix::pipe::fcntl_getpipe_size(fd).ok()?;

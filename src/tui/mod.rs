@@ -83,7 +83,9 @@ impl Input {
         };
         let stdin = path.as_os_str() == "-";
         let (input, total): (Box<dyn Read + Send>, Option<u64>) = if stdin {
-            (Box::new(io::stdin()), None)
+            let stdin = io::stdin();
+            crate::capture::widen_pipe(&stdin);
+            (Box::new(stdin), None)
         } else {
             let meta = std::fs::metadata(path).map_err(io_err)?;
             if meta.is_dir() {
@@ -103,6 +105,9 @@ impl Input {
                     name,
                     note: None,
                 });
+            }
+            if !meta.is_file() {
+                crate::capture::widen_pipe(&file);
             }
             (Box::new(file), meta.is_file().then_some(meta.len()))
         };
