@@ -187,9 +187,7 @@ impl CaptureFile {
         };
         let bytes = if path.as_os_str() == "-" {
             let mut v = Vec::new();
-            let stdin = std::io::stdin();
-            widen_pipe(&stdin);
-            std::io::Read::read_to_end(&mut stdin.lock(), &mut v).map_err(io)?;
+            std::io::Read::read_to_end(&mut widened_stdin().lock(), &mut v).map_err(io)?;
             Bytes::Owned(v)
         } else {
             let meta = std::fs::metadata(&path).map_err(io)?;
@@ -250,9 +248,7 @@ pub fn open_stream_window(
         other => other,
     };
     if path.as_os_str() == "-" {
-        let stdin = std::io::stdin();
-        widen_pipe(&stdin);
-        return stream_of(Box::new(stdin), None);
+        return stream_of(Box::new(widened_stdin()), None);
     }
     let meta = std::fs::metadata(path).map_err(io)?;
     if meta.is_dir() {
@@ -291,10 +287,18 @@ pub fn compression_of(file: &std::fs::File) -> std::io::Result<Option<compress::
 }
 
 /// Bytes a pipe we read holds, asked for where the kernel allows it (1 MiB
-/// is Linux's `fs.pipe-max-size` unless raised).
+/// is Linux's default `fs.pipe-max-size`).
 const PIPE_SIZE: usize = 1 << 20;
 
-/// Makes the pipe `fd` is (if it is one) hold [`PIPE_SIZE`] bytes, or
+/// Standard input, its pipe widened (see [`widen_pipe`]) if it is one:
+/// every reader of `-` takes it from here.
+pub(crate) fn widened_stdin() -> std::io::Stdin {
+    let stdin = std::io::stdin();
+    widen_pipe(&stdin);
+    stdin
+}
+
+/// Makes the pipe that `fd` is (if it is one) hold [`PIPE_SIZE`] bytes, or
 /// as much as the kernel lets an unprivileged process ask for, rather
 /// than the default 64 KiB: the program writing it (`tcpdump -w -`,
 /// `cat`, `zcat`) then fills a mebibyte each time it runs rather than 64

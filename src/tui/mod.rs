@@ -83,9 +83,7 @@ impl Input {
         };
         let stdin = path.as_os_str() == "-";
         let (input, total): (Box<dyn Read + Send>, Option<u64>) = if stdin {
-            let stdin = io::stdin();
-            crate::capture::widen_pipe(&stdin);
-            (Box::new(stdin), None)
+            (Box::new(crate::capture::widened_stdin()), None)
         } else {
             let meta = std::fs::metadata(path).map_err(io_err)?;
             if meta.is_dir() {
