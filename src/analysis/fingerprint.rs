@@ -5,18 +5,19 @@ use crate::dissect::Packet;
 
 /// Enough of a frame to tell a byte-identical copy: its length, a 64-bit
 /// hash of its first bytes (every header, variant fields included) and its
-/// last eight bytes (the ICRC, which covers the rest).
+/// last eight bytes (the ICRC, which covers the rest). The two are kept
+/// as bytes so that the whole takes 20 (a frame's facts carry one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Fingerprint {
     len: u32,
-    head: u64,
-    tail: u64,
+    head: [u8; 8],
+    tail: [u8; 8],
 }
 
 impl Fingerprint {
     /// Whether this is the fingerprint of no frame (a flow's before its first).
     pub fn is_none(&self) -> bool {
-        self.len == 0 && self.head == 0 && self.tail == 0
+        *self == Self::default()
     }
 }
 
@@ -91,8 +92,8 @@ impl Fingerprint {
         };
         Fingerprint {
             len: d.len() as u32,
-            head: h,
-            tail: u64::from_le_bytes(tail),
+            head: h.to_le_bytes(),
+            tail,
         }
     }
 }

@@ -406,7 +406,7 @@ impl FlowState {
             self.pmtu = pmtu;
         }
         let verdict = if bth.opcode.transport() == Transport::Ud {
-            match self.ud_source(r.src_qp.unwrap_or(0), budget) {
+            match self.ud_source(r.src_qp().unwrap_or(0), budget) {
                 Some(t) => t.observe(bth.psn, 1),
                 // Beyond the budget: counted on the flow, not followed.
                 None => return Verdict::InOrder,
@@ -418,7 +418,7 @@ impl FlowState {
             }
             let mut span = 1;
             if op == Operation::ReadRequest
-                && let Some(dma_len) = r.dma_len
+                && let Some(dma_len) = r.dma_len()
             {
                 match pmtu {
                     Some(m) => span = read_span(dma_len, m),

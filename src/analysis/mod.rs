@@ -626,12 +626,12 @@ impl Analyzer {
             return;
         };
         if stage == HintStage::Slot {
-            self.index.hint(r.flow_hash);
+            self.index.hint(r.flow_hash());
             return;
         }
         let Some(f) = self
             .index
-            .guess(r.flow_hash)
+            .guess(r.flow_hash())
             .and_then(|id| self.flows.get(id as usize))
         else {
             return;
@@ -683,7 +683,8 @@ impl Analyzer {
         find_flow(&self.flows, &self.index, key)
     }
 
-    /// The id of the flow with `key`, made if new and the budget allows.
+    /// The id of the flow with `key`, made if new and the budget allows
+    /// (`hash` is `hash_key(key)`, or its high half: all the index reads).
     #[inline]
     fn flow_id(
         &mut self,
@@ -714,7 +715,9 @@ impl Analyzer {
         }
         let id = self.flows.len() as u32;
         self.flows.push(FlowState::new(*key, version, pkt));
-        if let Some(e) = self.cm_peer.entry(key, hash) {
+        // The CM's table reads all of the hash; the frame's facts keep
+        // only the index's half.
+        if let Some(e) = self.cm_peer.entry(key, hash_key(key)) {
             self.cm_peer.set_flow(e, id);
         }
         self.index.insert(hash, id);
@@ -743,7 +746,7 @@ impl Analyzer {
     fn roce_packet(&mut self, pkt: &Facts, r: &RoceFacts) -> FrameAnalysis {
         // Borrowed, not copied: `r` lives in the caller's batch.
         let (bth, key) = (&r.bth, &r.key);
-        let Some(id) = self.flow_id(key, r.flow_hash, pkt, r.version) else {
+        let Some(id) = self.flow_id(key, r.flow_hash(), pkt, r.version) else {
             self.totals.untracked_frames += 1;
             return FrameAnalysis::default();
         };
@@ -794,7 +797,7 @@ impl Analyzer {
         let priority = priority(opts, r);
         f.payload_bytes = f
             .payload_bytes
-            .saturating_add(u64::from(r.payload_len.unwrap_or(0)));
+            .saturating_add(u64::from(r.payload_len().unwrap_or(0)));
         f.last_ts = f.last_ts.max(pkt.ts_ns);
         // CNPs ride their own priority by design; a flow's priority is that
         // of its other frames (or of its CNPs when it carries nothing else).
@@ -857,7 +860,7 @@ impl Analyzer {
         }
 
         // Throughput: the payload of first sends and of replays.
-        if let Some(n) = r.payload_len.filter(|&n| n > 0)
+        if let Some(n) = r.payload_len().filter(|&n| n > 0)
             && opts.stages.has(Stage::Throughput)
         {
             f.rate.get_or_insert_with(Box::default).add(
@@ -890,8 +893,8 @@ impl Analyzer {
                     op: o,
                     psn: bth.psn,
                     ts: pkt.ts_ns,
-                    payload: u64::from(r.payload_len.unwrap_or(0)),
-                    dma_len: u64::from(r.dma_len.unwrap_or(0)),
+                    payload: u64::from(r.payload_len().unwrap_or(0)),
+                    dma_len: u64::from(r.dma_len().unwrap_or(0)),
                     again: v == Verdict::Retransmit,
                     late: v == Verdict::OutOfOrder,
                 };
@@ -946,7 +949,7 @@ impl Analyzer {
         if let Some(cc) = f.cc_mut() {
             cc.frame(
                 pkt.ts_ns,
-                r.payload_len.unwrap_or(0),
+                r.payload_len().unwrap_or(0),
                 out.marks.has(Mark::Retransmission),
                 out.marks.has(Mark::Paused),
             );
@@ -974,7 +977,7 @@ impl Analyzer {
                 let replay = out.marks.has(Mark::Retransmission);
                 out.nvme = self.nvme_capsule(id, key, &c, r, pkt, replay);
             }
-            Upper::Reth { va, r_key } if self.nvme.active() => {
+            Upper::Reth { va, r_key, dma_len } if self.nvme.active() => {
                 if let Some(
                     o @ (Operation::WriteFirst
                     | Operation::WriteOnly
@@ -982,9 +985,9 @@ impl Analyzer {
                     | Operation::ReadRequest),
                 ) = op
                 {
-                    let (len, payload) = (r.dma_len.unwrap_or(0), r.payload_len.unwrap_or(0));
+                    let payload = r.payload_len().unwrap_or(0);
                     let data = self.nvme.transfer(
-                        id, key.src, key.dst, o, bth.psn, va, r_key, len, payload, pkt.ts_ns,
+                        id, key.src, key.dst, o, bth.psn, va, r_key, dma_len, payload, pkt.ts_ns,
                     );
                     out.nvme = data.map(|d| match o {
                         Operation::ReadRequest => marks::NvmeRole::DataRequest {
@@ -1009,7 +1012,7 @@ impl Analyzer {
                             | Operation::ReadResponseOnly
                     )
                 ) {
-                    let payload = r.payload_len.unwrap_or(0);
+                    let payload = r.payload_len().unwrap_or(0);
                     out.nvme = self
                         .nvme
                         .continuation(id, bth.psn, payload, pkt.ts_ns)
@@ -1028,7 +1031,7 @@ impl Analyzer {
                     Operation::Acknowledge | Operation::AtomicAcknowledge | Operation::Cnp
                 )
             })
-            && (r.payload_len.is_some_and(|n| n > 0) || matches!(r.upper, Upper::Reth { .. }))
+            && (r.payload_len().is_some_and(|n| n > 0) || matches!(r.upper, Upper::Reth { .. }))
             && let Some(qid) = self.nvme.queue_of(id)
         {
             out.nvme = Some(marks::NvmeRole::Queue { qid });
@@ -1051,7 +1054,7 @@ impl Analyzer {
         replay: bool,
     ) -> Option<marks::NvmeRole> {
         use crate::wire::nvme::{CQE_LEN, SQE_LEN, Ulp};
-        let len = r.payload_len.unwrap_or(0) as usize;
+        let len = r.payload_len().unwrap_or(0) as usize;
         let (number, ts, psn) = (pkt.number, pkt.ts_ns, r.bth.psn);
         let role = |s: nvme::Said| {
             s.confirmed.then_some(match s.side {
@@ -1214,7 +1217,7 @@ impl Analyzer {
             }
             f.remember(&r.fingerprint, pkt.ts_ns);
         }
-        let learnt = match (op, r.payload_len) {
+        let learnt = match (op, r.payload_len()) {
             (Some(o), Some(n))
                 if o.is_first_or_middle()
                     && n > 0

@@ -22,15 +22,41 @@ use crate::dissect::Addr;
 use crate::wire::Operation;
 use crate::wire::nvme::{self, QueueKind};
 
-/// Bytes of a SEND's message start kept for the analysis: a CQE, and an
-/// SQE up to its starting LBA.
+/// Bytes of a SEND's message start the analysis reads: a CQE, and an SQE
+/// up to its starting LBA.
 pub const CAPSULE_HEAD: usize = 48;
+
+/// The parts of the first [`CAPSULE_HEAD`] bytes a [`Capsule`] keeps, as
+/// (offset, length): an SQE's opcode, flags, command id and Fabrics type
+/// (a CQE's first dwords, never read), a CQE's command id and status, and
+/// an SQE's SGL and dwords 10-11. The rest (an SQE's namespace, dword 3 and
+/// metadata pointer) is left out so that a frame's facts stay small.
+const CAPSULE_PARTS: [(usize, usize); 3] = [(0, 5), (12, 4), (24, 24)];
+
+/// Bytes a [`Capsule`] keeps.
+const CAPSULE_KEPT: usize = 5 + 4 + 24;
+
+/// Where byte `at` of a capsule is kept, if it is.
+const fn kept_at(at: usize) -> Option<usize> {
+    let mut kept = 0;
+    let mut i = 0;
+    while i < CAPSULE_PARTS.len() {
+        let (start, len) = CAPSULE_PARTS[i];
+        if at >= start && at < start + len {
+            return Some(kept + at - start);
+        }
+        kept += len;
+        i += 1;
+    }
+    None
+}
 
 /// The start of a SEND that starts a message (FIRST or ONLY): what the
 /// analysis reads of a command or response capsule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Capsule {
-    bytes: [u8; CAPSULE_HEAD],
+    /// [`CAPSULE_PARTS`] one after the other, zero past the payload's end.
+    bytes: [u8; CAPSULE_KEPT],
 }
 
 impl Capsule {
@@ -39,30 +65,42 @@ impl Capsule {
         if payload.len() < nvme::CQE_LEN {
             return None;
         }
-        let mut bytes = [0; CAPSULE_HEAD];
-        let n = payload.len().min(CAPSULE_HEAD);
-        bytes[..n].copy_from_slice(&payload[..n]);
+        let mut bytes = [0; CAPSULE_KEPT];
+        let mut kept = 0;
+        for (start, len) in CAPSULE_PARTS {
+            let part = payload.get(start..).unwrap_or_default();
+            let n = part.len().min(len);
+            bytes[kept..kept + n].copy_from_slice(&part[..n]);
+            kept += len;
+        }
         Some(Capsule { bytes })
     }
 
+    /// The capsule's byte `at` (one of those kept).
+    fn byte(&self, at: usize) -> u8 {
+        kept_at(at).map_or(0, |i| self.bytes[i])
+    }
+
+    /// The little-endian number in bytes `at..at + n` (kept, in one part).
     fn le(&self, at: usize, n: usize) -> u64 {
-        self.bytes[at..at + n]
+        let Some(i) = kept_at(at) else { return 0 };
+        self.bytes[i..i + n]
             .iter()
             .rev()
             .fold(0u64, |v, &b| v << 8 | u64::from(b))
     }
 
     pub fn opcode(&self) -> u8 {
-        self.bytes[0]
+        self.byte(0)
     }
     fn flags(&self) -> u8 {
-        self.bytes[1]
+        self.byte(1)
     }
     pub fn cid(&self) -> u16 {
         self.le(2, 2) as u16
     }
     fn fctype(&self) -> Option<u8> {
-        (self.opcode() == nvme::FABRICS_OPCODE).then_some(self.bytes[4])
+        (self.opcode() == nvme::FABRICS_OPCODE).then_some(self.byte(4))
     }
     fn sgl_addr(&self) -> u64 {
         self.le(24, 8)
@@ -79,7 +117,7 @@ impl Capsule {
         self.le(35, 4) as u32
     }
     fn sgl_type(&self) -> u8 {
-        self.bytes[39]
+        self.byte(39)
     }
     fn slba(&self) -> u64 {
         self.le(40, 8)
@@ -1230,6 +1268,55 @@ mod tests {
         assert!(l[..LISTED].iter().all(|x| x.latency_ns == Some(9)));
         assert_eq!(l[0].command_frame, 1);
         assert_eq!(l[1].command_frame, 3);
+    }
+
+    #[test]
+    fn a_capsule_keeps_every_byte_it_reads() {
+        // Each field the accessors read, as (offset, length): kept, in one
+        // part, and read back from a capsule of distinct bytes.
+        let fields = [
+            (0, 1),
+            (1, 1),
+            (2, 2),
+            (4, 1),
+            (12, 2),
+            (14, 2),
+            (24, 8),
+            (32, 4),
+            (35, 4),
+            (39, 1),
+            (40, 8),
+            (42, 2),
+        ];
+        for (at, n) in fields {
+            let i = kept_at(at).unwrap();
+            assert_eq!(kept_at(at + n - 1), Some(i + n - 1), "{at}+{n}");
+        }
+        assert_eq!(kept_at(5), None);
+        assert_eq!(kept_at(16), None);
+        assert_eq!(kept_at(CAPSULE_HEAD), None);
+        let bytes: Vec<u8> = (0..64u8).map(|b| b.wrapping_mul(37)).collect();
+        let c = Capsule::of(&bytes).unwrap();
+        let le = |at: usize, n: usize| {
+            bytes[at..at + n]
+                .iter()
+                .rev()
+                .fold(0u64, |v, &b| v << 8 | u64::from(b))
+        };
+        for (at, n) in fields {
+            assert_eq!(c.le(at, n), le(at, n), "{at}+{n}");
+        }
+        assert_eq!(
+            (c.opcode(), c.flags(), c.sgl_type()),
+            (bytes[0], bytes[1], bytes[39])
+        );
+        // A capsule of 20 bytes: the rest reads as zero.
+        let c = Capsule::of(&bytes[..20]).unwrap();
+        assert_eq!(
+            (c.cqe_cid(), c.cqe_status()),
+            (le(12, 2) as u16, le(14, 2) as u16)
+        );
+        assert_eq!((c.sgl_addr(), c.slba()), (0, 0));
     }
 
     #[test]

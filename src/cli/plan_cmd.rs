@@ -120,7 +120,7 @@ fn replay(
             {
                 observed
                     .get_or_insert_with(|| plan::Observed::new(facts.ts_ns))
-                    .add(facts.ts_ns, u64::from(r.payload_len.unwrap_or(0)));
+                    .add(facts.ts_ns, u64::from(r.payload_len().unwrap_or(0)));
             }
         },
     )
