@@ -575,3 +575,100 @@ fn skipped_stages_leave_out_their_part_only() {
         "{err}"
     );
 }
+
+/// Whether process `pid` catches SIGINT (its `SigCgt` mask in /proc).
+#[cfg(target_os = "linux")]
+fn catches_sigint(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            let mask = s.lines().find_map(|l| l.strip_prefix("SigCgt:"))?;
+            u64::from_str_radix(mask.trim(), 16).ok()
+        })
+        .is_some_and(|m| m & (1 << (2 - 1)) != 0)
+}
+
+/// `tcpdump -w - | roce-dissect -` stopped with Ctrl-C: the report covers
+/// the frames read, says it was interrupted, and calls no record cut; a
+/// second Ctrl-C ends it at once (exit status 130).
+#[test]
+#[cfg(target_os = "linux")]
+fn ctrl_c_on_a_stream_reports_what_was_read() {
+    use std::io::Write;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    let bytes = std::fs::read(capture("loss.pcap")).unwrap();
+    // The header and the first 40 records whole, then half of the 41st.
+    let mut at = 24;
+    for _ in 0..40 {
+        let incl = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        at += 16 + incl;
+    }
+    let cut = at + 20;
+    let sigint = |pid: u32| {
+        let ok = std::process::Command::new("kill")
+            .args(["-INT", &pid.to_string()])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "kill -INT {pid}");
+    };
+    // Waits until the child catches SIGINT and has read all it was given.
+    let settle = |child: &std::process::Child, stdin: &std::process::ChildStdin| {
+        let t = Instant::now();
+        while !(catches_sigint(child.id()) && rustix::io::ioctl_fionread(stdin).ok() == Some(0)) {
+            assert!(
+                t.elapsed() < Duration::from_secs(60),
+                "the child never read its input"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+
+    let bin = env!("CARGO_BIN_EXE_roce-dissect");
+    let mut child = std::process::Command::new(bin)
+        .args(["--json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&bytes[..cut]).unwrap();
+    settle(&child, &stdin);
+    sigint(child.id());
+    // (Time for the signal to be taken before the input ends.)
+    std::thread::sleep(Duration::from_millis(300));
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["capture"]["frames"], 40, "{stderr}");
+    let warnings = report["capture"]["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let w = warnings[0].as_str().unwrap();
+    assert!(
+        w.starts_with("interrupted (Ctrl-C): stopped reading after frame 40"),
+        "{w}"
+    );
+    assert!(stderr.contains(w), "{stderr}");
+
+    // Twice: the program ends at the second.
+    let mut child = std::process::Command::new(bin)
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&bytes[..cut]).unwrap();
+    settle(&child, &stdin);
+    sigint(child.id());
+    std::thread::sleep(Duration::from_millis(300));
+    sigint(child.id());
+    let status = child.wait().unwrap();
+    drop(stdin);
+    assert_eq!(status.code(), Some(130));
+}

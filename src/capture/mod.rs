@@ -17,6 +17,8 @@ pub use reader::{
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock};
 
 /// Largest record accepted. tcpdump's maximum snaplen is 262 144; anything
 /// much larger is a corrupt length field, not a frame.
@@ -248,6 +250,7 @@ pub fn open_stream_window(
         other => other,
     };
     if path.as_os_str() == "-" {
+        watch_interrupt();
         return stream_of(Box::new(widened_stdin()), None);
     }
     let meta = std::fs::metadata(path).map_err(io)?;
@@ -259,6 +262,7 @@ pub fn open_stream_window(
         // A named pipe, `<(zcat f)`, `/dev/stdin` on a pipe, a character
         // device: read as a stream, like `-`.
         widen_pipe(&file);
+        watch_interrupt();
         return stream_of(Box::new(file), None).map_err(named);
     }
     match compression_of(&file).map_err(io)? {
@@ -284,6 +288,45 @@ pub fn compression_of(file: &std::fs::File) -> std::io::Result<Option<compress::
         }
     }
     Ok(compress::Compression::detect(&head[..got]))
+}
+
+/// Whether a capture read as a stream stops at a first interrupt: set by
+/// the command line, never by the library's other users.
+static STOP_AT_INTERRUPT: AtomicBool = AtomicBool::new(false);
+
+/// Set by the first SIGINT once a stream is opened under
+/// [`stop_streams_at_interrupt`].
+static INTERRUPTED: LazyLock<Arc<AtomicBool>> = LazyLock::new(Arc::default);
+
+/// From now on, a capture read as a stream (standard input, a named pipe)
+/// stops at the user's first Ctrl-C as at its end, with a warning, so that
+/// `tcpdump -w - | roce-dissect -` reports what it read; a second Ctrl-C
+/// ends the program at once (exit status 130). Files are not concerned:
+/// Ctrl-C ends the program as usual.
+pub fn stop_streams_at_interrupt() {
+    STOP_AT_INTERRUPT.store(true, Ordering::Relaxed);
+}
+
+/// Whether the user interrupted the reading of a stream.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
+/// Catches SIGINT for [`stop_streams_at_interrupt`], if the command line
+/// asked for it (once, when the first stream is opened).
+fn watch_interrupt() {
+    static WATCHING: std::sync::Once = std::sync::Once::new();
+    if !STOP_AT_INTERRUPT.load(Ordering::Relaxed) {
+        return;
+    }
+    WATCHING.call_once(|| {
+        use signal_hook::consts::SIGINT;
+        let flag = Arc::clone(&INTERRUPTED);
+        // Registered first, so it sees the flag as the second Ctrl-C finds
+        // it: set by the first.
+        let _ = signal_hook::flag::register_conditional_shutdown(SIGINT, 130, Arc::clone(&flag));
+        let _ = signal_hook::flag::register(SIGINT, flag);
+    });
 }
 
 /// Bytes a pipe we read holds, asked for where the kernel allows it (1 MiB

@@ -960,14 +960,15 @@ pub struct StreamReader {
 /// Window mapped at a time for regular files.
 pub const MAP_WINDOW: usize = 16 << 20;
 
-/// Reads into `buf[*end..]` until it is full or the input ends.
+/// Reads into `buf[*end..]` until it is full, the input ends or the user
+/// interrupts (see [`super::stop_streams_at_interrupt`]).
 fn fill(
     input: &mut dyn Read,
     buf: &mut [u8],
     end: &mut usize,
     eof: &mut bool,
 ) -> Result<(), CaptureError> {
-    while *end < buf.len() {
+    while *end < buf.len() && !super::interrupted() {
         match input.read(&mut buf[*end..]) {
             Ok(0) => {
                 *eof = true;
@@ -1080,6 +1081,16 @@ impl StreamReader {
                 end,
                 eof,
             } => {
+                if super::interrupted() {
+                    // What was read is reported; a record begun is not
+                    // "cut": its rest was never asked for.
+                    let n = self.records.number;
+                    self.records.warn(format!(
+                        "interrupted (Ctrl-C): stopped reading after frame {n}; nothing after it was read"
+                    ));
+                    self.finished = true;
+                    return Ok(false);
+                }
                 if *eof {
                     return Ok(false);
                 }

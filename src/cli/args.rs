@@ -48,8 +48,8 @@ pub struct Cli {
     pub command: Option<Command>,
 
     /// Capture files (pcap or pcapng, plain or gzip/zstd/xz; `-` reads
-    /// standard input) or folders of them: a report for each, or one for
-    /// all with --merge
+    /// standard input, to its end or a first Ctrl-C) or folders of them: a
+    /// report for each, or one for all with --merge
     #[arg(value_name = "CAPTURE", required = true)]
     pub captures: Vec<PathBuf>,
 
@@ -602,7 +602,8 @@ pub struct TuiArgs {
 #[derive(Debug, Args)]
 pub struct PacketsArgs {
     /// Capture file (pcap or pcapng, plain or gzip/zstd/xz; `-` reads
-    /// standard input); several, or a folder, with --merge
+    /// standard input, to its end or a first Ctrl-C); several, or a folder,
+    /// with --merge
     #[arg(value_name = "CAPTURE", required = true)]
     pub captures: Vec<PathBuf>,
 

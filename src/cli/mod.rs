@@ -57,6 +57,11 @@ pub fn main() -> ExitCode {
             e.exit();
         }
     };
+    if !matches!(cli.command, Some(Command::Tui(_))) {
+        // `tcpdump -w - | roce-dissect -`: Ctrl-C stops the reading and
+        // the report covers what was read (the TUI has keys for that).
+        crate::capture::stop_streams_at_interrupt();
+    }
     let result = match &cli.command {
         Some(Command::Packets(args)) => packets::run(args),
         Some(Command::Gen(args)) => gen_cmd::run(args),
