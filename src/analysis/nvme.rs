@@ -60,7 +60,10 @@ pub struct Capsule {
 }
 
 impl Capsule {
-    /// At least a CQE's worth of payload, else `None`.
+    /// At least a CQE's worth of payload, else `None`. (Out of line: the
+    /// decoders call it for SENDs only, and inlined, its copies made
+    /// their every frame some 10 ns slower.)
+    #[inline(never)]
     pub fn of(payload: &[u8]) -> Option<Capsule> {
         if payload.len() < nvme::CQE_LEN {
             return None;
