@@ -153,6 +153,32 @@ fn gen_writes_the_links_and_fabric_says_deadlock_in_text() {
     assert_eq!(String::from_utf8(out.stderr).unwrap().lines().count(), 1);
 }
 
+/// A capture cut mid-record: fabric reads what is there and says so, the
+/// file named (as the report does).
+#[test]
+fn a_cut_capture_is_read_and_said() {
+    let d = tempfile::tempdir().unwrap();
+    let whole =
+        std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/loss.pcap"))
+            .unwrap();
+    let cut = d.path().join("cut.pcap");
+    std::fs::write(&cut, &whole[..5000]).unwrap();
+    let out = common::bin().arg("fabric").arg(&cut).output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{stderr}");
+    let want = format!(
+        "roce-dissect: warning: {}: capture cut mid-record at byte 4522",
+        cut.display()
+    );
+    assert!(stderr.starts_with(&want), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .starts_with("Fabric: 1 links")
+    );
+}
+
 /// The pause graph of `gen --scenario deadlock --seed SEED`, links named
 /// by file.
 fn fabric_report(seed: u64) -> roce_dissect::fabric::FabricReport {

@@ -153,6 +153,13 @@ pub fn read_links(
         l.last = Some((src, dst));
         l.seen.insert((src, dst));
     }
+    // A capture cut short, or a stream stopped with Ctrl-C: said, named.
+    let named: Vec<String> = source
+        .warnings()
+        .iter()
+        .map(|w| format!("{}: {w}", path.display()))
+        .collect();
+    super::print_warnings(&named, source.warning_count());
     let several = links.len() > 1;
     links.sort_by_key(|l| l.interface);
     Ok(links
