@@ -250,8 +250,9 @@ pub fn open_stream_window(
         other => other,
     };
     if path.as_os_str() == "-" {
-        watch_interrupt();
-        return stream_of(Box::new(widened_stdin()), None);
+        let stdin = widened_stdin();
+        watch_interrupt(&stdin);
+        return stream_of(Box::new(stdin), None);
     }
     let meta = std::fs::metadata(path).map_err(io)?;
     if meta.is_dir() {
@@ -262,7 +263,7 @@ pub fn open_stream_window(
         // A named pipe, `<(zcat f)`, `/dev/stdin` on a pipe, a character
         // device: read as a stream, like `-`.
         widen_pipe(&file);
-        watch_interrupt();
+        watch_interrupt(&file);
         return stream_of(Box::new(file), None).map_err(named);
     }
     match compression_of(&file).map_err(io)? {
@@ -313,10 +314,12 @@ pub fn interrupted() -> bool {
 }
 
 /// Catches SIGINT for [`stop_streams_at_interrupt`], if the command line
-/// asked for it (once, when the first stream is opened).
-fn watch_interrupt() {
+/// asked for it (once, when the first stream is opened), unless `input`
+/// is a terminal: `roce-dissect -` typed by mistake waits for input like
+/// `cat`, and one Ctrl-C ends it.
+fn watch_interrupt(input: &impl std::io::IsTerminal) {
     static WATCHING: std::sync::Once = std::sync::Once::new();
-    if !STOP_AT_INTERRUPT.load(Ordering::Relaxed) {
+    if !STOP_AT_INTERRUPT.load(Ordering::Relaxed) || input.is_terminal() {
         return;
     }
     WATCHING.call_once(|| {
