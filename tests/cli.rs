@@ -613,32 +613,38 @@ fn ctrl_c_on_a_stream_reports_what_was_read() {
             .is_ok_and(|s| s.success());
         assert!(ok, "kill -INT {pid}");
     };
-    // Waits until the child catches SIGINT and has read all it was given.
-    let settle = |child: &std::process::Child, stdin: &std::process::ChildStdin| {
+    // The report of `-`, given the capture up to `cut` through a pipe held
+    // open, once it catches SIGINT and has read all it was given: then
+    // SIGINT once.
+    let interrupted_once = |json: bool| {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
+            .args(if json {
+                &["--json", "-"][..]
+            } else {
+                &["-"][..]
+            })
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(&bytes[..cut]).unwrap();
         let t = Instant::now();
-        while !(catches_sigint(child.id()) && rustix::io::ioctl_fionread(stdin).ok() == Some(0)) {
+        while !(catches_sigint(child.id()) && rustix::io::ioctl_fionread(&stdin).ok() == Some(0)) {
             assert!(
                 t.elapsed() < Duration::from_secs(60),
                 "the child never read its input"
             );
             std::thread::sleep(Duration::from_millis(10));
         }
+        sigint(child.id());
+        // (Time for the signal to be taken.)
+        std::thread::sleep(Duration::from_millis(300));
+        (child, stdin)
     };
 
-    let bin = env!("CARGO_BIN_EXE_roce-dissect");
-    let mut child = std::process::Command::new(bin)
-        .args(["--json", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(&bytes[..cut]).unwrap();
-    settle(&child, &stdin);
-    sigint(child.id());
-    // (Time for the signal to be taken before the input ends.)
-    std::thread::sleep(Duration::from_millis(300));
+    let (child, stdin) = interrupted_once(true);
     drop(stdin);
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -655,18 +661,7 @@ fn ctrl_c_on_a_stream_reports_what_was_read() {
     assert!(stderr.contains(w), "{stderr}");
 
     // Twice: the program ends at the second.
-    let mut child = std::process::Command::new(bin)
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(&bytes[..cut]).unwrap();
-    settle(&child, &stdin);
-    sigint(child.id());
-    std::thread::sleep(Duration::from_millis(300));
+    let (mut child, stdin) = interrupted_once(false);
     sigint(child.id());
     let status = child.wait().unwrap();
     drop(stdin);

@@ -33,8 +33,16 @@ pub const CAPSULE_HEAD: usize = 48;
 /// metadata pointer) is left out so that a frame's facts stay small.
 const CAPSULE_PARTS: [(usize, usize); 3] = [(0, 5), (12, 4), (24, 24)];
 
-/// Bytes a [`Capsule`] keeps.
-const CAPSULE_KEPT: usize = 5 + 4 + 24;
+/// Bytes a [`Capsule`] keeps: its parts' lengths.
+const CAPSULE_KEPT: usize = {
+    let mut kept = 0;
+    let mut i = 0;
+    while i < CAPSULE_PARTS.len() {
+        kept += CAPSULE_PARTS[i].1;
+        i += 1;
+    }
+    kept
+};
 
 /// Where byte `at` of a capsule is kept, if it is.
 const fn kept_at(at: usize) -> Option<usize> {
