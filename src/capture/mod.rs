@@ -304,12 +304,12 @@ static INTERRUPTED: LazyLock<Arc<AtomicBool>> = LazyLock::new(Arc::default);
 /// `tcpdump -w - | roce-dissect -` reports what it read; a second Ctrl-C
 /// ends the program at once (exit status 130). Files are not concerned:
 /// Ctrl-C ends the program as usual.
-pub fn stop_streams_at_interrupt() {
+pub(crate) fn stop_streams_at_interrupt() {
     STOP_AT_INTERRUPT.store(true, Ordering::Relaxed);
 }
 
 /// Whether the user interrupted the reading of a stream.
-pub fn interrupted() -> bool {
+pub(crate) fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::Relaxed)
 }
 
