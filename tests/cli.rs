@@ -613,16 +613,11 @@ fn ctrl_c_on_a_stream_reports_what_was_read() {
             .is_ok_and(|s| s.success());
         assert!(ok, "kill -INT {pid}");
     };
-    // The report of `-`, given the capture up to `cut` through a pipe held
-    // open, once it catches SIGINT and has read all it was given: then
-    // SIGINT once.
-    let interrupted_once = |json: bool| {
+    // `args` given the capture up to `cut` through a pipe held open, once
+    // it catches SIGINT and has read all it was given: then SIGINT once.
+    let interrupted_once = |args: &[&str]| {
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
-            .args(if json {
-                &["--json", "-"][..]
-            } else {
-                &["-"][..]
-            })
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -639,12 +634,20 @@ fn ctrl_c_on_a_stream_reports_what_was_read() {
             std::thread::sleep(Duration::from_millis(10));
         }
         sigint(child.id());
-        // (Time for the signal to be taken.)
-        std::thread::sleep(Duration::from_millis(300));
         (child, stdin)
     };
 
-    let (child, stdin) = interrupted_once(true);
+    // The report ends at once, though the writer sends nothing more and
+    // keeps the pipe open (the Ctrl-C ends the wait for input).
+    let (mut child, stdin) = interrupted_once(&["--json", "-"]);
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "the first Ctrl-C did not end the wait for input"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     drop(stdin);
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -660,10 +663,115 @@ fn ctrl_c_on_a_stream_reports_what_was_read() {
     );
     assert!(stderr.contains(w), "{stderr}");
 
-    // Twice: the program ends at the second.
-    let (mut child, stdin) = interrupted_once(false);
+    // Twice: the program ends at the second, even where the first cannot
+    // take effect (here, its output is not read: it waits to write).
+    let (mut child, stdin) = interrupted_once(&["packets", "-V", "-x", "-"]);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the child should be waiting to write"
+    );
     sigint(child.id());
     let status = child.wait().unwrap();
     drop(stdin);
     assert_eq!(status.code(), Some(130));
+
+    // Before anything came: one line saying so, exit 2, the pipe still
+    // open.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let t = Instant::now();
+    while !catches_sigint(child.id()) {
+        assert!(t.elapsed() < Duration::from_secs(60), "no SIGINT handler");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    sigint(child.id());
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the Ctrl-C did not end the wait for the header"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "roce-dissect: -: interrupted (Ctrl-C) before the capture's header came\n"
+    );
+}
+
+/// `tcpdump -w - | roce-dissect packets -`: each frame's line comes out
+/// while the writer is still writing, as tshark's do, with and without
+/// `-l`; and the same lines as from the file.
+#[test]
+#[cfg(target_os = "linux")]
+fn packets_of_a_live_pipe_come_out_as_the_frames_come() {
+    use std::io::{BufRead, Write};
+    use std::process::Stdio;
+    use std::time::Duration;
+
+    let bytes = std::fs::read(capture("loss.pcap")).unwrap();
+    let end_of = |records: usize| {
+        let mut at = 24;
+        for _ in 0..records {
+            let incl = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+            at += 16 + incl;
+        }
+        at
+    };
+    let whole = common::bin()
+        .args(["packets"])
+        .arg(capture("loss.pcap"))
+        .output()
+        .unwrap();
+    let whole: Vec<String> = String::from_utf8(whole.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    for args in [&["packets", "-"][..], &["packets", "-l", "-"][..]] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                if tx.send(line.unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        // The header and three frames, then the writer waits: three lines.
+        stdin.write_all(&bytes[..end_of(3)]).unwrap();
+        stdin.flush().unwrap();
+        let mut got = Vec::new();
+        for _ in 0..3 {
+            match lines.recv_timeout(Duration::from_secs(30)) {
+                Ok(line) => got.push(line),
+                Err(e) => panic!("{args:?}: after {} lines, none more came: {e}", got.len()),
+            }
+        }
+        assert_eq!(got, whole[..3], "{args:?}");
+        // The rest, and the end of the input.
+        stdin.write_all(&bytes[end_of(3)..]).unwrap();
+        drop(stdin);
+        assert!(child.wait().unwrap().success(), "{args:?}");
+        reader.join().unwrap();
+        got.extend(lines.try_iter());
+        assert_eq!(got, whole, "{args:?}");
+    }
 }

@@ -16,6 +16,7 @@ pub use reader::{
 };
 
 use std::fmt;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock};
@@ -127,6 +128,8 @@ pub enum CaptureError {
     Empty,
     #[error("file too short for a capture header ({0} bytes)")]
     TooShort(usize),
+    #[error("interrupted (Ctrl-C) before the capture's header came")]
+    Interrupted,
     #[error("{}", compressed_message(*.0))]
     Compressed(compress::Compression),
     #[error("not a pcap or pcapng file (magic {0:#010x})")]
@@ -252,7 +255,16 @@ pub fn open_stream_window(
     if path.as_os_str() == "-" {
         let stdin = widened_stdin();
         watch_interrupt(&stdin);
-        return stream_of(Box::new(stdin), None);
+        // Read through the descriptor itself, not `Stdin`'s buffer: what
+        // that buffer held would be invisible to the wait for input.
+        return match stdin.as_fd().try_clone_to_owned() {
+            Ok(fd) => {
+                let file = std::fs::File::from(fd);
+                let fd = file.try_clone().ok().map(std::os::fd::OwnedFd::from);
+                stream_of(Box::new(file), fd, None)
+            }
+            Err(_) => stream_of(Box::new(stdin), None, None),
+        };
     }
     let meta = std::fs::metadata(path).map_err(io)?;
     if meta.is_dir() {
@@ -264,7 +276,8 @@ pub fn open_stream_window(
         // device: read as a stream, like `-`.
         widen_pipe(&file);
         watch_interrupt(&file);
-        return stream_of(Box::new(file), None).map_err(named);
+        let fd = file.try_clone().ok().map(std::os::fd::OwnedFd::from);
+        return stream_of(Box::new(file), fd, None).map_err(named);
     }
     match compression_of(&file).map_err(io)? {
         Some(c) if c.is_read() => {
@@ -378,20 +391,25 @@ pub(crate) fn widen_pipe(fd: &impl std::os::fd::AsFd) -> Option<usize> {
 
 /// A stream (standard input, a pipe), decompressed when its first bytes
 /// say it is compressed.
+/// Its descriptor (`fd`, a copy of the input's) is waited on for input.
 fn stream_of(
     mut input: Box<dyn std::io::Read + Send>,
+    fd: Option<reader::Fd>,
     total: Option<u64>,
 ) -> Result<StreamReader, CaptureError> {
+    if !reader::wait_for_input(fd.as_ref()) {
+        return Err(CaptureError::Interrupted);
+    }
     let head = compress::peek(&mut *input).map_err(|source| CaptureError::Io {
         path: "<input>".into(),
         source,
     })?;
-    let kind = compress::Compression::detect(&head);
-    let input = compress::unread(head, input);
-    match kind {
-        Some(c) if c.is_read() => StreamReader::decompressing(c, input, total),
+    match compress::Compression::detect(&head) {
+        Some(c) if c.is_read() => {
+            StreamReader::decompressing(c, compress::unread(head, input), total)
+        }
         Some(c) => Err(CaptureError::Compressed(c)),
-        None => StreamReader::new(input, total),
+        None => StreamReader::pipe(input, head, fd, total),
     }
 }
 

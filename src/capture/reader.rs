@@ -15,7 +15,8 @@ use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption
 use pcap_file::pcapng::{PcapNgParseError, PcapNgParser};
 
 use super::{
-    CaptureError, Format, LinkType, MAX_RECORD_LEN, PREFETCH_AHEAD, PcapLayout, link_type_name,
+    CaptureError, Format, LinkType, MAX_RECORD_LEN, PCAP_HEADER_LEN, PREFETCH_AHEAD, PcapLayout,
+    link_type_name,
 };
 
 pub(super) const PCAPNG_SHB: u32 = 0x0A0D_0D0A;
@@ -89,6 +90,13 @@ pub trait FrameSource {
     /// The compression the frames were read through, if any.
     fn compression(&self) -> Option<Compression> {
         None
+    }
+    /// Whether the next frame can be had without waiting for input: false
+    /// when a stream has no whole frame buffered and nothing to read yet,
+    /// so that what was made of the frames before can go out first (the
+    /// frame loop's `waiting` hook). A file is always ready.
+    fn ready(&mut self) -> bool {
+        true
     }
     /// What the input is, for the report: `pcapng`, `pcap (gzip)`, ...
     fn description(&self) -> String {
@@ -311,6 +319,21 @@ impl Records {
         match &mut self.kind {
             Kind::Pcap(layout) => layout.item(input, 0, at, self.number.saturating_add(1)),
             Kind::PcapNg { .. } => self.step_pcapng(input, at),
+        }
+    }
+
+    /// Whether `input` starts with a whole record (or one whose length is
+    /// an error already): the next step then needs no more input. A cheap
+    /// look at the record's length, not a parse.
+    fn holds_record(&self, input: &[u8]) -> bool {
+        match &self.kind {
+            Kind::Pcap(layout) => !matches!(
+                layout.record(input, 0),
+                super::chunks::Record::Incomplete { .. }
+            ),
+            Kind::PcapNg { .. } => self
+                .block_len(input)
+                .is_some_and(|len| len as usize <= input.len() || len > MAX_RECORD_LEN),
         }
     }
 
@@ -925,6 +948,10 @@ enum Store {
     /// `read()` into a rolling buffer (standard input, tests).
     Buffered {
         input: Box<dyn Read>,
+        /// The input's descriptor when it has one (a pipe, standard
+        /// input): waited on rather than read blindly, so that a wait can
+        /// be told of ([`FrameSource::ready`]) and ended by Ctrl-C.
+        fd: Option<Fd>,
         buf: Vec<u8>,
         end: usize,
         eof: bool,
@@ -960,15 +987,67 @@ pub struct StreamReader {
 /// Window mapped at a time for regular files.
 pub const MAP_WINDOW: usize = 16 << 20;
 
-/// Reads into `buf[*end..]` until it is full, the input ends or the user
-/// interrupts (see [`super::stop_streams_at_interrupt`]).
+/// A stream's descriptor, waited on with `poll`.
+pub type Fd = std::os::fd::OwnedFd;
+
+/// How long a wait for input lasts before it looks again at whether the
+/// user pressed Ctrl-C (the signal may be taken by another thread, and
+/// then does not end the wait).
+#[cfg(target_os = "linux")]
+const WAKE_EVERY: rustix::event::Timespec = rustix::event::Timespec {
+    tv_sec: 0,
+    tv_nsec: 100_000_000,
+};
+
+/// Whether `fd` has input (or its end) to read now, waiting up to
+/// `wait`; `None` when it cannot be told.
+#[cfg(target_os = "linux")]
+fn input_ready(fd: &Fd, wait: Option<&rustix::event::Timespec>) -> Option<bool> {
+    use rustix::event::{PollFd, PollFlags, poll};
+    let mut fds = [PollFd::new(fd, PollFlags::IN)];
+    let zero = rustix::event::Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    match poll(&mut fds, Some(wait.unwrap_or(&zero))) {
+        Ok(n) => Some(n > 0),
+        Err(rustix::io::Errno::INTR) => Some(false),
+        Err(_) => None,
+    }
+}
+
+/// Waits until `fd` (if any) has input or the user interrupts: false for
+/// the interrupt.
+pub(super) fn wait_for_input(fd: Option<&Fd>) -> bool {
+    #[cfg(target_os = "linux")]
+    if let Some(fd) = fd {
+        while !super::interrupted() {
+            if input_ready(fd, Some(&WAKE_EVERY)) != Some(false) {
+                return true;
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = fd;
+    !super::interrupted()
+}
+
+/// Reads into `buf[*end..]` until `*end` reaches `want` (or the buffer's
+/// end), the input ends or the user interrupts (see
+/// [`super::stop_streams_at_interrupt`]). Reads what each read gives
+/// rather than filling the buffer: frames that have come are handed on
+/// while the writer is still writing (`tcpdump -w - | roce-dissect
+/// packets -` shows each frame as it comes).
 fn fill(
     input: &mut dyn Read,
+    fd: Option<&Fd>,
     buf: &mut [u8],
     end: &mut usize,
     eof: &mut bool,
+    want: usize,
 ) -> Result<(), CaptureError> {
-    while *end < buf.len() && !super::interrupted() {
+    let want = want.min(buf.len());
+    while *end < want && wait_for_input(fd) {
         match input.read(&mut buf[*end..]) {
             Ok(0) => {
                 *eof = true;
@@ -991,23 +1070,61 @@ fn io_err(e: std::io::Error) -> CaptureError {
 
 impl StreamReader {
     pub fn new(input: Box<dyn Read>, total: Option<u64>) -> Result<Self, CaptureError> {
-        Self::with_buffer(input, total, STREAM_CHUNK)
+        Self::buffered(input, Vec::new(), None, total, STREAM_CHUNK)
     }
 
     /// With a buffer of `chunk` bytes (it grows for larger records).
     pub fn with_buffer(
-        mut input: Box<dyn Read>,
+        input: Box<dyn Read>,
         total: Option<u64>,
         chunk: usize,
     ) -> Result<Self, CaptureError> {
-        let mut buf = vec![0u8; chunk.max(64)];
-        let mut end = 0;
+        Self::buffered(input, Vec::new(), None, total, chunk)
+    }
+
+    /// A pipe (or another stream with a descriptor) whose first bytes,
+    /// `head`, were read already to tell its compression.
+    pub(crate) fn pipe(
+        input: Box<dyn Read>,
+        head: Vec<u8>,
+        fd: Option<Fd>,
+        total: Option<u64>,
+    ) -> Result<Self, CaptureError> {
+        Self::buffered(input, head, fd, total, STREAM_CHUNK)
+    }
+
+    fn buffered(
+        mut input: Box<dyn Read>,
+        head: Vec<u8>,
+        fd: Option<Fd>,
+        total: Option<u64>,
+        chunk: usize,
+    ) -> Result<Self, CaptureError> {
+        let mut buf = vec![0u8; chunk.max(64).max(head.len())];
+        buf[..head.len()].copy_from_slice(&head);
+        let mut end = head.len();
         let mut eof = false;
-        fill(&mut *input, &mut buf, &mut end, &mut eof)?;
-        let (records, start) = Records::new(&buf[..end])?;
+        // As much as the file's header needs: a writer may send it alone
+        // and the first frame much later.
+        let mut want = PCAP_HEADER_LEN;
+        let (records, start) = loop {
+            fill(&mut *input, fd.as_ref(), &mut buf, &mut end, &mut eof, want)?;
+            match Records::new(&buf[..end]) {
+                Err(CaptureError::TooShort(_))
+                    if !eof && end >= want && end < buf.len() && !super::interrupted() =>
+                {
+                    want = end + 1;
+                }
+                Err(CaptureError::TooShort(_)) if super::interrupted() => {
+                    return Err(CaptureError::Interrupted);
+                }
+                other => break other?,
+            }
+        };
         Ok(StreamReader {
             store: Store::Buffered {
                 input,
+                fd,
                 buf,
                 end,
                 eof,
@@ -1077,18 +1194,13 @@ impl StreamReader {
         match &mut self.store {
             Store::Buffered {
                 input,
+                fd,
                 buf,
                 end,
                 eof,
             } => {
                 if super::interrupted() {
-                    // What was read is reported; a record begun is not
-                    // "cut": its rest was never asked for.
-                    let n = self.records.number;
-                    self.records.warn(format!(
-                        "interrupted (Ctrl-C): stopped reading after frame {n}; nothing after it was read"
-                    ));
-                    self.finished = true;
+                    self.stop_interrupted();
                     return Ok(false);
                 }
                 if *eof {
@@ -1105,8 +1217,16 @@ impl StreamReader {
                     buf.resize(want.max(buf.len()), 0);
                 }
                 let before = *end;
-                fill(&mut **input, buf, end, eof)?;
-                Ok(*end > before)
+                // At least the rest of the record begun (`needed` counts
+                // from its start), or one more byte.
+                let want = needed.max(before + 1);
+                fill(&mut **input, fd.as_ref(), buf, end, eof, want)?;
+                let more = *end > before;
+                if !more && !*eof && super::interrupted() {
+                    // The interrupt ended a wait for input.
+                    self.stop_interrupted();
+                }
+                Ok(more)
             }
             Store::Mapped {
                 file,
@@ -1140,6 +1260,17 @@ impl StreamReader {
 
     pub fn if_speed_bps(&self) -> Option<u64> {
         self.records.if_speed_bps
+    }
+
+    /// Ends the reading at the user's interrupt. What was read is
+    /// reported; a record begun is not "cut": its rest was never asked for.
+    #[cold]
+    fn stop_interrupted(&mut self) {
+        let n = self.records.number;
+        self.records.warn(format!(
+            "interrupted (Ctrl-C): stopped reading after frame {n}; nothing after it was read"
+        ));
+        self.finished = true;
     }
 
     /// Whether the mapped file now ends before `end` (it was cut while
@@ -1261,6 +1392,31 @@ impl FrameSource for StreamReader {
                 }
             }
         }
+    }
+    fn ready(&mut self) -> bool {
+        let Store::Buffered {
+            fd, buf, end, eof, ..
+        } = &self.store
+        else {
+            return true;
+        };
+        if self.finished || *eof {
+            return true;
+        }
+        if self
+            .records
+            .holds_record(buf.get(self.start..*end).unwrap_or_default())
+        {
+            return true;
+        }
+        #[cfg(target_os = "linux")]
+        if let Some(fd) = fd {
+            return input_ready(fd, None) != Some(false);
+        }
+        let _ = fd;
+        // A stream that cannot be asked (a decompressor's output): as if
+        // it would wait, which costs only an early flush.
+        false
     }
     fn format(&self) -> Format {
         self.records.format()

@@ -649,6 +649,12 @@ pub struct PacketsArgs {
     #[arg(short = 'c', long, value_name = "N")]
     pub count: Option<u64>,
 
+    /// Write each frame's lines out as soon as it is read, as tshark's -l
+    /// does (slower). Without it, lines are written in large pieces, and
+    /// whenever a stream (`-`, a pipe) has nothing more for now
+    #[arg(short = 'l', long = "line-buffered")]
+    pub line_buffered: bool,
+
     /// Show only RoCE frames (and PFC/PAUSE frames)
     #[arg(long)]
     pub roce_only: bool,

@@ -312,6 +312,13 @@ impl<W: Write> Output<'_, W> {
         Ok(())
     }
 
+    /// Formats, writes and flushes every frame shown so far (before a
+    /// wait for input, or after each frame with `-l`).
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.finish()?;
+        self.out.flush()
+    }
+
     /// Formats and writes every frame shown so far.
     pub fn finish(&mut self) -> io::Result<()> {
         if self.pool.is_none() {

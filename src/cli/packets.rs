@@ -1,6 +1,7 @@
 //! `roce-dissect packets CAPTURE`: one line per frame (with what the
 //! analysis found in it), the header tree, hex, or JSON Lines.
 
+use std::cell::RefCell;
 use std::io::{self, BufWriter, Write};
 use std::ops::ControlFlow;
 
@@ -213,7 +214,8 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
         link_speed,
     };
     let mut shown = 0u64;
-    let mut written: io::Result<()> = Ok(());
+    // Set by whichever part of the loop first fails to write.
+    let written: RefCell<io::Result<()>> = RefCell::new(Ok(()));
     let mut progress = Progress::new(&path.display().to_string());
     let mut tell =
         |done: usize, total: usize, frames| progress.update(done as u64, total as u64, frames);
@@ -229,6 +231,12 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
         &opts,
         ordered::workers(threads),
         |output| {
+            // Shared by the frame loop's two hooks, never both at once.
+            let output = RefCell::new(output);
+            let failed = |e| {
+                *written.borrow_mut() = Err(e);
+                ControlFlow::Break(())
+            };
             // The analysis sees every frame, shown or not, so that what it
             // says of a frame (a retransmission, a gap) is what the report
             // says.
@@ -252,9 +260,14 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
                 {
                     return ControlFlow::Continue(());
                 }
+                let mut output = output.borrow_mut();
                 if let Err(e) = output.show(seen, flow_number) {
-                    written = Err(e);
-                    return ControlFlow::Break(());
+                    return failed(e);
+                }
+                if args.line_buffered
+                    && let Err(e) = output.flush()
+                {
+                    return failed(e);
                 }
                 shown += 1;
                 if args.count.is_some_and(|c| shown >= c) {
@@ -278,23 +291,34 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
                         &mut show,
                     )
                 }
-                _ => crate::pipeline::visit_source(
-                    &mut *reader,
-                    &name,
-                    &opts,
-                    aopts,
-                    Some(&mut tell),
-                    &mut show,
-                ),
+                _ => {
+                    // A pipe with nothing more for now (a live `tcpdump
+                    // -w -`): the lines of the frames it sent go out
+                    // before the wait, as tshark's do.
+                    let mut waiting = || match output.borrow_mut().flush() {
+                        Ok(()) => ControlFlow::Continue(()),
+                        Err(e) => failed(e),
+                    };
+                    crate::pipeline::visit_live(
+                        &mut *reader,
+                        &name,
+                        &opts,
+                        aopts,
+                        Some(&mut tell),
+                        &mut show,
+                        Some(&mut waiting),
+                    )
+                }
             };
-            if written.is_ok() {
-                written = output.finish();
+            if written.borrow().is_ok() {
+                let finished = output.borrow_mut().finish();
+                *written.borrow_mut() = finished;
             }
             result
         },
     );
     progress.finish();
-    written?;
+    written.into_inner()?;
     out.flush()?;
     let report = result.map_err(|e| source_error(e, path))?;
     // The capture's warnings and the analysis's, but not those about the

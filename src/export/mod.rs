@@ -495,8 +495,14 @@ fn frame_tables(
             }
             ControlFlow::Continue(())
         };
-        let read =
-            crate::pipeline::visit_with(&mut source, &opts.dissect, &mut an, progress, &mut visit);
+        let read = crate::pipeline::visit_with(
+            &mut source,
+            &opts.dissect,
+            &mut an,
+            progress,
+            &mut visit,
+            None,
+        );
         let packet_rows = packets
             .map(|(batch, full_tx, _, encoder)| {
                 let sent = match batch.is_empty() {

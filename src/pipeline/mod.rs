@@ -48,6 +48,11 @@ impl<'s, 'a> Seen<'s, 'a> {
 /// loop (the report then covers the frames read so far).
 pub type Visit<'v> = &'v mut dyn FnMut(&Seen<'_, '_>) -> ControlFlow<()>;
 
+/// Told that the input has no frame for now (a pipe whose writer has sent
+/// nothing more yet), before the frame loop waits for one: what is held
+/// back (lines not yet written) can go out. Breaking ends the loop.
+pub type Waiting<'w> = &'w mut dyn FnMut() -> ControlFlow<()>;
+
 /// The frame loop of `packets` and `-Y`: every frame of `source` through
 /// the analysis, in order, one thread, each frame handed to `visit`
 /// (which stops it by breaking). The report is that of the frames read.
@@ -59,22 +64,43 @@ pub fn visit_source(
     progress: Option<Progress<'_>>,
     visit: Visit<'_>,
 ) -> Result<Report, CaptureError> {
+    visit_live(source, name, dissect_opts, opts, progress, visit, None)
+}
+
+/// [`visit_source`], telling `waiting` whenever the input has no frame
+/// ready and the loop is about to wait for one.
+pub fn visit_live(
+    source: &mut dyn FrameSource,
+    name: &str,
+    dissect_opts: &DissectOptions,
+    opts: AnalysisOptions,
+    progress: Option<Progress<'_>>,
+    visit: Visit<'_>,
+    waiting: Option<Waiting<'_>>,
+) -> Result<Report, CaptureError> {
     let mut an = Analyzer::new(opts);
-    visit_with(source, dissect_opts, &mut an, progress, &mut |seen, _| {
-        visit(seen)
-    })?;
+    visit_with(
+        source,
+        dissect_opts,
+        &mut an,
+        progress,
+        &mut |seen, _| visit(seen),
+        waiting,
+    )?;
     Ok(an.finish(capture_info(source, name)))
 }
 
 /// [`visit_source`]'s loop with the analyzer given, and handed to `visit`
 /// after each frame (to take what it gathered, e.g.
-/// [`Analyzer::nvme_done`]). Returns the number of frames read.
+/// [`Analyzer::nvme_done`]), and `waiting` (if any) told when the input
+/// has nothing ready. Returns the number of frames read.
 pub fn visit_with(
     source: &mut dyn FrameSource,
     dissect_opts: &DissectOptions,
     an: &mut Analyzer,
     mut progress: Option<Progress<'_>>,
     visit: &mut dyn FnMut(&Seen<'_, '_>, &mut Analyzer) -> ControlFlow<()>,
+    mut waiting: Option<Waiting<'_>>,
 ) -> Result<u64, CaptureError> {
     let (mut first, mut prev) = (None, 0u64);
     let mut n = 0u64;
@@ -84,6 +110,12 @@ pub fn visit_with(
         {
             let (done, total) = source.progress();
             p(done as usize, total.unwrap_or(0) as usize, n);
+        }
+        if let Some(w) = waiting.as_mut()
+            && !source.ready()
+            && w().is_break()
+        {
+            break;
         }
         let frame = match source.next_frame() {
             None => break,
