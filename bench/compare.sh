@@ -44,7 +44,8 @@
 # against tshark on each in turn), and the same traffic on native
 # InfiniBand in ERF records as ibdump writes them (`gen --link erf`);
 # then `packets` (the summary lines and -V's header trees, against
-# tshark's own), a display filter selecting few frames and -T fields
+# tshark's own; the lines also from a pipe, as a live `tcpdump -U -w -`
+# gives them, against `tshark -r -` on the same pipe), a display filter selecting few frames and -T fields
 # with four fields, against tshark -Y and tshark -T fields.
 # A third table times the report on other shapes of traffic users have,
 # about 500 000 frames each (see `shapes`): small frames, thousands of
@@ -177,6 +178,7 @@ other_inputs() {
         "native InfiniBand in ERF (gen --link erf)|$erf|$bin $erf --json|tshark -n -r $erf ${fields[*]}"
         "packets -Y 'bth.opcode == 0x81' (CNPs: few frames)|$f|$bin packets $f -Y 'bth.opcode == 0x81'|tshark -n -r $f -Y 'infiniband.bth.opcode == 0x81'"
         "packets: tshark-style lines|$f|$bin packets $f|tshark -n -r $f"
+        "packets - from a pipe (cat FILE, as tcpdump -U -w -)|$f|$bin packets - < <(cat $f)|tshark -n -r - < <(cat $f)"
         "packets -V: every frame's header tree|$f|$bin packets -V $f|tshark -n -r $f -V"
         "packets -T fields, 4 fields|$f|$bin packets $f -T fields -e frame.number ${fields[*]:2}|tshark -n -r $f -T fields -e frame.number ${fields[*]:2}"
         "report --timeline (RTT, completion, rates)|$f|$bin $f --json --timeline|tshark -n -r $f -T fields -e frame.time_epoch -e frame.len ${fields[*]:2} -e infiniband.aeth.syndrome"
