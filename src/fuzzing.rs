@@ -445,6 +445,7 @@ fn visited(
                     want.extend(line(seen));
                     ControlFlow::Continue(())
                 },
+                None,
             );
             want += &outcome(r);
         }

@@ -595,17 +595,11 @@ fn catches_sigint(pid: u32) -> bool {
 #[cfg(target_os = "linux")]
 fn ctrl_c_on_a_stream_reports_what_was_read() {
     use std::io::Write;
-    use std::process::Stdio;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     let bytes = std::fs::read(capture("loss.pcap")).unwrap();
     // The header and the first 40 records whole, then half of the 41st.
-    let mut at = 24;
-    for _ in 0..40 {
-        let incl = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
-        at += 16 + incl;
-    }
-    let cut = at + 20;
+    let cut = end_of_records(&bytes, 40) + 20;
     let sigint = |pid: u32| {
         let ok = std::process::Command::new("kill")
             .args(["-INT", &pid.to_string()])
@@ -616,23 +610,11 @@ fn ctrl_c_on_a_stream_reports_what_was_read() {
     // `args` given the capture up to `cut` through a pipe held open, once
     // it catches SIGINT and has read all it was given: then SIGINT once.
     let interrupted_once = |args: &[&str]| {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
+        let (child, mut stdin) = on_a_pipe(args);
         stdin.write_all(&bytes[..cut]).unwrap();
-        let t = Instant::now();
-        while !(catches_sigint(child.id()) && rustix::io::ioctl_fionread(&stdin).ok() == Some(0)) {
-            assert!(
-                t.elapsed() < Duration::from_secs(60),
-                "the child never read its input"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        until("the child read its input", || {
+            catches_sigint(child.id()) && rustix::io::ioctl_fionread(&stdin).ok() == Some(0)
+        });
         sigint(child.id());
         (child, stdin)
     };
@@ -640,14 +622,9 @@ fn ctrl_c_on_a_stream_reports_what_was_read() {
     // The report ends at once, though the writer sends nothing more and
     // keeps the pipe open (the Ctrl-C ends the wait for input).
     let (mut child, stdin) = interrupted_once(&["--json", "-"]);
-    let t = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        assert!(
-            t.elapsed() < Duration::from_secs(30),
-            "the first Ctrl-C did not end the wait for input"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    until("the first Ctrl-C ended the wait for input", || {
+        child.try_wait().unwrap().is_some()
+    });
     drop(stdin);
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -678,27 +655,12 @@ fn ctrl_c_on_a_stream_reports_what_was_read() {
 
     // Before anything came: one line saying so, exit 2, the pipe still
     // open.
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdin = child.stdin.take().unwrap();
-    let t = Instant::now();
-    while !catches_sigint(child.id()) {
-        assert!(t.elapsed() < Duration::from_secs(60), "no SIGINT handler");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let (mut child, stdin) = on_a_pipe(&["-"]);
+    until("a SIGINT handler", || catches_sigint(child.id()));
     sigint(child.id());
-    while child.try_wait().unwrap().is_none() {
-        assert!(
-            t.elapsed() < Duration::from_secs(60),
-            "the Ctrl-C did not end the wait for the header"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    until("the Ctrl-C ended the wait for the header", || {
+        child.try_wait().unwrap().is_some()
+    });
     drop(stdin);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -708,6 +670,43 @@ fn ctrl_c_on_a_stream_reports_what_was_read() {
     );
 }
 
+/// Where the first `n` records of a little-endian pcap end.
+fn end_of_records(pcap: &[u8], n: usize) -> usize {
+    let mut at = 24;
+    for _ in 0..n {
+        let incl = u32::from_le_bytes(pcap[at + 8..at + 12].try_into().unwrap()) as usize;
+        at += 16 + incl;
+    }
+    at
+}
+
+/// The command with `args`, its standard input a pipe (returned), its
+/// outputs piped.
+fn on_a_pipe(args: &[&str]) -> (std::process::Child, std::process::ChildStdin) {
+    use std::process::Stdio;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    (child, stdin)
+}
+
+/// Waits (a minute at most) until `done`.
+fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let t = std::time::Instant::now();
+    while !done() {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(60),
+            "never: {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 /// `tcpdump -w - | roce-dissect packets -`: each frame's line comes out
 /// while the writer is still writing, as tshark's do, with and without
 /// `-l`; and the same lines as from the file.
@@ -715,18 +714,10 @@ fn ctrl_c_on_a_stream_reports_what_was_read() {
 #[cfg(target_os = "linux")]
 fn packets_of_a_live_pipe_come_out_as_the_frames_come() {
     use std::io::{BufRead, Write};
-    use std::process::Stdio;
     use std::time::Duration;
 
     let bytes = std::fs::read(capture("loss.pcap")).unwrap();
-    let end_of = |records: usize| {
-        let mut at = 24;
-        for _ in 0..records {
-            let incl = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
-            at += 16 + incl;
-        }
-        at
-    };
+    let three = end_of_records(&bytes, 3);
     let whole = common::bin()
         .args(["packets"])
         .arg(capture("loss.pcap"))
@@ -738,14 +729,7 @@ fn packets_of_a_live_pipe_come_out_as_the_frames_come() {
         .map(str::to_string)
         .collect();
     for args in [&["packets", "-"][..], &["packets", "-l", "-"][..]] {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
+        let (mut child, mut stdin) = on_a_pipe(args);
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = std::sync::mpsc::channel();
         let reader = std::thread::spawn(move || {
@@ -756,7 +740,7 @@ fn packets_of_a_live_pipe_come_out_as_the_frames_come() {
             }
         });
         // The header and three frames, then the writer waits: three lines.
-        stdin.write_all(&bytes[..end_of(3)]).unwrap();
+        stdin.write_all(&bytes[..three]).unwrap();
         stdin.flush().unwrap();
         let mut got = Vec::new();
         for _ in 0..3 {
@@ -767,7 +751,7 @@ fn packets_of_a_live_pipe_come_out_as_the_frames_come() {
         }
         assert_eq!(got, whole[..3], "{args:?}");
         // The rest, and the end of the input.
-        stdin.write_all(&bytes[end_of(3)..]).unwrap();
+        stdin.write_all(&bytes[three..]).unwrap();
         drop(stdin);
         assert!(child.wait().unwrap().success(), "{args:?}");
         reader.join().unwrap();

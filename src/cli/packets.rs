@@ -299,7 +299,7 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
                         Ok(()) => ControlFlow::Continue(()),
                         Err(e) => failed(e),
                     };
-                    crate::pipeline::visit_live(
+                    crate::pipeline::visit_source(
                         &mut *reader,
                         &name,
                         &opts,

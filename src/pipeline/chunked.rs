@@ -1258,6 +1258,7 @@ mod tests {
                 lines.extend(line(filter, seen));
                 ControlFlow::Continue(())
             },
+            None,
         );
         lines + &outcome(r)
     }

@@ -55,21 +55,10 @@ pub type Waiting<'w> = &'w mut dyn FnMut() -> ControlFlow<()>;
 
 /// The frame loop of `packets` and `-Y`: every frame of `source` through
 /// the analysis, in order, one thread, each frame handed to `visit`
-/// (which stops it by breaking). The report is that of the frames read.
+/// (which stops it by breaking), and `waiting` (if any) told whenever the
+/// input has no frame ready and the loop is about to wait for one. The
+/// report is that of the frames read.
 pub fn visit_source(
-    source: &mut dyn FrameSource,
-    name: &str,
-    dissect_opts: &DissectOptions,
-    opts: AnalysisOptions,
-    progress: Option<Progress<'_>>,
-    visit: Visit<'_>,
-) -> Result<Report, CaptureError> {
-    visit_live(source, name, dissect_opts, opts, progress, visit, None)
-}
-
-/// [`visit_source`], telling `waiting` whenever the input has no frame
-/// ready and the loop is about to wait for one.
-pub fn visit_live(
     source: &mut dyn FrameSource,
     name: &str,
     dissect_opts: &DissectOptions,
@@ -177,6 +166,7 @@ pub fn visit_path(
                 ControlFlow::Continue(())
             }
         },
+        None,
     )
 }
 
@@ -510,9 +500,15 @@ pub fn analyze_filtered(
     progress: Option<Progress<'_>>,
 ) -> Result<Report, CaptureError> {
     let mut selecting = Selecting::new(filter);
-    let mut report = visit_source(source, name, dissect_opts, opts, progress, &mut |seen| {
-        selecting.see(seen)
-    })?;
+    let mut report = visit_source(
+        source,
+        name,
+        dissect_opts,
+        opts,
+        progress,
+        &mut |seen| selecting.see(seen),
+        None,
+    )?;
     report.select(&selecting.sel);
     Ok(report)
 }
