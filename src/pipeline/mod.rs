@@ -53,6 +53,13 @@ pub type Visit<'v> = &'v mut dyn FnMut(&Seen<'_, '_>) -> ControlFlow<()>;
 /// back (lines not yet written) can go out. Breaking ends the loop.
 pub type Waiting<'w> = &'w mut dyn FnMut() -> ControlFlow<()>;
 
+/// Whether to tell `progress` (if any) where the reading is, `n` frames
+/// in: every 65 536 frames, and whenever a stream has nothing more for now
+/// (so that a live capture's count moves as it grows).
+fn progress_due(progress: &Option<Progress<'_>>, source: &mut dyn FrameSource, n: u64) -> bool {
+    progress.is_some() && (n.is_multiple_of(1 << 16) || !source.ready())
+}
+
 /// The frame loop of `packets` and `-Y`: every frame of `source` through
 /// the analysis, in order, one thread, each frame handed to `visit`
 /// (which stops it by breaking), and `waiting` (if any) told whenever the
@@ -94,7 +101,7 @@ pub fn visit_with(
     let (mut first, mut prev) = (None, 0u64);
     let mut n = 0u64;
     loop {
-        if n.is_multiple_of(1 << 16)
+        if progress_due(&progress, source, n)
             && let Some(p) = progress.as_mut()
         {
             let (done, total) = source.progress();
@@ -436,7 +443,7 @@ pub fn observe_source(
             each(&frame, facts, &found);
         }
         n += 1;
-        if n.is_multiple_of(1 << 16)
+        if progress_due(&progress, source, n)
             && let Some(p) = progress.as_mut()
         {
             let (done, total) = source.progress();
@@ -592,7 +599,7 @@ fn analyze_pipelined(
                     break;
                 }
             }
-            if n.is_multiple_of(1 << 16)
+            if progress_due(&progress, source, n)
                 && let Some(p) = progress.as_mut()
             {
                 let (done, total) = source.progress();
@@ -680,5 +687,74 @@ impl FlowNumbers {
                 .unwrap_or(0)
         });
         (n > 0).then_some(n)
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod live_tests {
+    use super::*;
+    use crate::capture::StreamReader;
+    use std::io::Write;
+    use std::time::Duration;
+
+    /// Whether `run`'s progress heard of the first 3 frames of a pipe
+    /// that had given only those (and the header) and waited to give the
+    /// rest until it did (or 20 s had passed); and the frames `run` read.
+    fn told_while_waiting(
+        run: impl FnOnce(&mut dyn FrameSource, Progress<'_>) -> Result<Report, CaptureError>,
+    ) -> (bool, u64) {
+        let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/captures/loss.pcap"))
+            .expect("captures/loss.pcap");
+        let mut three = 24;
+        for _ in 0..3 {
+            let incl = u32::from_le_bytes(bytes[three + 8..three + 12].try_into().unwrap());
+            three += 16 + incl as usize;
+        }
+        let (reader, mut writer) = std::io::pipe().expect("a pipe");
+        let fd = reader.try_clone().ok().map(std::os::fd::OwnedFd::from);
+        writer.write_all(&bytes[..three]).unwrap();
+        let (told_tx, told) = std::sync::mpsc::channel();
+        let rest = bytes[three..].to_vec();
+        let feeder = std::thread::spawn(move || {
+            let heard = told.recv_timeout(Duration::from_secs(20)).is_ok();
+            writer.write_all(&rest).unwrap();
+            heard
+        });
+        let mut source = StreamReader::pipe(Box::new(reader), Vec::new(), fd, None).unwrap();
+        let mut progress = |_: usize, _: usize, frames: u64| {
+            if frames == 3 {
+                let _ = told_tx.send(());
+            }
+        };
+        let report = run(&mut source, &mut progress).unwrap();
+        (feeder.join().unwrap(), report.capture.frames)
+    }
+
+    /// A live capture's count moves as it grows, on each of the loops a
+    /// stream goes through (not only every 65 536 frames).
+    #[test]
+    fn progress_is_told_whenever_a_stream_waits() {
+        let d = DissectOptions::default();
+        let whole = 326;
+        let pipelined = told_while_waiting(|s, p| {
+            analyze_pipelined(s, "live", &d, AnalysisOptions::default(), 2, Some(p))
+        });
+        assert_eq!(pipelined, (true, whole), "two threads");
+        let sequential = told_while_waiting(|s, p| {
+            analyze_sequential(s, "live", &d, AnalysisOptions::default(), Some(p))
+        });
+        assert_eq!(sequential, (true, whole), "one thread");
+        let visited = told_while_waiting(|s, p| {
+            visit_source(
+                s,
+                "live",
+                &d,
+                AnalysisOptions::default(),
+                Some(p),
+                &mut |_| ControlFlow::Continue(()),
+                None,
+            )
+        });
+        assert_eq!(visited, (true, whole), "the frame loop");
     }
 }
