@@ -390,8 +390,8 @@ pub(crate) fn widen_pipe(fd: &impl std::os::fd::AsFd) -> Option<usize> {
 }
 
 /// A stream (standard input, a pipe), decompressed when its first bytes
-/// say it is compressed.
-/// Its descriptor (`fd`, a copy of the input's) is waited on for input.
+/// say it is compressed. Its descriptor (`fd`, a copy of the input's) is
+/// waited on for input.
 fn stream_of(
     mut input: Box<dyn std::io::Read + Send>,
     fd: Option<reader::Fd>,

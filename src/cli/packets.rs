@@ -216,7 +216,7 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
     let mut shown = 0u64;
     // Set by whichever part of the loop first fails to write.
     let written: RefCell<io::Result<()>> = RefCell::new(Ok(()));
-    let mut progress = Progress::new(&path.display().to_string());
+    let mut progress = Progress::beside_output(&path.display().to_string());
     let mut tell =
         |done: usize, total: usize, frames| progress.update(done as u64, total as u64, frames);
     if let Mode::Fields { format, .. } = &mode

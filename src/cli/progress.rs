@@ -30,6 +30,15 @@ impl Progress {
         }
     }
 
+    /// [`Progress::new`] for a command that writes to standard output as
+    /// it reads (`packets`): none when that is the terminal too, where the
+    /// bar would be drawn between the lines.
+    pub fn beside_output(what: &str) -> Self {
+        let mut p = Progress::new(what);
+        p.enabled &= !std::io::stdout().is_terminal();
+        p
+    }
+
     /// `done` of `total` bytes read (`total` 0: unknown), `frames` so far.
     pub fn update(&mut self, done: u64, total: u64, frames: u64) {
         if !self.enabled || self.started.elapsed() < SHOW_AFTER {
