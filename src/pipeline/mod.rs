@@ -101,14 +101,16 @@ pub fn visit_with(
     let (mut first, mut prev) = (None, 0u64);
     let mut n = 0u64;
     loop {
-        if progress_due(&progress, source, n)
+        // Asked once: on a stream with no whole frame buffered, it polls.
+        let waits = (progress.is_some() || waiting.is_some()) && !source.ready();
+        if (waits || n.is_multiple_of(1 << 16))
             && let Some(p) = progress.as_mut()
         {
             let (done, total) = source.progress();
             p(done as usize, total.unwrap_or(0) as usize, n);
         }
-        if let Some(w) = waiting.as_mut()
-            && !source.ready()
+        if waits
+            && let Some(w) = waiting.as_mut()
             && w().is_break()
         {
             break;
