@@ -258,11 +258,7 @@ pub fn open_stream_window(
         // Read through the descriptor itself, not `Stdin`'s buffer: what
         // that buffer held would be invisible to the wait for input.
         return match stdin.as_fd().try_clone_to_owned() {
-            Ok(fd) => {
-                let file = std::fs::File::from(fd);
-                let fd = file.try_clone().ok().map(std::os::fd::OwnedFd::from);
-                stream_of(Box::new(file), fd, None)
-            }
+            Ok(fd) => stream_of_file(std::fs::File::from(fd)),
             Err(_) => stream_of(Box::new(stdin), None, None),
         };
     }
@@ -276,8 +272,7 @@ pub fn open_stream_window(
         // device: read as a stream, like `-`.
         widen_pipe(&file);
         watch_interrupt(&file);
-        let fd = file.try_clone().ok().map(std::os::fd::OwnedFd::from);
-        return stream_of(Box::new(file), fd, None).map_err(named);
+        return stream_of_file(file).map_err(named);
     }
     match compression_of(&file).map_err(io)? {
         Some(c) if c.is_read() => {
@@ -387,6 +382,13 @@ pub(crate) fn widen_pipe(fd: &impl std::os::fd::AsFd) -> Option<usize> {
         let _ = fd;
         None
     }
+}
+
+/// [`stream_of`] a descriptor that is not a regular file (a pipe, standard
+/// input), read directly and waited on through a copy of it.
+fn stream_of_file(file: std::fs::File) -> Result<StreamReader, CaptureError> {
+    let fd = file.try_clone().ok().map(std::os::fd::OwnedFd::from);
+    stream_of(Box::new(file), fd, None)
 }
 
 /// A stream (standard input, a pipe), decompressed when its first bytes

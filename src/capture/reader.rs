@@ -1110,13 +1110,11 @@ impl StreamReader {
         let (records, start) = loop {
             fill(&mut *input, fd.as_ref(), &mut buf, &mut end, &mut eof, want)?;
             match Records::new(&buf[..end]) {
-                Err(CaptureError::TooShort(_))
-                    if !eof && end >= want && end < buf.len() && !super::interrupted() =>
-                {
-                    want = end + 1;
-                }
                 Err(CaptureError::TooShort(_)) if super::interrupted() => {
                     return Err(CaptureError::Interrupted);
+                }
+                Err(CaptureError::TooShort(_)) if !eof && end >= want && end < buf.len() => {
+                    want = end + 1;
                 }
                 other => break other?,
             }
