@@ -4,6 +4,8 @@ mod common;
 
 use std::path::Path;
 
+use common::until;
+
 fn capture(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("captures")
@@ -693,18 +695,6 @@ fn on_a_pipe(args: &[&str]) -> (std::process::Child, std::process::ChildStdin) {
         .unwrap();
     let stdin = child.stdin.take().unwrap();
     (child, stdin)
-}
-
-/// Waits (a minute at most) until `done`.
-fn until(what: &str, mut done: impl FnMut() -> bool) {
-    let t = std::time::Instant::now();
-    while !done() {
-        assert!(
-            t.elapsed() < std::time::Duration::from_secs(60),
-            "never: {what}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
 }
 
 /// `tcpdump -w - | roce-dissect packets -`: each frame's line comes out

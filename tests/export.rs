@@ -487,6 +487,43 @@ fn bad_uses_are_one_line_errors() {
     let (code, err) = one(&["-", "-o", ds_s]);
     assert_eq!(code, Some(2));
     assert!(err.contains("standard input"), "{err}");
+    // A named pipe: read once, it would be waited on forever the second
+    // time (it was, before this was refused).
+    #[cfg(unix)]
+    {
+        let fifo = tmp.path().join("live.pcap");
+        let made = Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
+            .arg("export")
+            .arg(&fifo)
+            .args(["-o", ds_s])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t = std::time::Instant::now();
+        let code = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status.code();
+            }
+            if t.elapsed() > std::time::Duration::from_secs(30) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("export of a named pipe waited for a writer");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!(code, Some(2), "{err}");
+        assert_eq!(
+            err,
+            format!(
+                "roce-dissect: export reads each capture twice, so not from a pipe or device ({}): save it to a file first\n",
+                fifo.display()
+            )
+        );
+    }
     let (code, _) = one(&["captures/loss.pcap"]);
     assert_eq!(code, Some(2), "needs -o");
     let loss = samples()
@@ -509,6 +546,94 @@ fn bad_uses_are_one_line_errors() {
     let out = export(&ds, &[cut], &["--tables", "packets"]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("warning"));
+}
+
+/// Ctrl-C during an export stops it at once, removes what it had written
+/// (the hidden folder beside the dataset) and ends with exit status 130;
+/// a folder that a killed export left behind is removed by the next
+/// export into the dataset, and only such a folder.
+#[test]
+#[cfg(target_os = "linux")]
+fn an_interrupted_export_leaves_nothing_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let big = tmp.path().join("big.pcap");
+    bin()
+        .args(["gen", "--scenario", "mixed", "--seed", "1", "--qps", "64"])
+        .args(["--messages", "400", "-o"])
+        .arg(&big)
+        .assert()
+        .success();
+    let ds = tmp.path().join("ds");
+    let hidden = |dir: &Path| -> Vec<String> {
+        std::fs::read_dir(dir)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
+        .arg("export")
+        .arg(&big)
+        .arg("-o")
+        .arg(&ds)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Its folder beside the dataset is there once it has begun (and
+    // catches the signal by then).
+    common::until("the export began", || {
+        hidden(&ds).iter().any(|n| n.starts_with(".roce-dissect-"))
+    });
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    assert!(sent.is_ok_and(|s| s.success()), "kill -INT");
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(
+        err.ends_with(&format!(
+            "roce-dissect: interrupted (Ctrl-C): {} was not exported ({} is as it was)\n",
+            big.display(),
+            ds.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(hidden(&ds), Vec::<String>::new(), "{err}");
+
+    // What a killed export leaves (its process gone) is removed; an export
+    // that still runs (this process) keeps its folder, and a file of such
+    // a name is no folder of ours.
+    let dead = ".roce-dissect-4294967294-big.pcap";
+    std::fs::create_dir_all(ds.join(dead).join("flows")).unwrap();
+    std::fs::write(ds.join(dead).join("flows/part-0.parquet"), b"PAR1").unwrap();
+    let alive = format!(".roce-dissect-{}-big.pcap", std::process::id());
+    std::fs::create_dir_all(ds.join(&alive)).unwrap();
+    std::fs::write(ds.join(".roce-dissect-1-note"), b"").unwrap();
+    let loss = samples()
+        .into_iter()
+        .find(|p| p.ends_with("loss.pcap"))
+        .unwrap();
+    let out = export(&ds, &[loss], &["--tables", "flows"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "roce-dissect: removed {dead}, left in {} by an export that was stopped\n",
+            ds.display()
+        )),
+        "{err}"
+    );
+    let mut left = hidden(&ds);
+    left.sort();
+    assert_eq!(
+        left,
+        [".roce-dissect-1-note".to_string(), alive, "flows".into()]
+    );
 }
 
 /// The README's recipes, extracted.

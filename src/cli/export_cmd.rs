@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::args::ExportArgs;
@@ -57,10 +57,26 @@ pub fn run(args: &ExportArgs) -> Result<(), RunError> {
         .transpose()
         .map_err(|e| RunError::Usage(format!("--where: {e}")))?;
     let inputs = super::inputs::expand(&args.captures)?;
-    if let Some(p) = inputs.paths.iter().find(|p| p.as_os_str() == "-") {
+    // Each capture is read twice (the report, then its frames): a pipe
+    // would be empty the second time, and a named pipe opened again would
+    // wait for a writer that is gone.
+    let once_only = |p: &PathBuf| {
+        (p.as_os_str() == "-")
+            .then_some("standard input")
+            .or_else(|| {
+                std::fs::metadata(p)
+                    .is_ok_and(|m| !m.is_file())
+                    .then_some("a pipe or device")
+            })
+    };
+    if let Some((p, what)) = inputs
+        .paths
+        .iter()
+        .find_map(|p| once_only(p).map(|what| (p, what)))
+    {
         return Err(RunError::Usage(format!(
-            "export reads each capture twice, so not from standard input ({}): save it to a file first",
-            p.display()
+            "export reads each capture twice, so not from {what} ({}): save it to a file first",
+            terminal_safe(&p.display().to_string())
         )));
     }
     // Partitions are named by file name: two captures of one name would
@@ -94,6 +110,13 @@ pub fn run(args: &ExportArgs) -> Result<(), RunError> {
             terminal_safe(&out.display().to_string())
         ))
     })?;
+    for left in export::remove_stale(&out) {
+        eprintln!(
+            "roce-dissect: removed {}, left in {} by an export that was stopped",
+            terminal_safe(&left),
+            terminal_safe(&out.display().to_string())
+        );
+    }
     let cores = crate::pipeline::threads().map_err(RunError::Usage)?;
     let n = inputs.paths.len();
     let workers = args
@@ -108,13 +131,16 @@ pub fn run(args: &ExportArgs) -> Result<(), RunError> {
         dissect: args.decode.dissect_options(),
         analysis: args.analysis.options(&args.decode)?,
         threads: (cores / workers).max(1),
+        stop: Arc::new(AtomicBool::new(false)),
     };
+    let signal = stop_at_signals(&opts.stop);
     let started = Instant::now();
     let next = AtomicUsize::new(0);
     let failed = AtomicUsize::new(0);
     // Captures whose dataset could not be written (a full disk): exit 1,
     // not 2, and the message names the folder, not the capture.
     let unwritten = AtomicUsize::new(0);
+    let interrupted = AtomicUsize::new(0);
     let last_error = Mutex::new(String::new());
     let dir = terminal_safe(&out.display().to_string());
     let totals = Mutex::new((0u64, 0u64, HashMap::<Table, u64>::new()));
@@ -126,6 +152,10 @@ pub fn run(args: &ExportArgs) -> Result<(), RunError> {
                     let Some(path) = inputs.paths.get(i) else {
                         break;
                     };
+                    if opts.stop.load(Ordering::Relaxed) {
+                        interrupted.fetch_add(1, Ordering::Relaxed);
+                        continue;
+                    }
                     let shown = terminal_safe(&path.display().to_string());
                     let t0 = Instant::now();
                     let result = if n == 1 {
@@ -164,6 +194,9 @@ pub fn run(args: &ExportArgs) -> Result<(), RunError> {
                                 }
                             }
                         }
+                        Err(export::Failed::Interrupted) => {
+                            interrupted.fetch_add(1, Ordering::Relaxed);
+                        }
                         Err(e) => {
                             failed.fetch_add(1, Ordering::Relaxed);
                             let e = match e {
@@ -174,6 +207,7 @@ pub fn run(args: &ExportArgs) -> Result<(), RunError> {
                                     unwritten.fetch_add(1, Ordering::Relaxed);
                                     format!("cannot write {dir} ({shown}): {}", terminal_safe(&e))
                                 }
+                                export::Failed::Interrupted => String::new(),
                             };
                             match n {
                                 1 => *last_error.lock().unwrap_or_else(|p| p.into_inner()) = e,
@@ -187,6 +221,29 @@ pub fn run(args: &ExportArgs) -> Result<(), RunError> {
     });
     let failed = failed.into_inner();
     let unwritten = unwritten.into_inner();
+    let interrupted = interrupted.into_inner();
+    if interrupted > 0 {
+        let sig = signal.load(Ordering::Relaxed);
+        let why = match sig {
+            SIGINT => "interrupted (Ctrl-C)".to_string(),
+            SIGTERM => "stopped (SIGTERM)".to_string(),
+            s => format!("stopped (signal {s})"),
+        };
+        let message = match n {
+            1 => format!(
+                "{why}: {} was not exported ({dir} is as it was)",
+                terminal_safe(&inputs.paths[0].display().to_string())
+            ),
+            _ => format!(
+                "{why}: {} of {n} captures were exported to {dir}, the other {interrupted} not",
+                n - interrupted - failed
+            ),
+        };
+        return Err(RunError::Interrupted {
+            message,
+            code: 128 + sig.clamp(1, 127) as u8,
+        });
+    }
     let (frames, bytes, _) = totals.into_inner().unwrap_or_default();
     if n == 1 && failed == 1 {
         let e = last_error.into_inner().unwrap_or_default();
@@ -222,6 +279,27 @@ pub fn run(args: &ExportArgs) -> Result<(), RunError> {
         return Err(RunError::SomeFailed { failed, total: n });
     }
     Ok(())
+}
+
+const SIGINT: usize = signal_hook::consts::SIGINT as usize;
+const SIGTERM: usize = signal_hook::consts::SIGTERM as usize;
+
+/// From now on, Ctrl-C (or SIGTERM) sets `stop`: the exports under way stop
+/// and remove what they wrote, and the command ends with exit status
+/// 128 + the signal's number. A second one ends the program at once, as
+/// it would have without this (what it leaves behind, the next export
+/// into the dataset removes). Returns the signal's number once one came.
+fn stop_at_signals(stop: &Arc<AtomicBool>) -> Arc<AtomicUsize> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let which = Arc::new(AtomicUsize::new(0));
+    for sig in [SIGINT, SIGTERM] {
+        // Registered first, so it sees `stop` as the second signal finds
+        // it: set by the first.
+        let _ = signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(stop));
+        let _ = signal_hook::flag::register(sig, Arc::clone(stop));
+        let _ = signal_hook::flag::register_usize(sig, Arc::clone(&which), sig as usize);
+    }
+    which
 }
 
 /// A capture's partition name: its file name.

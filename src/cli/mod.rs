@@ -133,6 +133,10 @@ pub enum RunError {
     /// Some of several captures could not be read (each said so).
     #[error("{failed} of {total} captures could not be read (see above)")]
     SomeFailed { failed: usize, total: usize },
+    /// The user stopped the command (Ctrl-C) before it was done; `code`
+    /// is the shell's for that signal (130 for SIGINT).
+    #[error("{message}")]
+    Interrupted { message: String, code: u8 },
 }
 
 impl From<io::Error> for RunError {
@@ -152,6 +156,7 @@ impl RunError {
             RunError::Capture(..) | RunError::Usage(_) | RunError::SomeFailed { .. } => 2,
             RunError::BrokenPipe => 0,
             RunError::Io(_) | RunError::NothingFound(_) => 1,
+            RunError::Interrupted { code, .. } => *code,
         }
     }
 }

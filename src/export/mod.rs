@@ -8,7 +8,10 @@
 //! to a writer thread that encodes them. Memory is a batch and the
 //! report's, whatever the capture's size. Each table is written in a
 //! folder beside the dataset and moved into place when complete, so a
-//! partition is either the old export or the new one.
+//! partition is either the old export or the new one. An export that is
+//! stopped ([`Options::stop`], Ctrl-C) removes that folder; one that could
+//! not (a second Ctrl-C, a kill) leaves it, and the next export into the
+//! dataset removes it ([`remove_stale`]).
 
 pub mod column;
 pub mod packets;
@@ -17,7 +20,8 @@ pub mod tables;
 use std::fs;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 
 use arrow_array::RecordBatch;
 use serde_json::Value as J;
@@ -132,6 +136,18 @@ pub struct Options {
     pub analysis: AnalysisOptions,
     /// Cores for the first pass.
     pub threads: usize,
+    /// Set to stop: each export stops at its next frame or table, removes
+    /// what it wrote and fails with [`Failed::Interrupted`].
+    pub stop: Arc<AtomicBool>,
+}
+
+impl Options {
+    fn stopped(&self) -> Result<(), Failed> {
+        match self.stop.load(Ordering::Relaxed) {
+            true => Err(Failed::Interrupted),
+            false => Ok(()),
+        }
+    }
 }
 
 /// What one capture's export wrote.
@@ -166,6 +182,9 @@ pub enum Failed {
     /// The dataset could not be written (a full disk, a folder not
     /// writable): the rest of the module's errors.
     Write(String),
+    /// Stopped ([`Options::stop`]) before it was complete: nothing of it
+    /// was kept.
+    Interrupted,
 }
 
 impl From<String> for Failed {
@@ -178,8 +197,46 @@ impl std::fmt::Display for Failed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Failed::Read(e) | Failed::Write(e) => f.write_str(e),
+            Failed::Interrupted => f.write_str("interrupted"),
         }
     }
+}
+
+/// The folder an export of partition `name` is written in by process
+/// `pid` before it is moved into place.
+const STAGING: &str = ".roce-dissect-";
+
+/// Removes the folders that exports into `out` which no longer run left
+/// behind (a second Ctrl-C, a kill, a crash); returns their names. Where
+/// whether a process runs cannot be known (no `/proc`), none is removed.
+pub fn remove_stale(out: &Path) -> Vec<String> {
+    let Ok(entries) = fs::read_dir(out) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let pid = name
+            .strip_prefix(STAGING)
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && pid != std::process::id()
+            && gone(pid)
+            && e.file_type().is_ok_and(|t| t.is_dir())
+            && fs::remove_dir_all(e.path()).is_ok()
+        {
+            removed.push(name);
+        }
+    }
+    removed.sort();
+    removed
+}
+
+/// Whether process `pid` has ended, where that can be known.
+fn gone(pid: u32) -> bool {
+    let proc = Path::new("/proc");
+    cfg!(target_os = "linux") && proc.join("self").exists() && !proc.join(pid.to_string()).exists()
 }
 
 /// Exports the capture at `path` as partition `name` of every table.
@@ -191,7 +248,7 @@ pub fn export(
 ) -> Result<Written, Failed> {
     let part = format!("capture={}", partition_value(name));
     let staging = opts.out.join(format!(
-        ".roce-dissect-{}-{}",
+        "{STAGING}{}-{}",
         std::process::id(),
         partition_value(name)
     ));
@@ -265,6 +322,7 @@ fn write_all(
         None,
     )
     .map_err(|e| Failed::Read(e.to_string()))?;
+    opts.stopped()?;
     let mut written = Written {
         frames: report.capture.frames,
         warnings: report.capture.warnings.clone(),
@@ -281,6 +339,7 @@ fn write_all(
         Table::Connections,
     ] {
         if wants(t) {
+            opts.stopped()?;
             let rows = write_table(staging, t, report_rows(t, &json))?;
             written.rows.push((t, rows));
         }
@@ -462,8 +521,12 @@ fn frame_tables(
             )?),
             false => None,
         };
-        let mut failed: Option<String> = None;
+        let mut failed: Option<Failed> = None;
         let mut visit = |seen: &crate::pipeline::Seen<'_, '_>, an: &mut Analyzer| {
+            if let Err(e) = opts.stopped() {
+                failed = Some(e);
+                return ControlFlow::Break(());
+            }
             if let Some(ios) = ios.as_mut()
                 && let Some(done) = an.nvme_done()
             {
@@ -471,7 +534,7 @@ fn frame_tables(
                     tables::push_io(&mut ios.cols, &io);
                 }
                 if let Err(e) = ios.flush(BATCH_ROWS) {
-                    failed = Some(e);
+                    failed = Some(e.into());
                     return ControlFlow::Break(());
                 }
             }
@@ -489,7 +552,7 @@ fn frame_tables(
                 // The next batch: one the encoder is done with.
                 let next = empty_rx.recv().unwrap_or_default();
                 if full_tx.send(std::mem::replace(batch, next)).is_err() {
-                    failed = Some("the Parquet writer stopped".into());
+                    failed = Some(Failed::Write("the Parquet writer stopped".into()));
                     return ControlFlow::Break(());
                 }
             }
@@ -524,7 +587,7 @@ fn frame_tables(
         // a batch ("the Parquet writer stopped").
         let (packet_rows, io_rows) = (packet_rows?, io_rows?);
         if let Some(e) = failed {
-            return Err(e.into());
+            return Err(e);
         }
         Ok((packet_rows, io_rows))
     })

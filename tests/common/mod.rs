@@ -137,3 +137,15 @@ pub fn write_pcap(dir: &Path, name: &str, frames: &[Vec<u8>]) -> PathBuf {
     w.flush().unwrap();
     p
 }
+
+/// Waits (a minute at most) until `done`.
+pub fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let t = std::time::Instant::now();
+    while !done() {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(60),
+            "never: {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
