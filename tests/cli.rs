@@ -672,6 +672,83 @@ fn ctrl_c_on_a_stream_reports_what_was_read() {
     );
 }
 
+/// Ctrl-C during `gen` leaves the output as it was (the capture is written
+/// beside it and moved in place when whole) and exits 130; what a killed
+/// `gen` left beside it, the next one removes.
+#[test]
+#[cfg(target_os = "linux")]
+fn an_interrupted_gen_leaves_the_file_as_it_was() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("x.pcap");
+    std::fs::write(&out, b"old").unwrap();
+    let names = || -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
+        .args([
+            "gen",
+            "--scenario",
+            "mixed",
+            "--qps",
+            "256",
+            "--messages",
+            "20000",
+        ])
+        .arg("-o")
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    until("gen began writing", || {
+        names()
+            .iter()
+            .any(|n| n.starts_with(".x.pcap.roce-dissect-"))
+    });
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    assert!(sent.is_ok_and(|s| s.success()), "kill -INT");
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "roce-dissect: interrupted (Ctrl-C): {} was not written (a file of that name is as it was)\n",
+            out.display()
+        )
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), b"old");
+    assert_eq!(names(), ["x.pcap"]);
+
+    // A killed gen's file (its process gone) is removed by the next one.
+    let dead = ".x.pcap.roce-dissect-4294967294.partial";
+    std::fs::write(tmp.path().join(dead), b"cut").unwrap();
+    let done = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
+        .args(["gen", "--scenario", "clean", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert!(done.status.success(), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "roce-dissect: removed {dead}, left in {} by a run that was stopped\n",
+            tmp.path().display()
+        )),
+        "{err}"
+    );
+    assert_eq!(names(), ["x.pcap"]);
+    assert_ne!(std::fs::read(&out).unwrap(), b"old");
+}
+
 /// Where the first `n` records of a little-endian pcap end.
 fn end_of_records(pcap: &[u8], n: usize) -> usize {
     let mut at = 24;

@@ -623,7 +623,7 @@ fn an_interrupted_export_leaves_nothing_behind() {
     assert!(out.status.success(), "{err}");
     assert!(
         err.starts_with(&format!(
-            "roce-dissect: removed {dead}, left in {} by an export that was stopped\n",
+            "roce-dissect: removed {dead}, left in {} by a run that was stopped\n",
             ds.display()
         )),
         "{err}"

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -110,13 +110,7 @@ pub fn run(args: &ExportArgs) -> Result<(), RunError> {
             terminal_safe(&out.display().to_string())
         ))
     })?;
-    for left in export::remove_stale(&out) {
-        eprintln!(
-            "roce-dissect: removed {}, left in {} by an export that was stopped",
-            terminal_safe(&left),
-            terminal_safe(&out.display().to_string())
-        );
-    }
+    super::stop::remove_left(&out, export::staging_pid);
     let cores = crate::pipeline::threads().map_err(RunError::Usage)?;
     let n = inputs.paths.len();
     let workers = args
@@ -124,6 +118,7 @@ pub fn run(args: &ExportArgs) -> Result<(), RunError> {
         .map(usize::from)
         .unwrap_or(cores)
         .clamp(1, n.max(1));
+    let stop = super::stop::Stop::at_signals();
     let opts = export::Options {
         out: out.clone(),
         tables,
@@ -131,9 +126,8 @@ pub fn run(args: &ExportArgs) -> Result<(), RunError> {
         dissect: args.decode.dissect_options(),
         analysis: args.analysis.options(&args.decode)?,
         threads: (cores / workers).max(1),
-        stop: Arc::new(AtomicBool::new(false)),
+        stop: Arc::clone(stop.flag()),
     };
-    let signal = stop_at_signals(&opts.stop);
     let started = Instant::now();
     let next = AtomicUsize::new(0);
     let failed = AtomicUsize::new(0);
@@ -223,26 +217,16 @@ pub fn run(args: &ExportArgs) -> Result<(), RunError> {
     let unwritten = unwritten.into_inner();
     let interrupted = interrupted.into_inner();
     if interrupted > 0 {
-        let sig = signal.load(Ordering::Relaxed);
-        let why = match sig {
-            SIGINT => "interrupted (Ctrl-C)".to_string(),
-            SIGTERM => "stopped (SIGTERM)".to_string(),
-            s => format!("stopped (signal {s})"),
-        };
-        let message = match n {
+        return Err(stop.error(&match n {
             1 => format!(
-                "{why}: {} was not exported ({dir} is as it was)",
+                "{} was not exported ({dir} is as it was)",
                 terminal_safe(&inputs.paths[0].display().to_string())
             ),
             _ => format!(
-                "{why}: {} of {n} captures were exported to {dir}, the other {interrupted} not",
+                "{} of {n} captures were exported to {dir}, the other {interrupted} not",
                 n - interrupted - failed
             ),
-        };
-        return Err(RunError::Interrupted {
-            message,
-            code: 128 + sig.clamp(1, 127) as u8,
-        });
+        }));
     }
     let (frames, bytes, _) = totals.into_inner().unwrap_or_default();
     if n == 1 && failed == 1 {
@@ -279,27 +263,6 @@ pub fn run(args: &ExportArgs) -> Result<(), RunError> {
         return Err(RunError::SomeFailed { failed, total: n });
     }
     Ok(())
-}
-
-const SIGINT: usize = signal_hook::consts::SIGINT as usize;
-const SIGTERM: usize = signal_hook::consts::SIGTERM as usize;
-
-/// From now on, Ctrl-C (or SIGTERM) sets `stop`: the exports under way stop
-/// and remove what they wrote, and the command ends with exit status
-/// 128 + the signal's number. A second one ends the program at once, as
-/// it would have without this (what it leaves behind, the next export
-/// into the dataset removes). Returns the signal's number once one came.
-fn stop_at_signals(stop: &Arc<AtomicBool>) -> Arc<AtomicUsize> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let which = Arc::new(AtomicUsize::new(0));
-    for sig in [SIGINT, SIGTERM] {
-        // Registered first, so it sees `stop` as the second signal finds
-        // it: set by the first.
-        let _ = signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(stop));
-        let _ = signal_hook::flag::register(sig, Arc::clone(stop));
-        let _ = signal_hook::flag::register_usize(sig, Arc::clone(&which), sig as usize);
-    }
-    which
 }
 
 /// A capture's partition name: its file name.

@@ -1,6 +1,7 @@
 //! `roce-dissect gen`: a scenario's capture and its ground truth.
 
 use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
 
 use super::args::GenLink;
 use super::{GenArgs, RunError};
@@ -12,6 +13,29 @@ use crate::synth::{CaptureWriter, OutFormat};
 /// Frames a `gen` run may write unless `--max-frames` says otherwise: about
 /// 40 GB of 800-byte frames, far beyond any test and short of a full disk.
 pub const DEFAULT_MAX_FRAMES: u64 = 50_000_000;
+
+/// Where a capture for `output` is written before it is whole, beside it:
+/// `.NAME.roce-dissect-PID.partial`; `None` when `output` is there and is
+/// no regular file (a named pipe, `/dev/null`), which is written as it is.
+fn partial_of(output: &Path) -> Option<PathBuf> {
+    if std::fs::metadata(output).is_ok_and(|m| !m.is_file()) {
+        return None;
+    }
+    let name = output.file_name()?.to_string_lossy();
+    Some(output.with_file_name(format!(
+        ".{name}.roce-dissect-{}.partial",
+        std::process::id()
+    )))
+}
+
+/// The process that writes a file of [`partial_of`]'s, from its name.
+fn partial_pid(name: &str) -> Option<u32> {
+    let (head, pid) = name
+        .strip_suffix(".partial")?
+        .rsplit_once(".roce-dissect-")?;
+    head.starts_with('.').then_some(())?;
+    pid.parse().ok()
+}
 
 /// `gen --scenario deadlock -o DIR`: a capture per link, the topology
 /// and (with `--truth`) what `fabric` must report.
@@ -135,17 +159,27 @@ pub fn run(args: &GenArgs) -> Result<(), RunError> {
         read_delay_ns: args.read_delay,
     };
     let started = std::time::Instant::now();
+    let stop = super::stop::Stop::at_signals();
+    // A file is written beside its place and moved there when whole: until
+    // then, a file of that name is as it was.
+    let partial = (!to_stdout).then(|| partial_of(&args.output)).flatten();
+    if let Some(p) = &partial {
+        super::stop::remove_left(p.parent().unwrap_or(Path::new(".")), partial_pid);
+    }
     let out: Box<dyn Write + Send> = if to_stdout {
         Box::new(super::sink::Sink::stdout(io::stdout()))
     } else {
-        let file = std::fs::File::create(&args.output).map_err(|e| {
-            RunError::Usage(format!(
-                "{}: {e}",
-                terminal_safe(&args.output.display().to_string())
-            ))
-        })?;
+        let file =
+            std::fs::File::create(partial.as_ref().unwrap_or(&args.output)).map_err(|e| {
+                RunError::Usage(format!(
+                    "{}: {e}",
+                    terminal_safe(&args.output.display().to_string())
+                ))
+            })?;
         Box::new(super::sink::Sink::file(file, &args.output))
     };
+    // Where it is written until it is whole.
+    let writing = partial.as_ref().unwrap_or(&args.output);
     let link = args.link;
     let link_type = match link {
         GenLink::Ethernet => 1,
@@ -157,7 +191,10 @@ pub fn run(args: &GenArgs) -> Result<(), RunError> {
     let budget = args.max_frames;
     let mut written = 0u64;
     let mut dropped = 0u64;
-    let mut truth = generate(opts, &mut |ts, f| {
+    let generated = generate(opts, &mut |ts, f| {
+        if stop.requested() {
+            return Err(io::Error::other("stopped"));
+        }
         written += 1;
         if written > budget {
             return Err(io::Error::other(format!(
@@ -175,8 +212,37 @@ pub fn run(args: &GenArgs) -> Result<(), RunError> {
                 }
             },
         }
-    })?;
-    w.into_inner().finish()?;
+    });
+    let finished = w.into_inner().finish();
+    if stop.requested() {
+        if !to_stdout {
+            let _ = std::fs::remove_file(writing);
+        }
+        return Err(stop.error(&match to_stdout {
+            true => "the capture written to standard output is cut short".to_string(),
+            false => format!(
+                "{} was not written ({})",
+                terminal_safe(&args.output.display().to_string()),
+                match partial {
+                    Some(_) => "a file of that name is as it was",
+                    None => "what was written is cut short",
+                }
+            ),
+        }));
+    }
+    // Failed or not, the capture goes in its place: one cut short at
+    // --max-frames or a full disk says so.
+    if let Some(p) = &partial {
+        std::fs::rename(p, &args.output).map_err(|e| {
+            let _ = std::fs::remove_file(p);
+            RunError::Io(io::Error::new(
+                e.kind(),
+                format!("{}: {e}", terminal_safe(&args.output.display().to_string())),
+            ))
+        })?;
+    }
+    let mut truth = generated?;
+    finished?;
     if link != GenLink::Ethernet {
         // What the native capture holds: no PFC, flows by LID or GID.
         truth.frames -= dropped;

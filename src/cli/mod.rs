@@ -14,6 +14,7 @@ mod plan_cmd;
 mod progress;
 mod report;
 mod sink;
+mod stop;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};

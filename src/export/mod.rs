@@ -11,7 +11,7 @@
 //! partition is either the old export or the new one. An export that is
 //! stopped ([`Options::stop`], Ctrl-C) removes that folder; one that could
 //! not (a second Ctrl-C, a kill) leaves it, and the next export into the
-//! dataset removes it ([`remove_stale`]).
+//! dataset removes it (the command's, with [`staging_pid`]).
 
 pub mod column;
 pub mod packets;
@@ -206,37 +206,11 @@ impl std::fmt::Display for Failed {
 /// `pid` before it is moved into place.
 const STAGING: &str = ".roce-dissect-";
 
-/// Removes the folders that exports into `out` which no longer run left
-/// behind (a second Ctrl-C, a kill, a crash); returns their names. Where
-/// whether a process runs cannot be known (no `/proc`), none is removed.
-pub fn remove_stale(out: &Path) -> Vec<String> {
-    let Ok(entries) = fs::read_dir(out) else {
-        return Vec::new();
-    };
-    let mut removed = Vec::new();
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let pid = name
-            .strip_prefix(STAGING)
-            .and_then(|rest| rest.split_once('-'))
-            .and_then(|(pid, _)| pid.parse::<u32>().ok());
-        if let Some(pid) = pid
-            && pid != std::process::id()
-            && gone(pid)
-            && e.file_type().is_ok_and(|t| t.is_dir())
-            && fs::remove_dir_all(e.path()).is_ok()
-        {
-            removed.push(name);
-        }
-    }
-    removed.sort();
-    removed
-}
-
-/// Whether process `pid` has ended, where that can be known.
-fn gone(pid: u32) -> bool {
-    let proc = Path::new("/proc");
-    cfg!(target_os = "linux") && proc.join("self").exists() && !proc.join(pid.to_string()).exists()
+/// The process that writes a folder of [`export`]'s (named
+/// `.roce-dissect-PID-NAME`), from its name; `None` for any other name.
+pub fn staging_pid(name: &str) -> Option<u32> {
+    let (pid, _) = name.strip_prefix(STAGING)?.split_once('-')?;
+    pid.parse().ok()
 }
 
 /// Exports the capture at `path` as partition `name` of every table.
