@@ -602,13 +602,7 @@ fn ctrl_c_on_a_stream_reports_what_was_read() {
     let bytes = std::fs::read(capture("loss.pcap")).unwrap();
     // The header and the first 40 records whole, then half of the 41st.
     let cut = end_of_records(&bytes, 40) + 20;
-    let sigint = |pid: u32| {
-        let ok = std::process::Command::new("kill")
-            .args(["-INT", &pid.to_string()])
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok, "kill -INT {pid}");
-    };
+    use common::sigint;
     // `args` given the capture up to `cut` through a pipe held open, once
     // it catches SIGINT and has read all it was given: then SIGINT once.
     let interrupted_once = |args: &[&str]| {
@@ -681,16 +675,8 @@ fn an_interrupted_gen_leaves_the_file_as_it_was() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("x.pcap");
     std::fs::write(&out, b"old").unwrap();
-    let names = || -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(tmp.path())
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
-    };
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
+    let names = || common::names_in(tmp.path());
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
         .args([
             "gen",
             "--scenario",
@@ -710,14 +696,9 @@ fn an_interrupted_gen_leaves_the_file_as_it_was() {
             .iter()
             .any(|n| n.starts_with(".x.pcap.roce-dissect-"))
     });
-    let sent = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status();
-    assert!(sent.is_ok_and(|s| s.success()), "kill -INT");
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
-    assert_eq!(status.code(), Some(130), "{err}");
+    common::sigint(child.id());
+    let (code, err) = common::ended(child);
+    assert_eq!(code, Some(130), "{err}");
     assert_eq!(
         err,
         format!(

@@ -564,16 +564,8 @@ fn an_interrupted_export_leaves_nothing_behind() {
         .assert()
         .success();
     let ds = tmp.path().join("ds");
-    let hidden = |dir: &Path| -> Vec<String> {
-        std::fs::read_dir(dir)
-            .map(|d| {
-                d.flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let mut child = Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
+    let hidden = common::names_in;
+    let child = Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
         .arg("export")
         .arg(&big)
         .arg("-o")
@@ -587,14 +579,9 @@ fn an_interrupted_export_leaves_nothing_behind() {
     common::until("the export began", || {
         hidden(&ds).iter().any(|n| n.starts_with(".roce-dissect-"))
     });
-    let sent = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status();
-    assert!(sent.is_ok_and(|s| s.success()), "kill -INT");
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
-    assert_eq!(status.code(), Some(130), "{err}");
+    common::sigint(child.id());
+    let (code, err) = common::ended(child);
+    assert_eq!(code, Some(130), "{err}");
     assert!(
         err.ends_with(&format!(
             "roce-dissect: interrupted (Ctrl-C): {} was not exported ({} is as it was)\n",
@@ -628,10 +615,8 @@ fn an_interrupted_export_leaves_nothing_behind() {
         )),
         "{err}"
     );
-    let mut left = hidden(&ds);
-    left.sort();
     assert_eq!(
-        left,
+        hidden(&ds),
         [".roce-dissect-1-note".to_string(), alive, "flows".into()]
     );
 }

@@ -149,3 +149,35 @@ pub fn until(what: &str, mut done: impl FnMut() -> bool) {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
+
+/// Sends SIGINT (a Ctrl-C) to process `pid`.
+pub fn sigint(pid: u32) {
+    let sent = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status();
+    assert!(sent.is_ok_and(|s| s.success()), "kill -INT {pid}");
+}
+
+/// Waits for `child` to end: its exit status's code and what it wrote to
+/// its standard error (piped).
+pub fn ended(mut child: std::process::Child) -> (Option<i32>, String) {
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        std::io::Read::read_to_string(&mut e, &mut err).unwrap();
+    }
+    (status.code(), err)
+}
+
+/// The names in folder `dir`, sorted (none when it is not there).
+pub fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
