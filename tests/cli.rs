@@ -709,6 +709,46 @@ fn an_interrupted_gen_leaves_the_file_as_it_was() {
     assert_eq!(std::fs::read(&out).unwrap(), b"old");
     assert_eq!(names(), ["x.pcap"]);
 
+    // A named pipe is written as it is, and stays.
+    let fifo = tmp.path().join("live.pcap");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
+        .args(["gen", "--scenario", "mixed", "--qps", "256"])
+        .args(["--messages", "20000", "-o"])
+        .arg(&fifo)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let read = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let reader = {
+        let (fifo, read) = (fifo.clone(), std::sync::Arc::clone(&read));
+        std::thread::spawn(move || {
+            let mut f = std::fs::File::open(fifo).unwrap();
+            let mut buf = vec![0u8; 1 << 16];
+            while let Ok(n @ 1..) = std::io::Read::read(&mut f, &mut buf) {
+                read.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            }
+        })
+    };
+    until("gen wrote to the pipe", || {
+        read.load(std::sync::atomic::Ordering::Relaxed) > 0
+    });
+    common::sigint(child.id());
+    let (code, err) = common::ended(child);
+    reader.join().unwrap();
+    assert_eq!(code, Some(130), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "roce-dissect: interrupted (Ctrl-C): what went to {} is cut short\n",
+            fifo.display()
+        )
+    );
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    std::fs::remove_file(&fifo).unwrap();
+
     // A killed gen's file (its process gone) is removed by the next one.
     let dead = ".x.pcap.roce-dissect-4294967294.partial";
     std::fs::write(tmp.path().join(dead), b"cut").unwrap();

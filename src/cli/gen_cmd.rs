@@ -178,8 +178,6 @@ pub fn run(args: &GenArgs) -> Result<(), RunError> {
             })?;
         Box::new(super::sink::Sink::file(file, &args.output))
     };
-    // Where it is written until it is whole.
-    let writing = partial.as_ref().unwrap_or(&args.output);
     let link = args.link;
     let link_type = match link {
         GenLink::Ethernet => 1,
@@ -215,19 +213,19 @@ pub fn run(args: &GenArgs) -> Result<(), RunError> {
     });
     let finished = w.into_inner().finish();
     if stop.requested() {
-        if !to_stdout {
-            let _ = std::fs::remove_file(writing);
+        // Only a file of our own: a named pipe or `/dev/null` stays.
+        if let Some(p) = &partial {
+            let _ = std::fs::remove_file(p);
         }
         return Err(stop.error(&match to_stdout {
             true => "the capture written to standard output is cut short".to_string(),
-            false => format!(
-                "{} was not written ({})",
-                terminal_safe(&args.output.display().to_string()),
+            false => {
+                let out = terminal_safe(&args.output.display().to_string());
                 match partial {
-                    Some(_) => "a file of that name is as it was",
-                    None => "what was written is cut short",
+                    Some(_) => format!("{out} was not written (a file of that name is as it was)"),
+                    None => format!("what went to {out} is cut short"),
                 }
-            ),
+            }
         }));
     }
     // Failed or not, the capture goes in its place: one cut short at
