@@ -45,15 +45,18 @@ impl Progress {
             return;
         }
         let bar = self.bar.get_or_insert_with(|| {
+            // The figures first and the name last, cut to what the
+            // terminal's width leaves it (`wide_msg`): at 80 columns a
+            // line with a long path wrapped onto two.
             let (bar, template) = if total > 0 {
                 (
                     ProgressBar::new(total),
-                    "{spinner} [{bar:30}] {percent:>3}%  {msg}  {bytes}/{total_bytes}  eta {eta}",
+                    "{spinner} [{bar:20}] {percent:>3}%  eta {eta}  {prefix}  {wide_msg}",
                 )
             } else {
                 (
                     ProgressBar::new_spinner(),
-                    "{spinner} {msg}  {bytes} read  {elapsed}",
+                    "{spinner} {prefix}  {bytes} read  {elapsed}  {wide_msg}",
                 )
             };
             bar.set_draw_target(ProgressDrawTarget::stderr());
@@ -64,18 +67,15 @@ impl Progress {
             bar
         });
         bar.set_position(done);
-        bar.set_message(format!(
-            "{}: {}",
-            self.what,
-            crate::output::text::count(frames, "frame", "frames")
-        ));
+        bar.set_prefix(crate::output::text::count(frames, "frame", "frames"));
+        bar.set_message(self.what.clone());
     }
 
     /// `done` of `total` bytes copied (`total` 0: unknown), no frames yet.
     pub fn update_bytes(&mut self, done: u64, total: u64) {
         self.update(done, total, 0);
         if let Some(bar) = &self.bar {
-            bar.set_message(format!("copying {}", self.what));
+            bar.set_prefix("copying");
         }
     }
 
