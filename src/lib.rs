@@ -19,6 +19,7 @@ pub mod fuzzing;
 pub mod output;
 pub mod pipeline;
 pub mod plan;
+pub mod signals;
 pub mod synth;
 pub mod tui;
 pub mod wire;

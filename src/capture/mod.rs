@@ -331,12 +331,7 @@ fn watch_interrupt(input: &impl std::io::IsTerminal) {
         return;
     }
     WATCHING.call_once(|| {
-        use signal_hook::consts::SIGINT;
-        let flag = Arc::clone(&INTERRUPTED);
-        // Registered first, so it sees the flag as the second Ctrl-C finds
-        // it: set by the first.
-        let _ = signal_hook::flag::register_conditional_shutdown(SIGINT, 130, Arc::clone(&flag));
-        let _ = signal_hook::flag::register(SIGINT, flag);
+        crate::signals::note_in(&[signal_hook::consts::SIGINT], Arc::clone(&INTERRUPTED));
     });
 }
 

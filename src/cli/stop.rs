@@ -7,56 +7,44 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use signal_hook::consts::{SIGINT, SIGTERM};
 
 use super::RunError;
 use crate::output::text::terminal_safe;
+use crate::signals::Noted;
 
 /// The signals that stop the command, once one came.
-pub struct Stop {
-    flag: Arc<AtomicBool>,
-    which: Arc<AtomicUsize>,
-}
+pub struct Stop(Noted);
 
 impl Stop {
     /// From now on, SIGINT and SIGTERM set the flag ([`Stop::flag`]).
     pub fn at_signals() -> Stop {
-        let flag = Arc::new(AtomicBool::new(false));
-        let which = Arc::new(AtomicUsize::new(0));
-        for sig in [SIGINT, SIGTERM] {
-            // Registered first, so it sees the flag as the second signal
-            // finds it: set by the first.
-            let _ =
-                signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&flag));
-            let _ = signal_hook::flag::register(sig, Arc::clone(&flag));
-            let _ = signal_hook::flag::register_usize(sig, Arc::clone(&which), sig as usize);
-        }
-        Stop { flag, which }
+        Stop(crate::signals::note(&[SIGINT, SIGTERM]))
     }
 
     /// Set by the first signal: the work should stop.
     pub fn flag(&self) -> &Arc<AtomicBool> {
-        &self.flag
+        self.0.flag()
     }
 
     pub fn requested(&self) -> bool {
-        self.flag.load(Ordering::Relaxed)
+        self.0.came()
     }
 
     /// The error that ends the command, `what` saying what was not done;
     /// its exit status is the shell's for the signal (130 for Ctrl-C).
     pub fn error(&self, what: &str) -> RunError {
-        let sig = self.which.load(Ordering::Relaxed);
-        let why = match sig as i32 {
+        let sig = self.0.which().unwrap_or(SIGINT);
+        let why = match sig {
             SIGINT => "interrupted (Ctrl-C)".to_string(),
             SIGTERM => "stopped (SIGTERM)".to_string(),
             s => format!("stopped (signal {s})"),
         };
         RunError::Interrupted {
             message: format!("{why}: {what}"),
-            code: 128 + sig.clamp(1, 127) as u8,
+            code: u8::try_from(128 + sig).unwrap_or(130),
         }
     }
 }

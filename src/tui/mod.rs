@@ -9,8 +9,7 @@ pub mod render;
 
 use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use signal_hook::consts::{SIGINT, SIGQUIT, SIGTERM};
@@ -261,21 +260,12 @@ pub fn load_input(
 /// nothing to give back (and the event reader would spin on the closed
 /// terminal).
 pub(crate) fn signal_watch() -> impl Fn() {
-    let signalled = Arc::new(AtomicUsize::new(0));
-    let again = Arc::new(AtomicBool::new(false));
-    for sig in [SIGTERM, SIGINT, SIGQUIT] {
-        // The handlers only store into atomics (or exit, the second time).
-        let _ =
-            signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&again));
-        let _ = signal_hook::flag::register(sig, Arc::clone(&again));
-        let _ = signal_hook::flag::register_usize(sig, Arc::clone(&signalled), sig as usize);
-    }
+    let noted = crate::signals::note(&[SIGTERM, SIGINT, SIGQUIT]);
     move || {
-        let sig = signalled.load(Ordering::Relaxed);
-        if sig != 0 {
+        if let Some(sig) = noted.which() {
             let _ = execute!(io::stdout(), DisableMouseCapture);
             ratatui::restore();
-            std::process::exit(128 + sig as i32);
+            std::process::exit(128 + sig);
         }
     }
 }
