@@ -202,8 +202,8 @@ impl std::fmt::Display for Failed {
     }
 }
 
-/// The folder an export of partition `name` is written in by process
-/// `pid` before it is moved into place.
+/// How the name of the folder an export writes in before moving it into
+/// place begins: `.roce-dissect-PID-NAME`.
 const STAGING: &str = ".roce-dissect-";
 
 /// The process that writes a folder of [`export`]'s (named
