@@ -6,8 +6,8 @@
 //! command's next run removes once that process is gone ([`remove_left`]).
 
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+#[cfg(feature = "parquet")]
+use std::sync::{Arc, atomic::AtomicBool};
 
 use signal_hook::consts::{SIGINT, SIGTERM};
 
@@ -24,7 +24,9 @@ impl Stop {
         Stop(crate::signals::note(&[SIGINT, SIGTERM]))
     }
 
-    /// Set by the first signal: the work should stop.
+    /// Set by the first signal: the work should stop (`export` hands it
+    /// to its threads).
+    #[cfg(feature = "parquet")]
     pub fn flag(&self) -> &Arc<AtomicBool> {
         self.0.flag()
     }
