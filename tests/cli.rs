@@ -768,6 +768,29 @@ fn an_interrupted_gen_leaves_the_file_as_it_was() {
     );
     assert_eq!(names(), ["x.pcap"]);
     assert_ne!(std::fs::read(&out).unwrap(), b"old");
+
+    // Through a link, the file it names is replaced and the link stays;
+    // the file keeps its permissions.
+    use std::os::unix::fs::PermissionsExt;
+    let link = tmp.path().join("link.pcap");
+    std::os::unix::fs::symlink("x.pcap", &link).unwrap();
+    std::fs::write(&out, b"old").unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let done = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
+        .args(["gen", "--scenario", "clean", "-o"])
+        .arg(&link)
+        .output()
+        .unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert_eq!(names(), ["link.pcap", "x.pcap"]);
+    assert!(std::fs::read(&out).unwrap().len() > 1000);
+    let mode = std::fs::metadata(&out).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
 }
 
 /// Where the first `n` records of a little-endian pcap end.

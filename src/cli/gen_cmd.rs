@@ -4,6 +4,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::args::GenLink;
+use super::stop::remove_left;
 use super::{GenArgs, RunError};
 use crate::output::text::{count, terminal_safe};
 use crate::synth::ib;
@@ -14,21 +15,58 @@ use crate::synth::{CaptureWriter, OutFormat};
 /// 40 GB of 800-byte frames, far beyond any test and short of a full disk.
 pub const DEFAULT_MAX_FRAMES: u64 = 50_000_000;
 
-/// Where a capture for `output` is written before it is whole, beside it:
-/// `.NAME.roce-dissect-PID.partial`; `None` when `output` is there and is
-/// no regular file (a named pipe, `/dev/null`), which is written as it is.
-fn partial_of(output: &Path) -> Option<PathBuf> {
-    if std::fs::metadata(output).is_ok_and(|m| !m.is_file()) {
-        return None;
-    }
-    let name = output.file_name()?.to_string_lossy();
-    Some(output.with_file_name(format!(
-        ".{name}.roce-dissect-{}.partial",
-        std::process::id()
-    )))
+/// A capture written beside its place and moved there when whole.
+struct Beside {
+    /// `.NAME.roce-dissect-PID.partial`, in the folder of `target`.
+    partial: PathBuf,
+    /// What the rename replaces: `output`, or the file a link names (the
+    /// link stays).
+    target: PathBuf,
 }
 
-/// The process that writes a file of [`partial_of`]'s, from its name.
+/// Where a capture for `output` is written before it is whole; `None` when
+/// `output` is there and is no regular file (a named pipe, `/dev/null`),
+/// which is written as it is.
+fn beside(output: &Path) -> Option<Beside> {
+    let target = match std::fs::metadata(output) {
+        Ok(m) if !m.is_file() => return None,
+        Ok(_) => std::fs::canonicalize(output).ok()?,
+        Err(_) => output.to_path_buf(),
+    };
+    let name = target.file_name()?.to_string_lossy();
+    let partial = target.with_file_name(format!(
+        ".{name}.roce-dissect-{}.partial",
+        std::process::id()
+    ));
+    Some(Beside { partial, target })
+}
+
+/// Creates the file `gen` writes: the partial one beside `output`, with
+/// the permissions of the file it will replace; or, where that folder
+/// cannot be written but the file can, `output` itself (`None` then).
+fn create_output(
+    output: &Path,
+    beside: Option<Beside>,
+) -> Result<(std::fs::File, Option<Beside>), RunError> {
+    if let Some(b) = beside {
+        remove_left(b.partial.parent().unwrap_or(Path::new(".")), partial_pid);
+        if let Ok(file) = std::fs::File::create(&b.partial) {
+            if let Ok(m) = std::fs::metadata(&b.target) {
+                let _ = file.set_permissions(m.permissions());
+            }
+            return Ok((file, Some(b)));
+        }
+    }
+    let file = std::fs::File::create(output).map_err(|e| {
+        RunError::Usage(format!(
+            "{}: {e}",
+            terminal_safe(&output.display().to_string())
+        ))
+    })?;
+    Ok((file, None))
+}
+
+/// The process that writes a file of [`beside`]'s, from its name.
 fn partial_pid(name: &str) -> Option<u32> {
     let (head, pid) = name
         .strip_suffix(".partial")?
@@ -162,21 +200,14 @@ pub fn run(args: &GenArgs) -> Result<(), RunError> {
     let stop = super::stop::Stop::at_signals();
     // A file is written beside its place and moved there when whole: until
     // then, a file of that name is as it was.
-    let partial = (!to_stdout).then(|| partial_of(&args.output)).flatten();
-    if let Some(p) = &partial {
-        super::stop::remove_left(p.parent().unwrap_or(Path::new(".")), partial_pid);
-    }
-    let out: Box<dyn Write + Send> = if to_stdout {
-        Box::new(super::sink::Sink::stdout(io::stdout()))
+    let (out, partial): (Box<dyn Write + Send>, _) = if to_stdout {
+        (Box::new(super::sink::Sink::stdout(io::stdout())), None)
     } else {
-        let file =
-            std::fs::File::create(partial.as_ref().unwrap_or(&args.output)).map_err(|e| {
-                RunError::Usage(format!(
-                    "{}: {e}",
-                    terminal_safe(&args.output.display().to_string())
-                ))
-            })?;
-        Box::new(super::sink::Sink::file(file, &args.output))
+        let (file, partial) = create_output(&args.output, beside(&args.output))?;
+        (
+            Box::new(super::sink::Sink::file(file, &args.output)),
+            partial,
+        )
     };
     let link = args.link;
     let link_type = match link {
@@ -214,8 +245,8 @@ pub fn run(args: &GenArgs) -> Result<(), RunError> {
     let finished = w.into_inner().finish();
     if stop.requested() {
         // Only a file of our own: a named pipe or `/dev/null` stays.
-        if let Some(p) = &partial {
-            let _ = std::fs::remove_file(p);
+        if let Some(b) = &partial {
+            let _ = std::fs::remove_file(&b.partial);
         }
         return Err(stop.error(&match to_stdout {
             true => "the capture written to standard output is cut short".to_string(),
@@ -230,9 +261,9 @@ pub fn run(args: &GenArgs) -> Result<(), RunError> {
     }
     // Failed or not, the capture goes in its place: one cut short at
     // --max-frames or a full disk says so.
-    if let Some(p) = &partial {
-        std::fs::rename(p, &args.output).map_err(|e| {
-            let _ = std::fs::remove_file(p);
+    if let Some(b) = &partial {
+        std::fs::rename(&b.partial, &b.target).map_err(|e| {
+            let _ = std::fs::remove_file(&b.partial);
             RunError::Io(io::Error::new(
                 e.kind(),
                 format!("{}: {e}", terminal_safe(&args.output.display().to_string())),
