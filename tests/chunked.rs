@@ -431,6 +431,7 @@ fn a_file_cut_while_being_read_gives_a_warning_and_a_partial_report() {
             done = true;
             cut(full / 3);
         }
+        std::ops::ControlFlow::Continue(())
     };
     let plan = Plan {
         threads: 2,
@@ -655,4 +656,38 @@ fn analysis_threads_say_when_they_could_not_split() {
     let (got, said) = run(&mixed, &["--analysis-threads", "2"]);
     assert!(got == want, "the report differs");
     assert!(!said.contains("note:"), "{said}");
+}
+
+/// A progress callback that breaks stops the reading there (`export`
+/// stops its first pass so on Ctrl-C, at the next chunk of the file): the
+/// report is that of the frames read, fewer than the file's.
+#[test]
+fn progress_that_breaks_stops_the_reading() {
+    use std::ops::ControlFlow;
+    let dir = tempfile::tempdir().unwrap();
+    let path = big_capture(dir.path(), 24);
+    let analyse = |progress| {
+        roce_dissect::pipeline::analyze_path(
+            &path,
+            &DissectOptions::default(),
+            AnalysisOptions::default(),
+            2,
+            progress,
+        )
+        .unwrap()
+        .capture
+        .frames
+    };
+    let all = analyse(None);
+    let mut calls = 0;
+    let mut stop = |_: usize, _: usize, _: u64| {
+        calls += 1;
+        match calls {
+            1 => ControlFlow::Continue(()),
+            _ => ControlFlow::Break(()),
+        }
+    };
+    let read = analyse(Some(&mut stop));
+    assert!(read > 0 && read < all / 2, "{read} of {all} frames");
+    assert_eq!(calls, 2);
 }

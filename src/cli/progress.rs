@@ -4,6 +4,7 @@
 //! standard error is not a terminal.
 
 use std::io::IsTerminal;
+use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -40,9 +41,11 @@ impl Progress {
     }
 
     /// `done` of `total` bytes read (`total` 0: unknown), `frames` so far.
-    pub fn update(&mut self, done: u64, total: u64, frames: u64) {
+    /// Always `Continue`: as the pipeline's progress callback, it never
+    /// stops the reading.
+    pub fn update(&mut self, done: u64, total: u64, frames: u64) -> ControlFlow<()> {
         if !self.enabled || self.started.elapsed() < SHOW_AFTER {
-            return;
+            return ControlFlow::Continue(());
         }
         let bar = self.bar.get_or_insert_with(|| {
             // The figures first and the name last, cut to what the
@@ -69,11 +72,12 @@ impl Progress {
         bar.set_position(done);
         bar.set_prefix(crate::output::text::count(frames, "frame", "frames"));
         bar.set_message(self.what.clone());
+        ControlFlow::Continue(())
     }
 
     /// `done` of `total` bytes copied (`total` 0: unknown), no frames yet.
     pub fn update_bytes(&mut self, done: u64, total: u64) {
-        self.update(done, total, 0);
+        let _ = self.update(done, total, 0);
         if let Some(bar) = &self.bar {
             bar.set_prefix("copying");
         }

@@ -187,12 +187,12 @@ fn many(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> {
                 Ok(report) if cli.report.html.is_some() => {
                     print_notes(&report);
                     frames += report.capture.frames;
-                    progress.update(read_bytes, total_bytes, frames);
+                    let _ = progress.update(read_bytes, total_bytes, frames);
                     pages.push((i, report));
                 }
                 Ok(report) => {
                     frames += report.capture.frames;
-                    progress.update(read_bytes, total_bytes, frames);
+                    let _ = progress.update(read_bytes, total_bytes, frames);
                     progress.suspend(|| {
                         print_notes(&report);
                         let at = if i == 0 {

@@ -136,7 +136,8 @@ pub struct Options {
     pub analysis: AnalysisOptions,
     /// Cores for the first pass.
     pub threads: usize,
-    /// Set to stop: each export stops at its next frame or table, removes
+    /// Set to stop: each export stops at its next chunk (the report's
+    /// pass), frame or table, removes
     /// what it wrote and fails with [`Failed::Interrupted`].
     pub stop: Arc<AtomicBool>,
 }
@@ -288,12 +289,17 @@ fn write_all(
     let _ = fs::remove_dir_all(staging);
     fs::create_dir_all(staging).map_err(|e| format!("{}: {e}", staging.display()))?;
     let wants = |t: Table| opts.tables.contains(&t);
+    // Ctrl-C stops this pass too, at its next chunk of the file.
+    let mut stop_here = |_: usize, _: usize, _: u64| match opts.stop.load(Ordering::Relaxed) {
+        true => ControlFlow::Break(()),
+        false => ControlFlow::Continue(()),
+    };
     let report = crate::pipeline::analyze_path(
         path,
         &opts.dissect,
         opts.analysis.clone(),
         opts.threads,
-        None,
+        Some(&mut stop_here),
     )
     .map_err(|e| Failed::Read(e.to_string()))?;
     opts.stopped()?;

@@ -1093,8 +1093,10 @@ impl Feed<'_, '_, '_, '_> {
                 match std::mem::replace(&mut chunk.end, End::Eof) {
                     End::Next(next) => {
                         pos = next;
-                        if let Some(p) = self.progress.as_mut() {
-                            p(pos.min(job.size) as usize, job.size as usize, frames);
+                        if let Some(p) = self.progress.as_mut()
+                            && p(pos.min(job.size) as usize, job.size as usize, frames).is_break()
+                        {
+                            return Ok(());
                         }
                     }
                     End::State(at) => {

@@ -17,7 +17,9 @@ use crate::fields::Ctx;
 use crate::filter::Filter;
 
 /// Called now and then with (bytes read, file size, frames so far).
-pub type Progress<'p> = &'p mut dyn FnMut(usize, usize, u64);
+/// Breaking stops the reading there, as if the input ended (`export`
+/// stops so on Ctrl-C): the report is that of the frames read.
+pub type Progress<'p> = &'p mut dyn FnMut(usize, usize, u64) -> ControlFlow<()>;
 
 /// A frame the frame loop hands on: decoded in full, with what the
 /// analysis (which has seen every frame up to this one) concluded of it.
@@ -107,7 +109,9 @@ pub fn visit_with(
             && let Some(p) = progress.as_mut()
         {
             let (done, total) = source.progress();
-            p(done as usize, total.unwrap_or(0) as usize, n);
+            if p(done as usize, total.unwrap_or(0) as usize, n).is_break() {
+                break;
+            }
         }
         if waits
             && let Some(w) = waiting.as_mut()
@@ -449,7 +453,9 @@ pub fn observe_source(
             && let Some(p) = progress.as_mut()
         {
             let (done, total) = source.progress();
-            p(done as usize, total.unwrap_or(0) as usize, n);
+            if p(done as usize, total.unwrap_or(0) as usize, n).is_break() {
+                break;
+            }
         }
     }
     Ok(n)
@@ -605,7 +611,9 @@ fn analyze_pipelined(
                 && let Some(p) = progress.as_mut()
             {
                 let (done, total) = source.progress();
-                p(done as usize, total.unwrap_or(0) as usize, n);
+                if p(done as usize, total.unwrap_or(0) as usize, n).is_break() {
+                    break;
+                }
             }
         }
         if filled > 0 {
@@ -727,6 +735,7 @@ mod live_tests {
             if frames == 3 {
                 let _ = told_tx.send(());
             }
+            ControlFlow::Continue(())
         };
         let report = run(&mut source, &mut progress).unwrap();
         (feeder.join().unwrap(), report.capture.frames)

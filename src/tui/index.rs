@@ -50,7 +50,8 @@ pub fn first_pass(
     let mut index = FrameIndex::default();
     let mut first_ts = None;
     let mut tell = |done: usize, total: usize, frames| {
-        progress(done as u64, (total > 0).then_some(total as u64), frames)
+        progress(done as u64, (total > 0).then_some(total as u64), frames);
+        std::ops::ControlFlow::Continue(())
     };
     crate::pipeline::observe_source(
         source,
