@@ -16,7 +16,7 @@ mod report;
 mod sink;
 mod stop;
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -99,6 +99,12 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(RunError::BrokenPipe) => ExitCode::SUCCESS,
         Err(e) => {
+            // A terminal shows the key as `^C` where the cursor was (at the
+            // start of the line, the progress bar cleared): the message
+            // takes that line rather than following it.
+            if matches!(e, RunError::Interrupted { code: 130, .. }) && io::stderr().is_terminal() {
+                eprint!("\r\x1b[K");
+            }
             eprintln!("roce-dissect: {e}");
             ExitCode::from(e.exit_code())
         }

@@ -3,11 +3,11 @@
 //! read so far when it is not (standard input, a pipe). Nothing when
 //! standard error is not a terminal.
 
-use std::io::IsTerminal;
+use std::io::{self, IsTerminal};
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 
 /// After this long without finishing, progress appears.
 const SHOW_AFTER: Duration = Duration::from_secs(1);
@@ -62,7 +62,10 @@ impl Progress {
                     "{spinner} {prefix}  {bytes} read  {elapsed}  {wide_msg}",
                 )
             };
-            bar.set_draw_target(ProgressDrawTarget::stderr());
+            bar.set_draw_target(ProgressDrawTarget::term_like_with_hz(
+                Box::new(Narrower(console::Term::buffered_stderr())),
+                20,
+            ));
             if let Ok(style) = ProgressStyle::with_template(template) {
                 bar.set_style(style.progress_chars("#>-"));
             }
@@ -102,5 +105,55 @@ impl Progress {
 impl Drop for Progress {
     fn drop(&mut self) {
         self.finish();
+    }
+}
+
+/// Standard error as the bar is drawn to it, two columns narrower than the
+/// terminal: a line as wide as the terminal left the cursor past its last
+/// column, so the `^C` the terminal shows for Ctrl-C went to the next line,
+/// and the bar, cleared there, left its line behind (as it does still for
+/// more than two keys typed during a run).
+#[derive(Debug)]
+struct Narrower(console::Term);
+
+impl TermLike for Narrower {
+    fn width(&self) -> u16 {
+        self.0.size().1.saturating_sub(2).max(1)
+    }
+
+    fn height(&self) -> u16 {
+        self.0.size().0
+    }
+
+    fn move_cursor_up(&self, n: usize) -> io::Result<()> {
+        self.0.move_cursor_up(n)
+    }
+
+    fn move_cursor_down(&self, n: usize) -> io::Result<()> {
+        self.0.move_cursor_down(n)
+    }
+
+    fn move_cursor_right(&self, n: usize) -> io::Result<()> {
+        self.0.move_cursor_right(n)
+    }
+
+    fn move_cursor_left(&self, n: usize) -> io::Result<()> {
+        self.0.move_cursor_left(n)
+    }
+
+    fn write_line(&self, s: &str) -> io::Result<()> {
+        self.0.write_line(s)
+    }
+
+    fn write_str(&self, s: &str) -> io::Result<()> {
+        self.0.write_str(s)
+    }
+
+    fn clear_line(&self) -> io::Result<()> {
+        self.0.clear_line()
+    }
+
+    fn flush(&self) -> io::Result<()> {
+        self.0.flush()
     }
 }
