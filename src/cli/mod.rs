@@ -99,11 +99,8 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(RunError::BrokenPipe) => ExitCode::SUCCESS,
         Err(e) => {
-            // A terminal shows the key as `^C` where the cursor was (at the
-            // start of the line, the progress bar cleared): the message
-            // takes that line rather than following it.
-            if matches!(e, RunError::Interrupted { code: 130, .. }) && io::stderr().is_terminal() {
-                eprint!("\r\x1b[K");
+            if matches!(e, RunError::Interrupted { code: 130, .. }) {
+                after_ctrl_c();
             }
             eprintln!("roce-dissect: {e}");
             ExitCode::from(e.exit_code())
@@ -225,6 +222,9 @@ fn print_notes(report: &crate::analysis::Report) {
 }
 
 fn print_warnings(warnings: &[String], total: u64) {
+    if crate::capture::interrupted() {
+        after_ctrl_c();
+    }
     for w in warnings {
         eprintln!("roce-dissect: warning: {}", terminal_safe(w));
     }
@@ -234,6 +234,16 @@ fn print_warnings(warnings: &[String], total: u64) {
             "roce-dissect: warning: {} not shown",
             crate::output::text::count(more, "more warning", "more warnings")
         );
+    }
+}
+
+/// A terminal shows Ctrl-C as `^C` where the cursor was (at the start of
+/// a line, the progress bar cleared): the first message after it takes
+/// that line rather than following it.
+fn after_ctrl_c() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    if io::stderr().is_terminal() {
+        ONCE.call_once(|| eprint!("\r\x1b[K"));
     }
 }
 
