@@ -137,8 +137,8 @@ pub struct Options {
     /// Cores for the first pass.
     pub threads: usize,
     /// Set to stop: each export stops at its next chunk (the report's
-    /// pass), frame or table, removes
-    /// what it wrote and fails with [`Failed::Interrupted`].
+    /// pass), frame or table, removes what it wrote and fails with
+    /// [`Failed::Interrupted`].
     pub stop: Arc<AtomicBool>,
 }
 
