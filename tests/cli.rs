@@ -791,6 +791,22 @@ fn an_interrupted_gen_leaves_the_file_as_it_was() {
     assert!(std::fs::read(&out).unwrap().len() > 1000);
     let mode = std::fs::metadata(&out).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600);
+
+    // A link to nothing yet: the capture is made where it points.
+    let dangling = tmp.path().join("next.pcap");
+    std::os::unix::fs::symlink("new.pcap", &dangling).unwrap();
+    let done = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
+        .args(["gen", "--scenario", "clean", "-o"])
+        .arg(&dangling)
+        .output()
+        .unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert!(std::fs::symlink_metadata(&dangling).unwrap().is_symlink());
+    assert!(std::fs::read(tmp.path().join("new.pcap")).unwrap().len() > 1000);
 }
 
 /// Where the first `n` records of a little-endian pcap end.

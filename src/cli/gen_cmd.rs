@@ -25,12 +25,14 @@ struct Beside {
 }
 
 /// Where a capture for `output` is written before it is whole; `None` when
-/// `output` is there and is no regular file (a named pipe, `/dev/null`),
-/// which is written as it is.
+/// `output` is there and is no regular file (a named pipe, `/dev/null`) or
+/// a link to nothing, which is written as it is.
 fn beside(output: &Path) -> Option<Beside> {
     let target = match std::fs::metadata(output) {
         Ok(m) if !m.is_file() => return None,
         Ok(_) => std::fs::canonicalize(output).ok()?,
+        // A link to nothing yet: the file is made where it points.
+        Err(_) if std::fs::symlink_metadata(output).is_ok() => return None,
         Err(_) => output.to_path_buf(),
     };
     let name = target.file_name()?.to_string_lossy();
