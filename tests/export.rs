@@ -591,6 +591,8 @@ fn an_interrupted_export_leaves_nothing_behind() {
         "{err}"
     );
     assert_eq!(hidden(&ds), Vec::<String>::new(), "{err}");
+    // The folder was made for this export: as it was is not there.
+    assert!(!ds.exists());
 
     // What a killed export leaves (its process gone) is removed; an export
     // that still runs (this process) keeps its folder, and a file of such
@@ -963,11 +965,13 @@ fn unwritable_dataset_and_unreadable_capture_are_told_apart() {
     // A capture that is garbage: named, exit 2.
     let bad = tmp.path().join("bad.pcap");
     std::fs::write(&bad, b"garbage, not a capture").unwrap();
-    let out = export(&tmp.path().join("ok"), std::slice::from_ref(&bad), &[]);
+    let out = export(&tmp.path().join("ok/ds"), std::slice::from_ref(&bad), &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.starts_with(&format!("roce-dissect: {}: ", bad.display())),
         "{stderr}"
     );
+    // Nothing exported: the folders the export made for it are gone.
+    assert!(!tmp.path().join("ok").exists());
 }

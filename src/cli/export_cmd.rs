@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -104,6 +104,13 @@ pub fn run(args: &ExportArgs) -> Result<(), RunError> {
             "--where selects packets rows, but --tables leaves the packets table out".into(),
         ));
     }
+    // The folders made for the dataset, deepest first: gone again if no
+    // capture is exported into them.
+    let made: Vec<PathBuf> = out
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && std::fs::symlink_metadata(a).is_err())
+        .map(Path::to_path_buf)
+        .collect();
     std::fs::create_dir_all(&out).map_err(|e| {
         RunError::Usage(format!(
             "-o {}: {e}",
@@ -216,6 +223,11 @@ pub fn run(args: &ExportArgs) -> Result<(), RunError> {
     let failed = failed.into_inner();
     let unwritten = unwritten.into_inner();
     let interrupted = interrupted.into_inner();
+    if failed + interrupted == n {
+        for d in &made {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
     if interrupted > 0 {
         return Err(stop.error(&match n {
             1 => format!(
