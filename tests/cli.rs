@@ -752,13 +752,19 @@ fn an_interrupted_gen_leaves_the_file_as_it_was() {
     // A killed gen's file (its process gone) is removed by the next one.
     let dead = ".x.pcap.roce-dissect-4294967294.partial";
     std::fs::write(tmp.path().join(dead), b"cut").unwrap();
-    let done = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
-        .args(["gen", "--scenario", "clean", "-o"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&done.stderr);
-    assert!(done.status.success(), "{err}");
+    // `gen` of the clean scenario to `path`: its standard error, once it
+    // succeeded.
+    let gen_clean = |path: &std::path::Path| {
+        let done = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
+            .args(["gen", "--scenario", "clean", "-o"])
+            .arg(path)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&done.stderr).into_owned();
+        assert!(done.status.success(), "{err}");
+        err
+    };
+    let err = gen_clean(&out);
     assert!(
         err.starts_with(&format!(
             "roce-dissect: removed {dead}, left in {} by a run that was stopped\n",
@@ -776,16 +782,7 @@ fn an_interrupted_gen_leaves_the_file_as_it_was() {
     std::os::unix::fs::symlink("x.pcap", &link).unwrap();
     std::fs::write(&out, b"old").unwrap();
     std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let done = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
-        .args(["gen", "--scenario", "clean", "-o"])
-        .arg(&link)
-        .output()
-        .unwrap();
-    assert!(
-        done.status.success(),
-        "{}",
-        String::from_utf8_lossy(&done.stderr)
-    );
+    gen_clean(&link);
     assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
     assert_eq!(names(), ["link.pcap", "x.pcap"]);
     assert!(std::fs::read(&out).unwrap().len() > 1000);
@@ -795,16 +792,7 @@ fn an_interrupted_gen_leaves_the_file_as_it_was() {
     // A link to nothing yet: the capture is made where it points.
     let dangling = tmp.path().join("next.pcap");
     std::os::unix::fs::symlink("new.pcap", &dangling).unwrap();
-    let done = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
-        .args(["gen", "--scenario", "clean", "-o"])
-        .arg(&dangling)
-        .output()
-        .unwrap();
-    assert!(
-        done.status.success(),
-        "{}",
-        String::from_utf8_lossy(&done.stderr)
-    );
+    gen_clean(&dangling);
     assert!(std::fs::symlink_metadata(&dangling).unwrap().is_symlink());
     assert!(std::fs::read(tmp.path().join("new.pcap")).unwrap().len() > 1000);
 }
