@@ -1218,7 +1218,20 @@ impl StreamReader {
                 // At least the rest of the record begun (`needed` counts
                 // from its start), or one more byte.
                 let want = needed.max(before + 1);
-                fill(&mut **input, fd.as_ref(), buf, end, eof, want)?;
+                match fill(&mut **input, fd.as_ref(), buf, end, eof, want) {
+                    // A compressed stream cut short (a capture compressed
+                    // as it was written, then stopped): what came before
+                    // is read, as from a plain capture cut short.
+                    Err(CaptureError::Io { source, .. })
+                        if source.kind() == std::io::ErrorKind::UnexpectedEof =>
+                    {
+                        self.records.warn(format!(
+                            "{source}: the frames before the cut are read, nothing after"
+                        ));
+                        *eof = true;
+                    }
+                    r => r?,
+                }
                 let more = *end > before;
                 if !more && !*eof && super::interrupted() {
                     // The interrupt ended a wait for input.

@@ -112,7 +112,7 @@ impl Input {
         let head = compress::peek(&mut *input).map_err(io_err)?;
         let kind = Compression::detect(&head);
         let input = compress::unread(head, input);
-        let (mut reader, consumed, note): (Box<dyn Read>, _, _) = match kind {
+        let (mut reader, consumed, mut note): (Box<dyn Read>, _, _) = match kind {
             Some(c) if c.is_read() => {
                 let d = Decompressed::start(c, input).map_err(io_err)?;
                 let consumed = d.consumed();
@@ -142,6 +142,12 @@ impl Input {
                 Ok(0) => break,
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                // A compressed capture cut short: its frames up to the cut
+                // are shown, as those of a plain capture cut short are.
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof && consumed.is_some() => {
+                    note = format!("{note}; {e}");
+                    break;
+                }
                 Err(e) => return Err(io_err(e)),
             };
             tmp.write_all(&buf[..n]).map_err(tmp_err)?;
