@@ -272,3 +272,46 @@ fn the_tui_browses_merged_captures_through_a_copy() {
         assert_eq!(again.as_frame().ts_ns / 1000, f.ts_ns / 1000);
     }
 }
+
+/// With several captures, a warning or note on standard error names the
+/// capture it is about (each report names its file; the messages beside
+/// them did not): text, JSON Lines, one HTML page, and `export`.
+#[test]
+fn warnings_of_several_captures_name_their_capture() {
+    let d = tempfile::tempdir().unwrap();
+    let whole = std::fs::read(sample("loss.pcap")).unwrap();
+    let (a, b) = (d.path().join("a.pcap"), d.path().join("b.pcap"));
+    std::fs::write(&a, &whole[..20_000]).unwrap();
+    std::fs::copy(sample("clean.pcapng"), &b).unwrap();
+    let (a_s, b_s) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let html = d.path().join("r.html");
+    let dataset = d.path().join("ds");
+    for args in [
+        vec![a_s, b_s],
+        vec![a_s, b_s, "--json"],
+        vec![a_s, b_s, "--html", html.to_str().unwrap()],
+        vec!["export", a_s, b_s, "-o", dataset.to_str().unwrap()],
+    ] {
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning:")).collect();
+        assert_eq!(warnings.len(), 1, "{args:?}: {err}");
+        assert!(
+            warnings[0].starts_with(&format!(
+                "roce-dissect: warning: {a_s}: capture cut mid-record"
+            )),
+            "{args:?}: {err}"
+        );
+    }
+    // One capture: the message needs no name.
+    let (code, _, err) = run(&[a_s]);
+    assert_eq!(code, 0);
+    assert!(
+        err.starts_with("roce-dissect: warning: capture cut mid-record"),
+        "{err}"
+    );
+    // Merged: one report, the --html page's warnings said too.
+    let (code, _, err) = run(&["--merge", a_s, b_s, "--html", html.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("capture cut mid-record"), "{err}");
+}

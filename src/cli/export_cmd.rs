@@ -172,7 +172,11 @@ pub fn run(args: &ExportArgs) -> Result<(), RunError> {
                     };
                     match result {
                         Ok(w) => {
-                            print_warnings(&w.warnings, w.warnings.len() as u64);
+                            print_warnings(
+                                &w.warnings,
+                                w.warnings.len() as u64,
+                                (n > 1).then_some(shown.as_str()),
+                            );
                             let rows: Vec<String> = w
                                 .rows
                                 .iter()

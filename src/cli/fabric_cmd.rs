@@ -159,7 +159,7 @@ pub fn read_links(
         .iter()
         .map(|w| format!("{}: {w}", path.display()))
         .collect();
-    super::print_warnings(&named, source.warning_count());
+    super::print_warnings(&named, source.warning_count(), None);
     let several = links.len() > 1;
     links.sort_by_key(|l| l.interface);
     Ok(links

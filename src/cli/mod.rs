@@ -212,26 +212,35 @@ fn open_inputs(
     }
 }
 
-/// Prints warnings on standard error, at most `shown` of `total`.
 /// What the analysis tells the user beside its report
-/// ([`Report::notes`](crate::analysis::Report::notes)).
-fn print_notes(report: &crate::analysis::Report) {
+/// ([`Report::notes`](crate::analysis::Report::notes)), after the
+/// capture's name when it is one of several (`of`).
+fn print_notes(report: &crate::analysis::Report, of: Option<&str>) {
     for n in &report.notes {
-        eprintln!("roce-dissect: note: {}", terminal_safe(n));
+        eprintln!("roce-dissect: note: {}{}", named(of), terminal_safe(n));
     }
 }
 
-fn print_warnings(warnings: &[String], total: u64) {
+/// `NAME: ` before a message about one capture of several, else nothing.
+fn named(of: Option<&str>) -> String {
+    of.map(|n| format!("{}: ", terminal_safe(n)))
+        .unwrap_or_default()
+}
+
+/// Prints warnings on standard error, the `warnings` kept of `total`,
+/// after the capture's name when it is one of several (`of`).
+fn print_warnings(warnings: &[String], total: u64, of: Option<&str>) {
     if crate::capture::interrupted() {
         after_ctrl_c();
     }
+    let name = named(of);
     for w in warnings {
-        eprintln!("roce-dissect: warning: {}", terminal_safe(w));
+        eprintln!("roce-dissect: warning: {name}{}", terminal_safe(w));
     }
     let more = total.saturating_sub(warnings.len() as u64);
     if more > 0 {
         eprintln!(
-            "roce-dissect: warning: {} not shown",
+            "roce-dissect: warning: {name}{} not shown",
             crate::output::text::count(more, "more warning", "more warnings")
         );
     }

@@ -330,7 +330,7 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
         .filter(|w| !crate::analysis::about_report_lists(w))
         .cloned()
         .collect();
-    print_warnings(&warnings, warnings.len() as u64);
+    print_warnings(&warnings, warnings.len() as u64, None);
     if shown == 0
         && let Some(f) = &args.flow
     {

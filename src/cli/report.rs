@@ -95,11 +95,12 @@ fn single(path: &Path, cli: &Cli, threads: usize) -> Result<(), RunError> {
     };
     progress.finish();
     let report = result.map_err(|e| capture_error(e, path))?;
-    print_notes(&report);
+    print_notes(&report, None);
     if let Some(html) = &cli.report.html {
         print_warnings(
             &report.capture.warnings,
             report.capture.warnings.len() as u64,
+            None,
         );
         return write_html(html, std::slice::from_ref(&report));
     }
@@ -144,7 +145,13 @@ fn merged(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> 
         }
         other => RunError::Capture(PathBuf::from("--merge"), other),
     })?;
+    print_notes(&report, None);
     if let Some(html) = &cli.report.html {
+        print_warnings(
+            &report.capture.warnings,
+            report.capture.warnings.len() as u64,
+            None,
+        );
         return write_html(html, std::slice::from_ref(&report));
     }
     let written = write_report(&report, cli, Placement::Alone, threads);
@@ -185,7 +192,15 @@ fn many(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> {
             }
             match result {
                 Ok(report) if cli.report.html.is_some() => {
-                    print_notes(&report);
+                    let of = Some(report.capture.file.as_str());
+                    progress.suspend(|| {
+                        print_notes(&report, of);
+                        print_warnings(
+                            &report.capture.warnings,
+                            report.capture.warnings.len() as u64,
+                            of,
+                        );
+                    });
                     frames += report.capture.frames;
                     let _ = progress.update(read_bytes, total_bytes, frames);
                     pages.push((i, report));
@@ -194,7 +209,7 @@ fn many(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> {
                     frames += report.capture.frames;
                     let _ = progress.update(read_bytes, total_bytes, frames);
                     progress.suspend(|| {
-                        print_notes(&report);
+                        print_notes(&report, Some(&report.capture.file));
                         let at = if i == 0 {
                             Placement::First
                         } else {
@@ -241,6 +256,7 @@ fn write_report(report: &Report, cli: &Cli, at: Placement, threads: usize) -> Re
     print_warnings(
         &report.capture.warnings,
         report.capture.warnings.len() as u64,
+        (at != Placement::Alone).then_some(report.capture.file.as_str()),
     );
     // Both writers below hand over large pieces: no buffer in between, and
     // not standard output's own handle either, which is line-buffered (each
