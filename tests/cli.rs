@@ -874,3 +874,42 @@ fn packets_of_a_live_pipe_come_out_as_the_frames_come() {
         assert_eq!(got, whole, "{args:?}");
     }
 }
+
+/// tshark's habits: `-r FILE` names the capture (in every command that
+/// reads one), and `-n` (never look names up) is accepted by `packets`,
+/// which never does; the output is what naming the file gives.
+#[test]
+fn tshark_style_read_file_and_numeric() {
+    let (loss, clean) = (capture("loss.pcap"), capture("clean.pcapng"));
+    let (l, c) = (loss.to_str().unwrap(), clean.to_str().unwrap());
+    for (named, tshark_style) in [
+        (vec!["packets", l], vec!["packets", "-n", "-r", l]),
+        (vec!["packets", l], vec!["packets", "-nr", l]),
+        (
+            vec!["packets", "-T", "fields", "-e", "bth.psn", l],
+            vec!["packets", "-T", "fields", "-e", "bth.psn", "--read-file", l],
+        ),
+        (vec![l, "--json"], vec!["-r", l, "--json"]),
+        // -r first among the captures named.
+        (vec![l, c, "--json"], vec![c, "-r", l, "--json"]),
+        (
+            vec!["packets", "--merge", l, c],
+            vec!["packets", "--merge", "-r", l, c],
+        ),
+        (vec!["fabric", l], vec!["fabric", "-r", l]),
+    ] {
+        let (code, want, _) = run(&named);
+        assert_eq!(code, 0, "{named:?}");
+        assert!(!want.is_empty());
+        let (code, got, err) = run(&tshark_style);
+        assert_eq!(code, 0, "{tshark_style:?}: {err}");
+        assert_eq!(got, want, "{tshark_style:?}");
+    }
+    // Without a capture, either way, clap says what is missing.
+    let (code, _, err) = run(&["packets", "-n"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("<CAPTURE>"), "{err}");
+    let (code, _, err) = run(&["packets", "-r"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--read-file <CAPTURE>"), "{err}");
+}

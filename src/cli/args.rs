@@ -50,8 +50,13 @@ pub struct Cli {
     /// Capture files (pcap or pcapng, plain or gzip/zstd/xz; `-` reads
     /// standard input, to its end or a first Ctrl-C) or folders of them: a
     /// report for each, or one for all with --merge
-    #[arg(value_name = "CAPTURE", required = true)]
+    #[arg(value_name = "CAPTURE", required_unless_present = "read_file")]
     pub captures: Vec<PathBuf>,
+
+    /// A capture to read, as tshark's -r (the same as naming it; first
+    /// among the captures named)
+    #[arg(short = 'r', long = "read-file", value_name = "CAPTURE")]
+    pub read_file: Vec<PathBuf>,
 
     /// Analyse several captures as one, frames in timestamp order (like
     /// mergecap): the two sides of a link, the ports of a switch
@@ -296,6 +301,34 @@ pub enum Command {
 }
 
 /// A table `export` writes.
+impl Cli {
+    /// Puts the captures given with `-r` (tshark's way) before those named
+    /// as arguments, in every command that reads captures, so that the
+    /// commands see one list.
+    pub fn gather_read_files(&mut self) {
+        fn gather(captures: &mut Vec<PathBuf>, read: &mut Vec<PathBuf>) {
+            if !read.is_empty() {
+                captures.splice(0..0, read.drain(..));
+            }
+        }
+        match &mut self.command {
+            None => gather(&mut self.captures, &mut self.read_file),
+            Some(Command::Packets(a)) => gather(&mut a.captures, &mut a.read_file),
+            Some(Command::Tui(a)) => gather(&mut a.captures, &mut a.read_file),
+            Some(Command::Fabric(a)) => gather(&mut a.captures, &mut a.read_file),
+            #[cfg(feature = "parquet")]
+            Some(Command::Export(a)) => gather(&mut a.captures, &mut a.read_file),
+            Some(
+                Command::Gen(_)
+                | Command::Completions(_)
+                | Command::Man(_)
+                | Command::Fields(_)
+                | Command::Plan(_),
+            ) => {}
+        }
+    }
+}
+
 #[cfg(feature = "parquet")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TableArg {
@@ -340,8 +373,13 @@ impl TableArg {
 )]
 pub struct ExportArgs {
     /// Captures (or folders of them); each is a partition of every table
-    #[arg(value_name = "CAPTURE", required_unless_present = "schema")]
+    #[arg(value_name = "CAPTURE", required_unless_present_any = ["schema", "read_file"])]
     pub captures: Vec<PathBuf>,
+
+    /// A capture to read, as tshark's -r (the same as naming it; first
+    /// among the captures named)
+    #[arg(short = 'r', long = "read-file", value_name = "CAPTURE")]
+    pub read_file: Vec<PathBuf>,
     /// The dataset's folder (created if need be)
     #[arg(
         short = 'o',
@@ -374,8 +412,13 @@ pub struct ExportArgs {
 )]
 pub struct FabricArgs {
     /// Captures of the links (one per link, or folders of them), on one clock
-    #[arg(value_name = "CAPTURE", required = true)]
+    #[arg(value_name = "CAPTURE", required_unless_present = "read_file")]
     pub captures: Vec<PathBuf>,
+
+    /// A capture to read, as tshark's -r (the same as naming it; first
+    /// among the captures named)
+    #[arg(short = 'r', long = "read-file", value_name = "CAPTURE")]
+    pub read_file: Vec<PathBuf>,
     /// JSON naming each device's MACs (without it each MAC is a device)
     #[arg(long, value_name = "FILE")]
     pub topology: Option<PathBuf>,
@@ -585,8 +628,13 @@ pub const COMMANDS: [&str; 9] = [
 pub struct TuiArgs {
     /// Capture file (pcap or pcapng, plain or gzip/zstd/xz; `-` reads
     /// standard input); several, or a folder, with --merge
-    #[arg(value_name = "CAPTURE", required = true)]
+    #[arg(value_name = "CAPTURE", required_unless_present = "read_file")]
     pub captures: Vec<PathBuf>,
+
+    /// A capture to read, as tshark's -r (the same as naming it; first
+    /// among the captures named)
+    #[arg(short = 'r', long = "read-file", value_name = "CAPTURE")]
+    pub read_file: Vec<PathBuf>,
 
     /// Browse several captures as one, frames in timestamp order
     #[arg(long)]
@@ -604,8 +652,13 @@ pub struct PacketsArgs {
     /// Capture file (pcap or pcapng, plain or gzip/zstd/xz; `-` reads
     /// standard input, to its end or a first Ctrl-C); several, or a folder,
     /// with --merge
-    #[arg(value_name = "CAPTURE", required = true)]
+    #[arg(value_name = "CAPTURE", required_unless_present = "read_file")]
     pub captures: Vec<PathBuf>,
+
+    /// A capture to read, as tshark's -r (the same as naming it; first
+    /// among the captures named)
+    #[arg(short = 'r', long = "read-file", value_name = "CAPTURE")]
+    pub read_file: Vec<PathBuf>,
 
     /// Show several captures as one, frames in timestamp order (like
     /// mergecap)
@@ -619,6 +672,11 @@ pub struct PacketsArgs {
     /// Add a hex dump of every frame
     #[arg(short = 'x', long)]
     pub hex: bool,
+
+    /// Show addresses as numbers: always so (no name is ever looked up);
+    /// accepted as tshark's -n, so `packets -n -r FILE` works
+    #[arg(short = 'n')]
+    pub numeric: bool,
 
     /// JSON Lines: one object per frame, every frame, in capture order
     #[arg(long, conflicts_with_all = ["verbose", "hex"])]

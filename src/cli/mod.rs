@@ -33,7 +33,7 @@ use crate::output::text::terminal_safe;
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let mut cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
             // `roce-dissect packet FILE`: clap sees a capture called
@@ -58,6 +58,7 @@ pub fn main() -> ExitCode {
             e.exit();
         }
     };
+    cli.gather_read_files();
     if !matches!(cli.command, Some(Command::Tui(_))) {
         // `tcpdump -w - | roce-dissect -`: Ctrl-C stops the reading and
         // the report covers what was read (the TUI has keys for that).
