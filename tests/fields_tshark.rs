@@ -256,6 +256,49 @@ fn fields_print_as_tshark_prints_them() {
     eprintln!("{compared} non-empty values equal to tshark's");
 }
 
+/// Regular expressions for `matches` that a value as -T fields prints it
+/// meets: for a string, its start in capitals (matches is
+/// case-insensitive) and the same said case-sensitive (`(?-i)`, which
+/// selects only values in capitals); for bytes and MAC addresses, the
+/// first byte at the start and the last two at the end, as `\xNN`
+/// escapes (bytes over 0x7f included).
+fn patterns(f: &Field, v: &str) -> Vec<String> {
+    let hex = |v: &str| -> Vec<String> {
+        v.split(':')
+            .flat_map(|p| {
+                (0..p.len())
+                    .step_by(2)
+                    .map(move |i| p[i..(i + 2).min(p.len())].to_string())
+            })
+            .collect()
+    };
+    match f.ty {
+        FieldType::Str => {
+            let start: String = v
+                .chars()
+                .take(6)
+                .filter(|c| c.is_ascii_alphanumeric() || *c == ':')
+                .collect::<String>()
+                .to_uppercase();
+            vec![format!("\"^{start}\""), format!("\"(?-i)^{start}\"")]
+        }
+        FieldType::Bytes | FieldType::Ether => {
+            let b = hex(v);
+            let (Some(first), n) = (b.first(), b.len()) else {
+                return Vec::new();
+            };
+            // Raw strings: the regular expression reads `\xNN` itself
+            // (a plain string would turn 0x5e into `^`, an anchor).
+            let mut out = vec![format!("r\"^\\x{first}\"")];
+            if n >= 2 {
+                out.push(format!("r\"\\x{}\\x{}$\"", b[n - 2], b[n - 1]));
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// The filter literal for a value as -T fields prints it.
 fn literal(f: &Field, v: &str) -> Option<String> {
     match f.ty {
@@ -311,6 +354,9 @@ fn generated_filters_select_what_tshark_selects() {
             for v in values.into_iter().take(2) {
                 if let Some(l) = literal(f, v) {
                     jobs.push(((*path).clone(), format!("{} == {l}", f.name)));
+                }
+                for re in patterns(f, v) {
+                    jobs.push(((*path).clone(), format!("{} matches {re}", f.name)));
                 }
             }
         }

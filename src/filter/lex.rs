@@ -4,9 +4,9 @@
 //! `02:00:00`, `fe80::1`), whose meaning depends on where they stand.
 
 use nom::branch::alt;
-use nom::bytes::complete::{tag, take_while1};
+use nom::bytes::complete::{is_not, tag, take_while_m_n, take_while1};
 use nom::character::complete::{char, multispace0, none_of};
-use nom::combinator::{map, value};
+use nom::combinator::{map, recognize, value};
 use nom::multi::many0;
 use nom::sequence::{delimited, preceded};
 use nom::{IResult, Parser};
@@ -86,6 +86,7 @@ fn symbol(i: &str) -> IResult<&str, Tok> {
         value(Tok::XorXor, tag("^^")),
         value(Tok::Bang, tag("!")),
         value(Tok::Amp, tag("&")),
+        value(Tok::Op("~"), tag("~")),
         alt((
             value(Tok::LParen, char('(')),
             value(Tok::RParen, char(')')),
@@ -99,7 +100,9 @@ fn symbol(i: &str) -> IResult<&str, Tok> {
     .parse(i)
 }
 
-/// A double-quoted string with `\"`, `\\`, `\n`, `\t` and `\xNN` escapes.
+/// A double-quoted string with `\"`, `\\`, `\n`, `\r`, `\t` and `\xN[N]`
+/// escapes; or a raw one, `r"..."` (or `R`), whose backslashes stay (for
+/// regular expressions: `r"\d+\.\d"`), `\"` included.
 fn quoted(i: &str) -> IResult<&str, Tok> {
     let escape = preceded(
         char('\\'),
@@ -107,21 +110,37 @@ fn quoted(i: &str) -> IResult<&str, Tok> {
             value('"', char('"')),
             value('\\', char('\\')),
             value('\n', char('n')),
+            value('\r', char('r')),
             value('\t', char('t')),
             map(
-                preceded(char('x'), take_while1(|c: char| c.is_ascii_hexdigit())),
-                |h: &str| {
-                    u8::from_str_radix(h.get(..2).unwrap_or(h), 16)
-                        .map(char::from)
-                        .unwrap_or('?')
-                },
+                preceded(
+                    char('x'),
+                    take_while_m_n(1, 2, |c: char| c.is_ascii_hexdigit()),
+                ),
+                |h: &str| u8::from_str_radix(h, 16).map_or('?', char::from),
             ),
         )),
     );
-    map(
-        delimited(char('"'), many0(alt((escape, none_of("\"\\")))), char('"')),
-        |cs: Vec<char>| Tok::Str(cs.into_iter().collect()),
-    )
+    let raw = preceded(
+        alt((char('r'), char('R'))),
+        delimited(
+            char('"'),
+            recognize(many0(alt((
+                tag("\\\\"),
+                tag("\\\""),
+                is_not("\"\\"),
+                tag("\\"),
+            )))),
+            char('"'),
+        ),
+    );
+    alt((
+        map(raw, |s: &str| Tok::Str(s.to_string())),
+        map(
+            delimited(char('"'), many0(alt((escape, none_of("\"\\")))), char('"')),
+            |cs: Vec<char>| Tok::Str(cs.into_iter().collect()),
+        ),
+    ))
     .parse(i)
 }
 
@@ -215,6 +234,20 @@ mod tests {
             ]
         );
         assert_eq!(kinds(r#""a\"b\x41""#), vec![Tok::Str("a\"bA".into())]);
+        // \x takes one or two hex digits, as Wireshark's.
+        assert_eq!(kinds(r#""\x41BC\x7""#), vec![Tok::Str("ABC\u{7}".into())]);
+        // Raw strings keep their backslashes; `~` is `matches`.
+        assert_eq!(
+            kinds(r#"a ~ r"\d+\.\"x" R"\\""#),
+            vec![
+                Tok::Word("a".into()),
+                Tok::Op("~"),
+                Tok::Str(r#"\d+\.\"x"#.into()),
+                Tok::Str(r"\\".into())
+            ]
+        );
+        // (Not a raw string: the word `r`, then a string never closed.)
+        assert_eq!(tokens(r#"r"open\""#), Err(1));
         assert_eq!(kinds("fe80::1/64"), vec![Tok::Word("fe80::1/64".into())]);
         assert_eq!(tokens("a == \"open"), Err(5));
         assert_eq!(tokens("a $ b"), Err(2));

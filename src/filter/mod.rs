@@ -1,6 +1,7 @@
 //! Display filters in Wireshark 4.0's language (`-Y`): comparisons
 //! (`== != === !== ~= < <= > >=` and `eq ne all_eq any_ne lt le gt ge`),
-//! set membership (`in {a, b, c..d}`), `contains`, bitwise `&`, slices
+//! set membership (`in {a, b, c..d}`), `contains`, `matches` (`~`, a
+//! regular expression, case-insensitive by default), bitwise `&`, slices
 //! (`eth.src[0:3]`), `len()` and `count()`, joined by `not`/`!`,
 //! `and`/`&&`, `xor`/`^^` and `or`/`||` (binding in that order) and
 //! parentheses; a bare field tests presence. Fields come from the
@@ -125,6 +126,9 @@ enum Test {
     Cmp(Operand, CmpOp, Rhs),
     In(Operand, Vec<(Literal, Option<Literal>)>),
     Contains(Operand, Literal),
+    /// `matches` / `~`: a regular expression, case-insensitive unless it
+    /// says `(?-i)`, over the value's text or bytes.
+    Matches(Operand, regex::bytes::Regex),
 }
 
 impl Filter {
@@ -232,9 +236,10 @@ fn mark_contextual(e: Expr) -> Expr {
         Expr::Test(t) | Expr::Contextual(t) => {
             let reads = match &t {
                 Test::Exists(f) => contextual(f),
-                Test::Truthy(op) | Test::In(op, _) | Test::Contains(op, _) => {
-                    contextual(operand_field(op))
-                }
+                Test::Truthy(op)
+                | Test::In(op, _)
+                | Test::Contains(op, _)
+                | Test::Matches(op, _) => contextual(operand_field(op)),
                 Test::Cmp(op, _, rhs) => {
                     contextual(operand_field(op)) || matches!(rhs, Rhs::Field(f) if contextual(f))
                 }
@@ -275,6 +280,9 @@ fn eval3<'a>(e: &Expr, ctx: &Ctx<'_, 'a>, scratch: &mut Vec<Value<'a>>) -> Optio
 }
 
 type PResult<T> = Result<T, (String, usize, usize)>;
+
+/// The most memory a `matches` pattern's compiled form may take.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 struct Parser<'t> {
     toks: &'t [Token],
@@ -465,6 +473,7 @@ impl<'t> Parser<'t> {
             return Ok(bare(op));
         };
         let cmp = match &t.kind {
+            Tok::Op("~") => None,
             Tok::Op(o) => Some(*o),
             Tok::Word(w) => match w.to_ascii_lowercase().as_str() {
                 "eq" | "any_eq" => Some("=="),
@@ -528,12 +537,10 @@ impl<'t> Parser<'t> {
             let l = self.literal_for_contains(&op)?;
             return Ok(Test::Contains(op, l));
         }
-        if is_kw(t, &["matches", "~"]) {
-            return Err((
-                "\"matches\" (regular expressions) is not supported: use contains".into(),
-                t.at,
-                t.len,
-            ));
+        if is_kw(t, &["matches"]) || t.kind == Tok::Op("~") {
+            self.pos += 1;
+            let re = self.regex_for(&op)?;
+            return Ok(Test::Matches(op, re));
         }
         let _ = (first, at);
         Ok(bare(op))
@@ -602,6 +609,70 @@ impl<'t> Parser<'t> {
                 t.len,
             )
         })
+    }
+
+    /// The regular expression after `matches`: a string (`r"..."` keeps
+    /// its backslashes), compiled as Wireshark's PCRE2 is used: case-
+    /// insensitive by default; over text for a string field, over the
+    /// raw bytes for the others (`\\x02` is the byte 2).
+    fn regex_for(&mut self, op: &Operand) -> PResult<regex::bytes::Regex> {
+        let t = self.next().ok_or_else(|| self.unexpected(None))?;
+        let ty = target(op);
+        if !matches!(ty, FieldType::Str | FieldType::Bytes | FieldType::Ether) {
+            return Err((
+                format!(
+                    "matches needs a string or bytes field, and {} is {}",
+                    describe(op),
+                    type_name(ty)
+                ),
+                t.at,
+                t.len,
+            ));
+        }
+        let Tok::Str(pattern) = &t.kind else {
+            return Err((
+                format!(
+                    "matches needs a regular expression in quotes, not {}",
+                    t.kind.text()
+                ),
+                t.at,
+                t.len,
+            ));
+        };
+        // Over bytes, `"\\xfe"` (the character 0xfe once the string is read)
+        // is the byte 0xfe, as in Wireshark.
+        let pattern: String = if ty == FieldType::Str {
+            pattern.clone()
+        } else {
+            pattern
+                .chars()
+                .map(|c| match u32::from(c) {
+                    b @ 0x80..=0xff => format!("\\x{b:02x}"),
+                    _ => c.to_string(),
+                })
+                .collect()
+        };
+        regex::bytes::RegexBuilder::new(&pattern)
+            .case_insensitive(true)
+            .unicode(ty == FieldType::Str)
+            // A pattern's automata stay small, whatever it asks for.
+            .size_limit(REGEX_SIZE_LIMIT)
+            .dfa_size_limit(REGEX_SIZE_LIMIT)
+            .build()
+            .map_err(|e| {
+                let why = match e {
+                    regex::Error::CompiledTooBig(_) => "it is too large".to_string(),
+                    e => {
+                        let last = e.to_string().lines().last().unwrap_or_default().to_string();
+                        last.trim().trim_start_matches("error: ").to_string()
+                    }
+                };
+                (
+                    format!("the regular expression cannot be compiled: {why}"),
+                    t.at,
+                    t.len,
+                )
+            })
     }
 
     fn literal_for_contains(&mut self, op: &Operand) -> PResult<Literal> {
@@ -893,6 +964,13 @@ fn test<'a>(t: &Test, ctx: &Ctx<'_, 'a>, scratch: &mut Vec<Value<'a>>) -> bool {
         Test::Contains(op, l) => {
             operand_values(op, ctx, scratch);
             scratch.iter().any(|v| literal::contains(v, l))
+        }
+        Test::Matches(op, re) => {
+            operand_values(op, ctx, scratch);
+            scratch.iter().any(|v| match v {
+                Value::Str(s) => re.is_match(s.as_bytes()),
+                v => literal::to_bytes(v).is_some_and(|b| re.is_match(&b)),
+            })
         }
     }
 }

@@ -415,6 +415,43 @@ const CASES: &[(&str, Pred, bool)] = &[
         |p| p.immdt.is_some_and(|i| i.value.to_be_bytes().contains(&0)),
         true,
     ),
+    // regular expressions: case-insensitive unless (?-i); raw strings
+    (
+        "bth.opcode_name matches \"^rc rdma (read|write) \"",
+        |p| {
+            bth(p).is_some_and(|b| {
+                let n = b.opcode.name();
+                n.starts_with("RC RDMA READ ") || n.starts_with("RC RDMA WRITE ")
+            })
+        },
+        true,
+    ),
+    (
+        "bth.opcode_name ~ \"(?-i)only$\"",
+        |p| bth(p).is_some_and(|b| b.opcode.name().ends_with("only")),
+        false,
+    ),
+    (
+        "bth.opcode_name ~ r\"^[A-Z]+ \\w+ only\\b\"",
+        |p| {
+            bth(p).is_some_and(|b| {
+                let w: Vec<&str> = b.opcode.name().split(' ').collect();
+                w.len() >= 3 && w[2].eq_ignore_ascii_case("only")
+            })
+        },
+        true,
+    ),
+    (
+        "eth.src matches \"^\\x02\\x00\"",
+        |p| p.eth.is_some_and(|e| e.src.starts_with(&[2, 0])),
+        true,
+    ),
+    (
+        // (In a plain string "\\x5e" would be `^`, an anchor, in both tools.)
+        "eth.dst ~ r\"\\x5e\\x00\\x00\\x00\\x01$\"",
+        |p| p.eth.is_some_and(|e| e.dst.ends_with(&[0x5e, 0, 0, 0, 1])),
+        true,
+    ),
     (
         "icrc.status == \"good\"",
         |p| p.icrc.is_some_and(|i| i.valid == Some(true)),
@@ -562,6 +599,22 @@ fn bad_filters_say_what_and_where() {
         (
             "bth.opcode in {}",
             "a set needs at least one member (column 12): bth.opcode >>in<< {}",
+        ),
+        (
+            "bth.psn matches \"1\"",
+            "matches needs a string or bytes field, and infiniband.bth.psn is integer (column 17): bth.psn matches >>\"1\"<<",
+        ),
+        (
+            "bth.opcode_name ~ \"(\"",
+            "the regular expression cannot be compiled: unclosed group (column 19): bth.opcode_name ~ >>\"(\"<<",
+        ),
+        (
+            "bth.opcode_name ~ READ",
+            "matches needs a regular expression in quotes, not READ (column 19): bth.opcode_name ~ >>READ<<",
+        ),
+        (
+            "bth.opcode_name ~ \"x{1000}{1000}\"",
+            "the regular expression cannot be compiled: it is too large (column 19): bth.opcode_name ~ >>\"x{1000}{1000}\"<<",
         ),
         (
             "bth.psn == \"open",
