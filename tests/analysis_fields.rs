@@ -260,3 +260,45 @@ fn analysis_fields_add_up_to_the_report() {
         );
     }
 }
+
+/// `roce.analysis.flags` (as `tcp.analysis.flags`) selects exactly the
+/// frames with at least one analysis flag, on every sample.
+#[test]
+fn analysis_flags_is_any_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let every = roce_dissect::fields::FIELDS
+        .iter()
+        .filter(|f| {
+            f.name.starts_with("roce.analysis.")
+                && f.name != "roce.analysis.flags"
+                && f.ty == roce_dissect::fields::FieldType::Presence
+        })
+        .map(|f| f.name)
+        .collect::<Vec<_>>();
+    assert!(every.len() >= 11, "{every:?}");
+    let any = every.join(" || ");
+    let frames = |path: &Path, filter: &str| {
+        let out = common::bin()
+            .args([
+                "packets",
+                "-T",
+                "fields",
+                "-e",
+                "frame.number",
+                "-Y",
+                filter,
+            ])
+            .arg(path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{filter}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let mut flagged = 0;
+    for path in samples(dir.path()) {
+        let got = frames(&path, "roce.analysis.flags");
+        assert_eq!(got, frames(&path, &any), "{}", path.display());
+        flagged += got.lines().count();
+    }
+    assert!(flagged > 100, "{flagged} frames flagged in all");
+}

@@ -1136,6 +1136,18 @@ pub static FIELDS: &[Field] = &[
         |p| Some(p.error.is_some())
     )),
     // analysis
+    Field {
+        name: "roce.analysis.flags",
+        title: "Any analysis flag below (as tcp.analysis.flags): a frame worth a look",
+        ty: Presence,
+        base: Base::None,
+        in_tshark: false,
+        get: |c, o| {
+            if c.analysis.is_some_and(|a| !a.marks.is_empty()) {
+                o.push(Value::Present);
+            }
+        },
+    },
     flag!(
         "roce.analysis.retransmission",
         "A request or READ response PSN seen before on its flow",
