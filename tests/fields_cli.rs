@@ -288,3 +288,60 @@ fn the_report_lists_what_the_filter_matched() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
 }
+
+/// `-e _ws.col.*` (tshark's column fields) are the summary line's columns:
+/// number, source, destination, protocol, length and Info (its tags and
+/// the pause times at `--link-speed` included), on every sample.
+#[test]
+fn column_fields_are_the_summary_line() {
+    let columns = ["No.", "Source", "Destination", "Protocol", "Length", "Info"];
+    let mut compared = 0;
+    for (name, extra) in [
+        ("loss.pcap", &[][..]),
+        ("mixed.pcapng", &[][..]),
+        ("incast.pcapng", &[][..]),
+        ("pfc-storm.pcapng", &["--link-speed", "25G"][..]),
+    ] {
+        let run = |args: &[&str]| {
+            let out = common::bin()
+                .arg("packets")
+                .arg(sample(name))
+                .args(extra)
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{name} {args:?}");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let lines = run(&[]);
+        let mut args = vec!["-T", "fields", "-E", "separator=/t"];
+        let names: Vec<String> = columns.iter().map(|c| format!("_ws.col.{c}")).collect();
+        for n in &names {
+            args.extend(["-e", n.as_str()]);
+        }
+        let rows = run(&args);
+        assert_eq!(lines.lines().count(), rows.lines().count(), "{name}");
+        for (line, row) in lines.lines().zip(rows.lines()) {
+            let c: Vec<&str> = row.split('\t').collect();
+            assert_eq!(c.len(), 6, "{row}");
+            let (number, rest) = line.trim_start().split_once(' ').unwrap();
+            assert_eq!(number, c[0], "{name}: {line}");
+            // The time column is the line's own (tshark's -e frame.time_relative).
+            let (_, rest) = rest.trim_start().split_once(' ').unwrap();
+            assert_eq!(
+                rest,
+                format!("{} → {} {} {} {}", c[1], c[2], c[3], c[4], c[5]),
+                "{name}"
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared > 1000, "{compared} lines");
+    // As strings, they filter too.
+    let out = common::bin()
+        .args(["packets", "-Y", "_ws.col.Info contains \"[retransmit]\""])
+        .arg(sample("loss.pcap"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 5);
+}

@@ -214,6 +214,8 @@ const JSON_ONLY: &[&str] = &[
 fn left_out(name: &str) -> bool {
     fields::lookup(name)
         .is_some_and(|f| f.ty == fields::FieldType::Presence && !name.starts_with("roce.analysis."))
+        // The summary line's columns (the text output's).
+        || name.starts_with("_ws.col.")
         || matches!(
             name,
             "frame.time_relative"
@@ -427,6 +429,7 @@ fn json_lines_and_the_registry_agree() {
             flow_number: flow,
             first_ts_ns: *ts,
             prev_ts_ns: *ts,
+            link: Default::default(),
         };
         let mut line = Vec::new();
         write_json_line_analysed(&mut line, &pkt, &found, flow);

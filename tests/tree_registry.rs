@@ -22,6 +22,13 @@ const OTHERWISE: &[&str] = &[
     "frame.time_relative",
     "frame.time_delta",
     "frame.protocols",
+    // The summary line's columns: the line above the tree.
+    "_ws.col.No.",
+    "_ws.col.Source",
+    "_ws.col.Destination",
+    "_ws.col.Protocol",
+    "_ws.col.Length",
+    "_ws.col.Info",
     // Either-side fields: the tree has the source and destination lines.
     "eth.addr",
     "ip.addr",
@@ -151,6 +158,7 @@ fn the_tree_shows_every_nvme_field_of_a_capsule() {
             flow_number: None,
             first_ts_ns: *ts,
             prev_ts_ns: *ts,
+            link: Default::default(),
         };
         for f in fields::FIELDS
             .iter()

@@ -1420,6 +1420,10 @@ impl Analyzer {
     pub fn traced(&self) -> Option<&Traced> {
         self.traced.as_deref()
     }
+    /// The run's link-speed policy (`--link-speed`).
+    pub fn link_speed(&self) -> LinkSpeed {
+        self.opts.link_speed
+    }
 
     /// Lets up to `n` threads build the report of a capture with many
     /// flows (each flow's report is its own work). The report is the

@@ -55,6 +55,7 @@ struct Shown {
     flow_number: Option<u64>,
     first_ts_ns: u64,
     prev_ts_ns: u64,
+    speed: crate::analysis::LinkSpeed,
 }
 
 #[derive(Default)]
@@ -101,6 +102,7 @@ impl Batch {
                 analysis: &s.analysis,
                 first_ts_ns: s.first_ts_ns,
                 prev_ts_ns: s.prev_ts_ns,
+                link: s.speed,
             };
             render.render(&seen, s.flow_number, &mut self.out);
         }
@@ -244,6 +246,7 @@ impl<W: Write> Output<'_, W> {
             flow_number,
             first_ts_ns: seen.first_ts_ns,
             prev_ts_ns: seen.prev_ts_ns,
+            speed: seen.link,
         });
         if self.batch.frames.len() >= BATCH_FRAMES || self.batch.bytes.len() >= BATCH_BYTES {
             self.hand_on()?;

@@ -81,7 +81,9 @@ fn kind_of(ty: FieldType) -> Kind {
 pub fn columns() -> Vec<PacketColumn> {
     let mut cols = Vec::new();
     for f in FIELDS {
-        if LEFT_OUT.contains(&f.name) {
+        // (The summary line's columns are texts made of the columns
+        // here.)
+        if LEFT_OUT.contains(&f.name) || f.name.starts_with("_ws.col.") {
             continue;
         }
         if f.name == "frame.time_epoch" {
@@ -224,6 +226,8 @@ impl Batch {
             flow_number: self.flow[i],
             first_ts_ns: self.first_ts,
             prev_ts_ns: self.prev_ts[i],
+            // Only the columns' texts read it, which are left out.
+            link: crate::analysis::LinkSpeed::default(),
         }
     }
 }

@@ -122,6 +122,9 @@ pub struct Ctx<'p, 'a> {
     /// The first frame's timestamp and the previous frame's.
     pub first_ts_ns: u64,
     pub prev_ts_ns: u64,
+    /// The run's link speed (`--link-speed`), for the Info column's
+    /// pause times.
+    pub link: crate::analysis::LinkSpeed,
 }
 
 impl<'p, 'a> Ctx<'p, 'a> {
@@ -133,6 +136,7 @@ impl<'p, 'a> Ctx<'p, 'a> {
             flow_number: None,
             first_ts_ns: pkt.ts_ns,
             prev_ts_ns: pkt.ts_ns,
+            link: crate::analysis::LinkSpeed::default(),
         }
     }
 

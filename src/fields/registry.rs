@@ -3,6 +3,7 @@
 //! checks them); the others are named in the same style.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::net::IpAddr;
 
 use super::Ctx;
@@ -10,6 +11,7 @@ use super::{Base, Field, FieldType, Value};
 use crate::analysis::Mark;
 use crate::analysis::marks::NvmeRole;
 use crate::dissect::{Packet, RoceVersion};
+use crate::output::packets as out;
 use crate::wire::PauseRepr;
 use crate::wire::aeth::AckKind;
 use crate::wire::mad::CmMessage;
@@ -97,6 +99,25 @@ macro_rules! flag {
                 if c.marked($mark) {
                     o.push(Value::Present);
                 }
+            },
+        }
+    };
+}
+
+/// A column of the summary line: a string the body writes into `$s`.
+macro_rules! column {
+    ($name:literal, $title:literal, |$c:ident, $s:ident| $body:expr $(,)?) => {
+        Field {
+            name: $name,
+            title: $title,
+            ty: Str,
+            base: Base::None,
+            in_tshark: false,
+            get: |$c, o| {
+                let mut text = String::new();
+                let $s = &mut text;
+                $body;
+                o.push(Value::Str(Cow::Owned(text)));
             },
         }
     };
@@ -287,6 +308,46 @@ pub static FIELDS: &[Field] = &[
         in_tshark: true,
         get: |c, o| o.push(Value::Str(Cow::Owned(protocols(c)))),
     },
+    // The summary line's columns, for `-e _ws.col.Info` as in tshark: the
+    // texts are roce-dissect's own (`RoCEv2` where tshark says `RRoCE`,
+    // the Info with PSNs and the analysis' tags), so no test holds them
+    // to tshark's.
+    column!("_ws.col.No.", "No. column: the frame number", |c, s| {
+        let _ = write!(s, "{}", c.pkt.number);
+    },),
+    column!(
+        "_ws.col.Source",
+        "Source column: the sender's IP address or GID, else MAC",
+        |c, s| out::write_source(s, c.pkt),
+    ),
+    column!(
+        "_ws.col.Destination",
+        "Destination column: the receiver's IP address or GID, else MAC",
+        |c, s| out::write_destination(s, c.pkt),
+    ),
+    column!(
+        "_ws.col.Protocol",
+        "Protocol column (RoCEv1, RoCEv2, InfiniBand, PFC, ...)",
+        |c, s| s.push_str(out::protocol(c.pkt)),
+    ),
+    column!(
+        "_ws.col.Length",
+        "Length column: the frame's length on the wire",
+        |c, s| {
+            let _ = write!(s, "{}", c.pkt.len);
+        },
+    ),
+    column!(
+        "_ws.col.Info",
+        "Info column, as the summary line has it (the analysis' tags included)",
+        |c, s| {
+            out::write_info(s, c.pkt, c.link.bps(c.pkt.if_speed));
+            if let Some(a) = c.analysis {
+                out::push_nvme(s, c.pkt, a.nvme);
+                out::push_marks(s, a.marks);
+            }
+        },
+    ),
     // erf
     presence!("erf", "Extensible Record Format", |p| p.erf.is_some()),
     uint!("erf.types.type", "Type", 8, Dec, |p| p.erf.map(|e| e.kind)),

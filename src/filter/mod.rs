@@ -202,11 +202,13 @@ impl Filter {
 
 /// Whether `f`'s value comes from the analysis: `roce.analysis.*`, and
 /// `nvme`, `nvme-rdma`, `nvme.*` and `frame.protocols` (a SEND is a
-/// capsule, a WRITE an I/O's data, on a connection the analysis knows).
+/// capsule, a WRITE an I/O's data, on a connection the analysis knows),
+/// and the Info column (its tags).
 fn reads_analysis(f: &Field) -> bool {
     f.name.starts_with("roce.analysis.")
         || f.name.starts_with("nvme")
         || f.name == "frame.protocols"
+        || f.name == "_ws.col.Info"
 }
 
 /// Whether `f` is known only to the frame loop, not from the frame.
@@ -214,7 +216,7 @@ fn contextual(f: &Field) -> bool {
     reads_analysis(f)
         || matches!(
             f.name,
-            "frame.number" | "frame.time_relative" | "frame.time_delta"
+            "frame.number" | "frame.time_relative" | "frame.time_delta" | "_ws.col.No."
         )
 }
 

@@ -665,6 +665,8 @@ fn may_match_keeps_every_frame_that_can_match() {
         "macc || roce.analysis.flow in {1 2}",
         "frame.time_relative >= 0 and not bth",
         "bth.psn != roce.analysis.missing || eth.type == 0x8808",
+        "_ws.col.Info contains \"[retransmit]\"",
+        "_ws.col.No. == \"7\" || roce.analysis.flags",
     ];
     for text in filters {
         let f = Filter::parse(text).unwrap();
@@ -679,6 +681,7 @@ fn may_match_keeps_every_frame_that_can_match() {
                 flow_number: found.flow().map(|n| u64::from(n) + 1),
                 first_ts_ns: *first.get_or_insert(p.ts_ns),
                 prev_ts_ns: if total == 0 { p.ts_ns } else { prev },
+                link: Default::default(),
             };
             prev = p.ts_ns;
             total += 1;

@@ -507,23 +507,36 @@ pub fn write_summary_line(
         _ => push_dec0(line, frac, 9),
     }
     line.push(' ');
-    if let Some((s, d)) = p.endpoints() {
-        push_addr(line, &s);
-        line.push_str(" → ");
-        push_addr(line, &d);
-    } else if let Some(e) = &p.eth {
-        let _ = write!(line, "{} → {}", mac_string(&e.src), mac_string(&e.dst));
-    } else if let Some(m) = p.sll.and_then(|s| s.src_mac()) {
-        let _ = write!(line, "{} → ", mac_string(&m));
-    } else {
-        line.push_str(" → ");
-    }
+    write_source(line, p);
+    line.push_str(" → ");
+    write_destination(line, p);
     line.push(' ');
     line.push_str(protocol(p));
     line.push(' ');
     push_dec(line, u64::from(p.len), 0);
     line.push(' ');
     write_info(line, p, link_bps);
+}
+
+/// The Source column: the sending endpoint's address (IP or GID), else
+/// its MAC; nothing when the frame names none.
+pub fn write_source(s: &mut String, p: &Packet<'_>) {
+    if let Some((a, _)) = p.endpoints() {
+        push_addr(s, &a);
+    } else if let Some(e) = &p.eth {
+        s.push_str(&mac_string(&e.src));
+    } else if let Some(m) = p.sll.and_then(|l| l.src_mac()) {
+        s.push_str(&mac_string(&m));
+    }
+}
+
+/// The Destination column, as [`write_source`].
+pub fn write_destination(s: &mut String, p: &Packet<'_>) {
+    if let Some((_, a)) = p.endpoints() {
+        push_addr(s, &a);
+    } else if let Some(e) = &p.eth {
+        s.push_str(&mac_string(&e.dst));
+    }
 }
 
 /// `v` in decimal, right-aligned in `width` columns (`{:>width$}`).

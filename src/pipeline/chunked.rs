@@ -998,6 +998,7 @@ fn visit_chunk(
             analysis: &found,
             first_ts_ns: first,
             prev_ts_ns: prev,
+            link: an.link_speed(),
         })?;
     }
     ControlFlow::Continue(())

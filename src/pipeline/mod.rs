@@ -30,6 +30,8 @@ pub struct Seen<'s, 'a> {
     /// (this one's for the first frame).
     pub first_ts_ns: u64,
     pub prev_ts_ns: u64,
+    /// The run's link speed (`--link-speed`).
+    pub link: crate::analysis::LinkSpeed,
 }
 
 impl<'s, 'a> Seen<'s, 'a> {
@@ -42,6 +44,7 @@ impl<'s, 'a> Seen<'s, 'a> {
             flow_number,
             first_ts_ns: self.first_ts_ns,
             prev_ts_ns: self.prev_ts_ns,
+            link: self.link,
         }
     }
 }
@@ -132,6 +135,7 @@ pub fn visit_with(
             analysis: &found,
             first_ts_ns: first_ts,
             prev_ts_ns: if n == 1 { pkt.ts_ns } else { prev },
+            link: an.link_speed(),
         };
         prev = pkt.ts_ns;
         if visit(&seen, an).is_break() {

@@ -518,6 +518,7 @@ impl App {
                 flow_number: (flow != NO_FLOW).then_some(u64::from(flow) + 1),
                 first_ts_ns: first,
                 prev_ts_ns: prev,
+                link: self.link_speed,
             };
             prev = p.ts_ns;
             if filter.matches(&ctx) {
