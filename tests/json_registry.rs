@@ -216,6 +216,8 @@ fn left_out(name: &str) -> bool {
         .is_some_and(|f| f.ty == fields::FieldType::Presence && !name.starts_with("roce.analysis."))
         // The summary line's columns (the text output's).
         || name.starts_with("_ws.col.")
+        // Any of the analysis flags, each of which is in the JSON Lines.
+        || name == "roce.analysis.flags"
         || matches!(
             name,
             "frame.time_relative"
