@@ -291,13 +291,24 @@ mod tests {
         for (id, k) in keys.iter().enumerate() {
             index.insert(hash_key(k), id as u32);
             let n = id + 1;
+            // (The hash is keyed afresh in each process: now and then one
+            // probe is longer than MAX_PROBE, and the table grows once
+            // more than its load asks.)
             if n == 1_000 {
                 // An eighth full at most: 8 192 slots.
-                assert_eq!(index.slots.len(), 8_192);
+                assert!(
+                    matches!(index.slots.len(), 8_192 | 16_384),
+                    "{}",
+                    index.slots.len()
+                );
             }
         }
         // 100 000 flows: 262 144 slots, not the 1 048 576 of an eighth.
-        assert_eq!(index.slots.len(), 1 << 18);
+        assert!(
+            matches!(index.slots.len(), 262_144 | 524_288),
+            "{}",
+            index.slots.len()
+        );
         assert!(
             index.longest_probe() < MAX_PROBE,
             "{}",
