@@ -181,6 +181,8 @@ other_inputs() {
         "packets - from a pipe (cat FILE, as tcpdump -U -w -)|$f|$bin packets - < <(cat $f)|tshark -n -r - < <(cat $f)"
         "packets -V: every frame's header tree|$f|$bin packets -V $f|tshark -n -r $f -V"
         "packets -T fields, 4 fields|$f|$bin packets $f -T fields -e frame.number ${fields[*]:2}|tshark -n -r $f -T fields -e frame.number ${fields[*]:2}"
+        "packets -T fields -e _ws.col.Info (the Info column)|$f|$bin packets $f -T fields -e frame.number -e _ws.col.Info|tshark -n -r $f -T fields -e frame.number -e _ws.col.Info"
+        "packets -Y 'eth.src matches ...' (a regular expression)|$f|$bin packets $f -Y 'eth.src matches \"\\\\x02\\\\x00\\\\x00\\\\x00\\\\x01\\\\x01\"'|tshark -n -r $f -Y 'eth.src matches \"\\\\x02\\\\x00\\\\x00\\\\x00\\\\x01\\\\x01\"'"
         "report --timeline (RTT, completion, rates)|$f|$bin $f --json --timeline|tshark -n -r $f -T fields -e frame.time_epoch -e frame.len ${fields[*]:2} -e infiniband.aeth.syndrome"
         "NVMe-oF I/O latencies (gen --scenario nvme)|$nv|$bin $nv --json|tshark -n -r $nv -T fields -e frame.number -e nvme.cmd.cid -e nvme.cqe.cid -e nvme.cqe.status -e nvme.cmd_latency"
         "packets -Y nvme (NVMe commands, responses, data)|$nv|$bin packets $nv -Y nvme|tshark -n -r $nv -Y nvme"
