@@ -404,6 +404,19 @@ fn the_filter_bar_takes_display_filters() {
     // Analysis fields and header fields together.
     press(&mut a, "/bth.opcode == 0x81 || ip.dst == 10.0.1.4⏎");
     assert!(a.display.as_ref().unwrap().matched > 0);
+    // One frame is one frame; a regular expression with the analysis'
+    // flags.
+    press(&mut a, "/frame.number == 7⏎");
+    let s = screen(&mut a);
+    assert!(
+        s.contains("display filter frame.number == 7 (1 frame)"),
+        "{s}"
+    );
+    press(
+        &mut a,
+        "/bth.opcode_name ~ \"(?-i)only$\" || roce.analysis.flags⏎",
+    );
+    assert!(a.display.as_ref().unwrap().matched > 0, "{}", a.status);
     // Counts kept by the first pass: episodes and skipped PSNs, as
     // `packets` finds them.
     for filter in ["roce.analysis.episode == 2", "roce.analysis.missing > 0"] {

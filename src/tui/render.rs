@@ -508,7 +508,10 @@ fn flows(app: &App, f: &mut Frame, area: Rect) {
         Some(d) => (
             " display filter ",
             terminal_safe(d.filter.text()),
-            format!(" ({} frames) ", grouped(d.matched)),
+            format!(
+                " ({}) ",
+                crate::output::text::count(d.matched, "frame", "frames")
+            ),
         ),
         None if app.filter.is_empty() => ("", String::new(), " ".to_string()),
         None => (" filter \"", terminal_safe(&app.filter), "\" ".to_string()),
