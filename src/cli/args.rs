@@ -53,10 +53,8 @@ pub struct Cli {
     #[arg(value_name = "CAPTURE", required_unless_present = "read_file")]
     pub captures: Vec<PathBuf>,
 
-    /// A capture to read, as tshark's -r (the same as naming it; first
-    /// among the captures named)
-    #[arg(short = 'r', long = "read-file", value_name = "CAPTURE")]
-    pub read_file: Vec<PathBuf>,
+    #[command(flatten)]
+    pub read: ReadFile,
 
     /// Analyse several captures as one, frames in timestamp order (like
     /// mergecap): the two sides of a link, the ports of a switch
@@ -300,7 +298,21 @@ pub enum Command {
     Export(ExportArgs),
 }
 
-/// A table `export` writes.
+/// `-r CAPTURE`, tshark's way of naming the capture, in every command
+/// that reads captures.
+#[derive(Debug, Args)]
+pub struct ReadFile {
+    /// A capture to read, as tshark's -r (the same as naming it; first
+    /// among the captures named)
+    #[arg(
+        id = "read_file",
+        short = 'r',
+        long = "read-file",
+        value_name = "CAPTURE"
+    )]
+    pub files: Vec<PathBuf>,
+}
+
 impl Cli {
     /// Puts the captures given with `-r` (tshark's way) before those named
     /// as arguments, in every command that reads captures, so that the
@@ -312,12 +324,12 @@ impl Cli {
             }
         }
         match &mut self.command {
-            None => gather(&mut self.captures, &mut self.read_file),
-            Some(Command::Packets(a)) => gather(&mut a.captures, &mut a.read_file),
-            Some(Command::Tui(a)) => gather(&mut a.captures, &mut a.read_file),
-            Some(Command::Fabric(a)) => gather(&mut a.captures, &mut a.read_file),
+            None => gather(&mut self.captures, &mut self.read.files),
+            Some(Command::Packets(a)) => gather(&mut a.captures, &mut a.read.files),
+            Some(Command::Tui(a)) => gather(&mut a.captures, &mut a.read.files),
+            Some(Command::Fabric(a)) => gather(&mut a.captures, &mut a.read.files),
             #[cfg(feature = "parquet")]
-            Some(Command::Export(a)) => gather(&mut a.captures, &mut a.read_file),
+            Some(Command::Export(a)) => gather(&mut a.captures, &mut a.read.files),
             Some(
                 Command::Gen(_)
                 | Command::Completions(_)
@@ -329,6 +341,7 @@ impl Cli {
     }
 }
 
+/// A table `export` writes.
 #[cfg(feature = "parquet")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TableArg {
@@ -376,10 +389,8 @@ pub struct ExportArgs {
     #[arg(value_name = "CAPTURE", required_unless_present_any = ["schema", "read_file"])]
     pub captures: Vec<PathBuf>,
 
-    /// A capture to read, as tshark's -r (the same as naming it; first
-    /// among the captures named)
-    #[arg(short = 'r', long = "read-file", value_name = "CAPTURE")]
-    pub read_file: Vec<PathBuf>,
+    #[command(flatten)]
+    pub read: ReadFile,
     /// The dataset's folder (created if need be)
     #[arg(
         short = 'o',
@@ -415,10 +426,8 @@ pub struct FabricArgs {
     #[arg(value_name = "CAPTURE", required_unless_present = "read_file")]
     pub captures: Vec<PathBuf>,
 
-    /// A capture to read, as tshark's -r (the same as naming it; first
-    /// among the captures named)
-    #[arg(short = 'r', long = "read-file", value_name = "CAPTURE")]
-    pub read_file: Vec<PathBuf>,
+    #[command(flatten)]
+    pub read: ReadFile,
     /// JSON naming each device's MACs (without it each MAC is a device)
     #[arg(long, value_name = "FILE")]
     pub topology: Option<PathBuf>,
@@ -631,10 +640,8 @@ pub struct TuiArgs {
     #[arg(value_name = "CAPTURE", required_unless_present = "read_file")]
     pub captures: Vec<PathBuf>,
 
-    /// A capture to read, as tshark's -r (the same as naming it; first
-    /// among the captures named)
-    #[arg(short = 'r', long = "read-file", value_name = "CAPTURE")]
-    pub read_file: Vec<PathBuf>,
+    #[command(flatten)]
+    pub read: ReadFile,
 
     /// Browse several captures as one, frames in timestamp order
     #[arg(long)]
@@ -655,10 +662,8 @@ pub struct PacketsArgs {
     #[arg(value_name = "CAPTURE", required_unless_present = "read_file")]
     pub captures: Vec<PathBuf>,
 
-    /// A capture to read, as tshark's -r (the same as naming it; first
-    /// among the captures named)
-    #[arg(short = 'r', long = "read-file", value_name = "CAPTURE")]
-    pub read_file: Vec<PathBuf>,
+    #[command(flatten)]
+    pub read: ReadFile,
 
     /// Show several captures as one, frames in timestamp order (like
     /// mergecap)
