@@ -61,6 +61,40 @@ fn fields_filters_and_options() {
         String::from_utf8(tsv.stdout).unwrap(),
         "F\tPacket Sequence Number\tinfiniband.bth.psn\tFT_UINT24\tinfiniband\tBASE_DEC\tbth.psn\ttshark\n"
     );
+    // The names of values: a table, or tshark -G values' lines.
+    let out = common::bin()
+        .args(["fields", "--values", "aeth.syndrome.opcode"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "field                            value   name\n\
+         infiniband.aeth.syndrome.opcode  0       Ack\n\
+         infiniband.aeth.syndrome.opcode  1       RNR Nak\n\
+         infiniband.aeth.syndrome.opcode  2       Reserved\n\
+         infiniband.aeth.syndrome.opcode  3       Nak\n"
+    );
+    let out = common::bin()
+        .args(["fields", "--values", "--tsv", "eth.type"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("V\teth.type\t0x8915\tRDMA over Converged Ethernet\n"),
+        "{text}"
+    );
+    assert!(text.lines().all(|l| l.starts_with("V\t")), "{text}");
+    let out = common::bin()
+        .args(["fields", "--values", "bth.psn"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("no field with named values matches 'bth.psn'"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let cap = sample("mixed.pcapng");
     // -T fields with -E header, separator, occurrence and quote.

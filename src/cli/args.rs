@@ -615,6 +615,12 @@ pub struct FieldsArgs {
     /// 4.0 has the field
     #[arg(long)]
     pub tsv: bool,
+
+    /// The names a filter may give the fields' values instead of numbers
+    /// (`ip.proto == "UDP"`), as `tshark -G values` lists them (with
+    /// --tsv, in its format: V, field, value, name)
+    #[arg(long)]
+    pub values: bool,
 }
 
 /// The command names, for suggestions when one is mistyped.

@@ -5,12 +5,13 @@ use std::io::{self, BufWriter, Write};
 
 use super::RunError;
 use super::args::FieldsArgs;
-use crate::fields::{FIELDS, FieldType};
+use crate::fields::{Base, FIELDS, FieldType};
 
 pub fn run(args: &FieldsArgs) -> Result<(), RunError> {
     let pattern = args.pattern.as_deref().map(str::to_ascii_lowercase);
     let chosen: Vec<_> = FIELDS
         .iter()
+        .filter(|f| !args.values || f.names.is_some())
         .filter(|f| {
             pattern.as_deref().is_none_or(|p| {
                 f.name.contains(p)
@@ -20,14 +21,43 @@ pub fn run(args: &FieldsArgs) -> Result<(), RunError> {
         })
         .collect();
     if chosen.is_empty() {
-        return Err(RunError::NothingFound(format!(
-            "no field matches '{}' ({} fields in all: `roce-dissect fields` lists them)",
-            crate::output::text::terminal_safe(args.pattern.as_deref().unwrap_or_default()),
-            FIELDS.len()
-        )));
+        let with_names = FIELDS.iter().filter(|f| f.names.is_some()).count();
+        return Err(RunError::NothingFound(if args.values {
+            format!(
+                "no field with named values matches '{}' ({with_names} fields have them: \
+                 `roce-dissect fields --values` lists them)",
+                crate::output::text::terminal_safe(args.pattern.as_deref().unwrap_or_default()),
+            )
+        } else {
+            format!(
+                "no field matches '{}' ({} fields in all: `roce-dissect fields` lists them)",
+                crate::output::text::terminal_safe(args.pattern.as_deref().unwrap_or_default()),
+                FIELDS.len()
+            )
+        }));
     }
     let mut out = BufWriter::new(super::sink::Sink::stdout(io::stdout().lock()));
-    if args.tsv {
+    if args.values {
+        let w = chosen.iter().map(|f| f.name.len()).max().unwrap_or(0);
+        if !args.tsv {
+            writeln!(out, "{:<w$}  {:<6}  name", "field", "value")?;
+        }
+        for f in chosen {
+            let names = f.names.map_or(&[][..], |n| n());
+            for (v, name) in names {
+                // As tshark's -G values: hex without padding for hex fields.
+                let value = match f.base {
+                    Base::Hex | Base::HexDec => format!("{v:#x}"),
+                    _ => v.to_string(),
+                };
+                if args.tsv {
+                    writeln!(out, "V\t{}\t{value}\t{name}", f.name)?;
+                } else {
+                    writeln!(out, "{:<w$}  {value:<6}  {name}", f.name)?;
+                }
+            }
+        }
+    } else if args.tsv {
         for f in chosen {
             writeln!(
                 out,

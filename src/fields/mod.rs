@@ -7,6 +7,7 @@
 //! shape (nested objects, arrays, nulls); `tests/json_registry.rs` holds
 //! every JSON key to the registry field it shows, both ways.
 
+mod names;
 mod registry;
 
 use std::borrow::Cow;
@@ -158,8 +159,17 @@ pub struct Field {
     pub base: Base,
     /// Whether tshark 4.0 has this field (same name, same meaning).
     pub in_tshark: bool,
+    /// The names its values go by, for filters (`ip.proto == "UDP"`).
+    pub names: Option<ValueNames>,
     pub get: Getter,
 }
+
+/// The names of an integer or boolean field's values, as Wireshark's value
+/// strings let a filter write them (`ip.proto == "UDP"`,
+/// `infiniband.bth.opcode == "Reliable Connection (RC) - RDMA WRITE
+/// First"`): each value with a name, tshark's first, then roce-dissect's
+/// own where it names the value otherwise; a value may have several.
+pub type ValueNames = fn() -> &'static [(u64, &'static str)];
 
 impl std::fmt::Debug for Field {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -181,6 +191,16 @@ impl Field {
     /// The protocol the field belongs to (the name's first part).
     pub fn protocol(&self) -> &'static str {
         self.name.split('.').next().unwrap_or(self.name)
+    }
+
+    /// The value `name` stands for (its case does not matter), when the
+    /// field's values have names.
+    pub fn value_named(&self, name: &str) -> Option<u64> {
+        let names = (self.names?)();
+        names
+            .iter()
+            .find(|(_, n)| n.eq_ignore_ascii_case(name.trim()))
+            .map(|(v, _)| *v)
     }
 
     /// The field's values in this frame.

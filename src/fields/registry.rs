@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use std::net::IpAddr;
 
 use super::Ctx;
+use super::names;
 use super::{Base, Field, FieldType, Value};
 use crate::analysis::Mark;
 use crate::analysis::marks::NvmeRole;
@@ -30,6 +31,7 @@ macro_rules! uint {
             ty: Uint($bits),
             base: $base,
             in_tshark: true,
+            names: None,
             get: |c, o| {
                 let $p = c.pkt;
                 if let Some(v) = $e {
@@ -49,6 +51,7 @@ macro_rules! boolean {
             ty: Bool,
             base: Base::None,
             in_tshark: true,
+            names: None,
             get: |c, o| {
                 let $p = c.pkt;
                 if let Some(v) = $e {
@@ -68,6 +71,7 @@ macro_rules! presence {
             ty: Presence,
             base: Base::None,
             in_tshark: true,
+            names: None,
             get: |c, o| {
                 let $p = c.pkt;
                 if $e {
@@ -78,10 +82,19 @@ macro_rules! presence {
     };
 }
 
+/// A field whose values have names a filter may use.
+const fn named(names: super::ValueNames, f: Field) -> Field {
+    Field {
+        names: Some(names),
+        ..f
+    }
+}
+
 /// A field tshark 4.0 does not have.
 const fn ours(f: Field) -> Field {
     Field {
         in_tshark: false,
+        names: None,
         ..f
     }
 }
@@ -95,6 +108,7 @@ macro_rules! flag {
             ty: Presence,
             base: Base::None,
             in_tshark: false,
+            names: None,
             get: |c, o| {
                 if c.marked($mark) {
                     o.push(Value::Present);
@@ -113,6 +127,7 @@ macro_rules! column {
             ty: Str,
             base: Base::None,
             in_tshark: false,
+            names: None,
             get: |$c, o| {
                 let mut text = String::new();
                 let $s = &mut text;
@@ -255,6 +270,7 @@ pub static FIELDS: &[Field] = &[
         ty: Presence,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |_, o| o.push(Value::Present),
     },
     uint!("frame.number", "Frame Number", 32, Dec, |p| Some(p.number)),
@@ -274,6 +290,7 @@ pub static FIELDS: &[Field] = &[
         ty: RelTime,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| o.push(Value::Time(i128::from(c.pkt.ts_ns))),
     },
     Field {
@@ -282,6 +299,7 @@ pub static FIELDS: &[Field] = &[
         ty: RelTime,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| {
             o.push(Value::Time(
                 i128::from(c.pkt.ts_ns) - i128::from(c.first_ts_ns),
@@ -294,6 +312,7 @@ pub static FIELDS: &[Field] = &[
         ty: RelTime,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| {
             o.push(Value::Time(
                 i128::from(c.pkt.ts_ns) - i128::from(c.prev_ts_ns),
@@ -306,6 +325,7 @@ pub static FIELDS: &[Field] = &[
         ty: Str,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| o.push(Value::Str(Cow::Owned(protocols(c)))),
     },
     // The summary line's columns, for `-e _ws.col.Info` as in tshark: the
@@ -372,6 +392,7 @@ pub static FIELDS: &[Field] = &[
         ty: Ether,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| o.extend(c.pkt.eth.map(|e| Value::Ether(e.dst))),
     },
     Field {
@@ -380,6 +401,7 @@ pub static FIELDS: &[Field] = &[
         ty: Ether,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| o.extend(c.pkt.eth.map(|e| Value::Ether(e.src))),
     },
     Field {
@@ -388,6 +410,7 @@ pub static FIELDS: &[Field] = &[
         ty: Ether,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| {
             if let Some(e) = c.pkt.eth {
                 o.push(Value::Ether(e.dst));
@@ -396,10 +419,13 @@ pub static FIELDS: &[Field] = &[
         },
     },
     // An 802.3 frame has a length where Ethernet II has its type.
-    uint!("eth.type", "Type", 16, Hex, |p| p
-        .eth
-        .map(|e| e.ethertype)
-        .filter(|t| *t >= 0x0600)),
+    named(
+        names::ethertype,
+        uint!("eth.type", "Type", 16, Hex, |p| p
+            .eth
+            .map(|e| e.ethertype)
+            .filter(|t| *t >= 0x0600)),
+    ),
     uint!("eth.len", "Length", 16, Dec, |p| p
         .eth
         .map(|e| e.ethertype)
@@ -412,37 +438,47 @@ pub static FIELDS: &[Field] = &[
         ty: Uint(16),
         base: Dec,
         in_tshark: true,
+        names: None,
         get: |c, o| o.extend(c.pkt.vlan_tags().map(|t| Value::Uint(u64::from(t.pcp)))),
     },
-    Field {
-        name: "vlan.dei",
-        title: "DEI",
-        ty: Bool,
-        base: Base::None,
-        in_tshark: true,
-        get: |c, o| o.extend(c.pkt.vlan_tags().map(|t| Value::Bool(t.dei))),
-    },
+    named(
+        names::eligible,
+        Field {
+            name: "vlan.dei",
+            title: "DEI",
+            ty: Bool,
+            base: Base::None,
+            in_tshark: true,
+            names: None,
+            get: |c, o| o.extend(c.pkt.vlan_tags().map(|t| Value::Bool(t.dei))),
+        },
+    ),
     Field {
         name: "vlan.id",
         title: "ID",
         ty: Uint(16),
         base: Dec,
         in_tshark: true,
+        names: None,
         get: |c, o| o.extend(c.pkt.vlan_tags().map(|t| Value::Uint(u64::from(t.id)))),
     },
-    Field {
-        name: "vlan.etype",
-        title: "Type",
-        ty: Uint(16),
-        base: Hex,
-        in_tshark: true,
-        get: |c, o| {
-            let n = c.pkt.vlan_tags().count();
-            o.extend(
-                (0..n).filter_map(|i| vlan_etype(c.pkt, i).map(|t| Value::Uint(u64::from(t)))),
-            );
+    named(
+        names::ethertype,
+        Field {
+            name: "vlan.etype",
+            title: "Type",
+            ty: Uint(16),
+            base: Hex,
+            in_tshark: true,
+            names: None,
+            get: |c, o| {
+                let n = c.pkt.vlan_tags().count();
+                o.extend(
+                    (0..n).filter_map(|i| vlan_etype(c.pkt, i).map(|t| Value::Uint(u64::from(t)))),
+                );
+            },
         },
-    },
+    ),
     // ip
     presence!("ip", "Internet Protocol Version 4", |p| p
         .ip
@@ -454,19 +490,25 @@ pub static FIELDS: &[Field] = &[
     uint!("ip.dsfield", "Differentiated Services Field", 8, Hex, |p| {
         ipv4_header(p).map(|h| h[1])
     }),
-    uint!(
-        "ip.dsfield.dscp",
-        "Differentiated Services Codepoint",
-        8,
-        Dec,
-        |p| ipv4_header(p).map(|h| h[1] >> 2)
+    named(
+        names::dscp,
+        uint!(
+            "ip.dsfield.dscp",
+            "Differentiated Services Codepoint",
+            8,
+            Dec,
+            |p| ipv4_header(p).map(|h| h[1] >> 2)
+        ),
     ),
-    uint!(
-        "ip.dsfield.ecn",
-        "Explicit Congestion Notification",
-        8,
-        Dec,
-        |p| ipv4_header(p).map(|h| h[1] & 3)
+    named(
+        names::ecn,
+        uint!(
+            "ip.dsfield.ecn",
+            "Explicit Congestion Notification",
+            8,
+            Dec,
+            |p| ipv4_header(p).map(|h| h[1] & 3)
+        ),
     ),
     uint!("ip.len", "Total Length", 16, Dec, |p| ipv4_header(p)
         .and_then(|h| be16(h, 2))),
@@ -474,12 +516,21 @@ pub static FIELDS: &[Field] = &[
         .and_then(|h| be16(h, 4))),
     uint!("ip.flags", "Flags", 8, Hex, |p| ipv4_header(p)
         .map(|h| h[6] >> 5)),
-    boolean!("ip.flags.rb", "Reserved bit", |p| ipv4_header(p)
-        .map(|h| h[6] & 0x80 != 0)),
-    boolean!("ip.flags.df", "Don't fragment", |p| ipv4_header(p)
-        .map(|h| h[6] & 0x40 != 0)),
-    boolean!("ip.flags.mf", "More fragments", |p| ipv4_header(p)
-        .map(|h| h[6] & 0x20 != 0)),
+    named(
+        names::set_not_set,
+        boolean!("ip.flags.rb", "Reserved bit", |p| ipv4_header(p)
+            .map(|h| h[6] & 0x80 != 0)),
+    ),
+    named(
+        names::set_not_set,
+        boolean!("ip.flags.df", "Don't fragment", |p| ipv4_header(p)
+            .map(|h| h[6] & 0x40 != 0)),
+    ),
+    named(
+        names::set_not_set,
+        boolean!("ip.flags.mf", "More fragments", |p| ipv4_header(p)
+            .map(|h| h[6] & 0x20 != 0)),
+    ),
     uint!("ip.frag_offset", "Fragment Offset", 16, Dec, |p| {
         ipv4_header(p)
             .and_then(|h| be16(h, 6))
@@ -487,8 +538,11 @@ pub static FIELDS: &[Field] = &[
     }),
     uint!("ip.ttl", "Time to Live", 8, Dec, |p| ipv4_header(p)
         .map(|h| h[8])),
-    uint!("ip.proto", "Protocol", 8, Dec, |p| ipv4_header(p)
-        .map(|h| h[9])),
+    named(
+        names::ip_protocol,
+        uint!("ip.proto", "Protocol", 8, Dec, |p| ipv4_header(p)
+            .map(|h| h[9])),
+    ),
     uint!("ip.checksum", "Header Checksum", 16, Hex, |p| ipv4_header(
         p
     )
@@ -499,6 +553,7 @@ pub static FIELDS: &[Field] = &[
         ty: Ipv4,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| o.extend(c.pkt.ip.and_then(|i| v4(i.src))),
     },
     Field {
@@ -507,6 +562,7 @@ pub static FIELDS: &[Field] = &[
         ty: Ipv4,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| o.extend(c.pkt.ip.and_then(|i| v4(i.dst))),
     },
     Field {
@@ -515,6 +571,7 @@ pub static FIELDS: &[Field] = &[
         ty: Ipv4,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| {
             if let Some(i) = c.pkt.ip {
                 o.extend(v4(i.src));
@@ -531,31 +588,40 @@ pub static FIELDS: &[Field] = &[
     uint!("ipv6.tclass", "Traffic Class", 32, Hex, |p| ipv6_header(p)
         .and_then(|h| be16(h, 0))
         .map(|v| (v >> 4) & 0xff)),
-    uint!(
-        "ipv6.tclass.dscp",
-        "Differentiated Services Codepoint",
-        32,
-        Dec,
-        |p| ipv6_header(p)
-            .and_then(|h| be16(h, 0))
-            .map(|v| (v >> 6) & 0x3f)
+    named(
+        names::dscp,
+        uint!(
+            "ipv6.tclass.dscp",
+            "Differentiated Services Codepoint",
+            32,
+            Dec,
+            |p| ipv6_header(p)
+                .and_then(|h| be16(h, 0))
+                .map(|v| (v >> 6) & 0x3f)
+        ),
     ),
-    uint!(
-        "ipv6.tclass.ecn",
-        "Explicit Congestion Notification",
-        32,
-        Dec,
-        |p| ipv6_header(p)
-            .and_then(|h| be16(h, 0))
-            .map(|v| (v >> 4) & 0x3)
+    named(
+        names::ecn,
+        uint!(
+            "ipv6.tclass.ecn",
+            "Explicit Congestion Notification",
+            32,
+            Dec,
+            |p| ipv6_header(p)
+                .and_then(|h| be16(h, 0))
+                .map(|v| (v >> 4) & 0x3)
+        ),
     ),
     uint!("ipv6.flow", "Flow Label", 24, Hex, |p| ipv6_header(p)
         .and_then(|h| be32(h, 0))
         .map(|v| v & 0xfffff)),
     uint!("ipv6.plen", "Payload Length", 16, Dec, |p| ipv6_header(p)
         .and_then(|h| be16(h, 4))),
-    uint!("ipv6.nxt", "Next Header", 8, Dec, |p| ipv6_header(p)
-        .map(|h| h[6])),
+    named(
+        names::ip_protocol,
+        uint!("ipv6.nxt", "Next Header", 8, Dec, |p| ipv6_header(p)
+            .map(|h| h[6])),
+    ),
     uint!("ipv6.hlim", "Hop Limit", 8, Dec, |p| ipv6_header(p)
         .map(|h| h[7])),
     Field {
@@ -564,6 +630,7 @@ pub static FIELDS: &[Field] = &[
         ty: Ipv6,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| o.extend(c.pkt.ip.and_then(|i| v6(i.src))),
     },
     Field {
@@ -572,6 +639,7 @@ pub static FIELDS: &[Field] = &[
         ty: Ipv6,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| o.extend(c.pkt.ip.and_then(|i| v6(i.dst))),
     },
     Field {
@@ -580,6 +648,7 @@ pub static FIELDS: &[Field] = &[
         ty: Ipv6,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| {
             if let Some(i) = c.pkt.ip {
                 o.extend(v6(i.src));
@@ -601,6 +670,7 @@ pub static FIELDS: &[Field] = &[
         ty: Uint(16),
         base: Dec,
         in_tshark: true,
+        names: None,
         get: |c, o| {
             if let Some(u) = c.pkt.udp {
                 o.push(Value::Uint(u64::from(u.sport)));
@@ -614,9 +684,12 @@ pub static FIELDS: &[Field] = &[
         .map(|u| u.checksum)),
     // MAC control: 802.3x PAUSE and PFC
     presence!("macc", "MAC Control", |p| p.pause.is_some()),
-    uint!("macc.opcode", "Opcode", 16, Hex, |p| p
-        .pause
-        .map(|x| x.opcode())),
+    named(
+        names::mac_control,
+        uint!("macc.opcode", "Opcode", 16, Hex, |p| p
+            .pause
+            .map(|x| x.opcode())),
+    ),
     uint!(
         "macc.pause_time",
         "pause_time",
@@ -721,6 +794,7 @@ pub static FIELDS: &[Field] = &[
         ty: Ipv6,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| o.extend(c.pkt.grh.map(|g| Value::Ipv6(g.sgid_addr()))),
     },
     Field {
@@ -729,21 +803,26 @@ pub static FIELDS: &[Field] = &[
         ty: Ipv6,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| o.extend(c.pkt.grh.map(|g| Value::Ipv6(g.dgid_addr()))),
     },
     // BTH
     presence!("infiniband.bth", "Base Transport Header", |p| p
         .bth
         .is_some()),
-    uint!("infiniband.bth.opcode", "Opcode", 8, Dec, |p| p
-        .bth
-        .map(|b| b.opcode.0)),
+    named(
+        names::bth_opcode,
+        uint!("infiniband.bth.opcode", "Opcode", 8, Dec, |p| p
+            .bth
+            .map(|b| b.opcode.0)),
+    ),
     ours(Field {
         name: "infiniband.bth.opcode_name",
         title: "Opcode name (RC SEND First, CNP, ...)",
         ty: Str,
         base: Base::None,
         in_tshark: false,
+        names: None,
         get: |c, o| {
             o.extend(
                 c.pkt
@@ -841,6 +920,7 @@ pub static FIELDS: &[Field] = &[
         ty: Uint(64),
         base: Hex,
         in_tshark: true,
+        names: None,
         // tshark shows the AtomicETH's address under the same name.
         get: |c, o| {
             o.extend(c.pkt.reth.map(|r| Value::Uint(r.va)));
@@ -853,6 +933,7 @@ pub static FIELDS: &[Field] = &[
         ty: Uint(32),
         base: Hex,
         in_tshark: true,
+        names: None,
         get: |c, o| {
             o.extend(c.pkt.reth.map(|r| Value::Uint(u64::from(r.r_key))));
             o.extend(c.pkt.atomiceth.map(|a| Value::Uint(u64::from(a.r_key))));
@@ -889,9 +970,12 @@ pub static FIELDS: &[Field] = &[
         Dec,
         |p| p.aeth.map(|a| a.syndrome >> 7)
     ),
-    uint!("infiniband.aeth.syndrome.opcode", "OpCode", 8, Dec, |p| p
-        .aeth
-        .map(|a| (a.syndrome >> 5) & 3)),
+    named(
+        names::aeth_kind,
+        uint!("infiniband.aeth.syndrome.opcode", "OpCode", 8, Dec, |p| p
+            .aeth
+            .map(|a| (a.syndrome >> 5) & 3)),
+    ),
     uint!(
         "infiniband.aeth.syndrome.credit_count",
         "Credit Count",
@@ -899,9 +983,12 @@ pub static FIELDS: &[Field] = &[
         Dec,
         |p| syndrome_part(p, AckKind::Ack)
     ),
-    uint!("infiniband.aeth.syndrome.timer", "Timer", 8, Dec, |p| {
-        syndrome_part(p, AckKind::RnrNak)
-    }),
+    named(
+        names::rnr_timer,
+        uint!("infiniband.aeth.syndrome.timer", "Timer", 8, Dec, |p| {
+            syndrome_part(p, AckKind::RnrNak)
+        }),
+    ),
     uint!(
         "infiniband.aeth.syndrome.reserved_value",
         "Reserved",
@@ -909,12 +996,15 @@ pub static FIELDS: &[Field] = &[
         Dec,
         |p| syndrome_part(p, AckKind::Reserved)
     ),
-    uint!(
-        "infiniband.aeth.syndrome.error_code",
-        "Error Code",
-        8,
-        Dec,
-        |p| syndrome_part(p, AckKind::Nak)
+    named(
+        names::nak_code,
+        uint!(
+            "infiniband.aeth.syndrome.error_code",
+            "Error Code",
+            8,
+            Dec,
+            |p| syndrome_part(p, AckKind::Nak)
+        ),
     ),
     uint!(
         "infiniband.aeth.msn",
@@ -941,6 +1031,7 @@ pub static FIELDS: &[Field] = &[
         ty: Bytes,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| {
             o.extend(
                 c.pkt
@@ -955,6 +1046,7 @@ pub static FIELDS: &[Field] = &[
         ty: Bytes,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| {
             o.extend(
                 c.pkt
@@ -979,6 +1071,7 @@ pub static FIELDS: &[Field] = &[
         ty: Str,
         base: Base::None,
         in_tshark: false,
+        names: None,
         get: |c, o| {
             o.extend(
                 c.pkt
@@ -996,6 +1089,7 @@ pub static FIELDS: &[Field] = &[
         ty: Str,
         base: Base::None,
         in_tshark: false,
+        names: None,
         get: |c, o| {
             o.extend(
                 c.pkt
@@ -1027,9 +1121,12 @@ pub static FIELDS: &[Field] = &[
         Hex,
         |p| p.mad.map(|m| m.class_version)
     ),
-    uint!("infiniband.mad.method", "Method", 8, Hex, |p| p
-        .mad
-        .map(|m| m.method)),
+    named(
+        names::mad_method,
+        uint!("infiniband.mad.method", "Method", 8, Hex, |p| p
+            .mad
+            .map(|m| m.method)),
+    ),
     uint!("infiniband.mad.status", "Status", 16, Hex, |p| p
         .mad
         .map(|m| m.status)),
@@ -1155,6 +1252,7 @@ pub static FIELDS: &[Field] = &[
         ty: Str,
         base: Base::None,
         in_tshark: false,
+        names: None,
         get: |c, o| o.extend(c.pkt.cm.map(|m| Value::Str(Cow::Borrowed(m.name())))),
     }),
     ours(uint!(
@@ -1181,6 +1279,7 @@ pub static FIELDS: &[Field] = &[
         ty: Str,
         base: Base::None,
         in_tshark: false,
+        names: None,
         get: |c, o| {
             o.extend(c.pkt.roce.map(|v| {
                 Value::Str(Cow::Borrowed(match v {
@@ -1203,6 +1302,7 @@ pub static FIELDS: &[Field] = &[
         ty: Presence,
         base: Base::None,
         in_tshark: false,
+        names: None,
         get: |c, o| {
             if c.analysis.is_some_and(|a| !a.marks.is_empty()) {
                 o.push(Value::Present);
@@ -1230,6 +1330,7 @@ pub static FIELDS: &[Field] = &[
         ty: Uint(32),
         base: Dec,
         in_tshark: false,
+        names: None,
         get: |c, o| {
             if let Some(a) = c.analysis.filter(|a| a.marks.has(Mark::Gap)) {
                 o.push(Value::Uint(u64::from(a.missing)));
@@ -1274,6 +1375,7 @@ pub static FIELDS: &[Field] = &[
         ty: Uint(32),
         base: Dec,
         in_tshark: false,
+        names: None,
         get: |c, o| {
             if let Some(a) = c.analysis.filter(|a| a.episode > 0) {
                 o.push(Value::Uint(u64::from(a.episode)));
@@ -1286,6 +1388,7 @@ pub static FIELDS: &[Field] = &[
         ty: RelTime,
         base: Base::None,
         in_tshark: false,
+        names: None,
         get: |c, o| {
             if let Some(ns) = c.analysis.and_then(|a| a.ack_rtt_ns) {
                 o.push(Value::Time(i128::from(ns)));
@@ -1298,6 +1401,7 @@ pub static FIELDS: &[Field] = &[
         ty: RelTime,
         base: Base::None,
         in_tshark: false,
+        names: None,
         get: |c, o| {
             if let Some(ns) = c.analysis.and_then(|a| a.completion_ns) {
                 o.push(Value::Time(i128::from(ns)));
@@ -1310,6 +1414,7 @@ pub static FIELDS: &[Field] = &[
         ty: Uint(32),
         base: Dec,
         in_tshark: false,
+        names: None,
         get: |c, o| o.extend(c.flow_number.map(Value::Uint)),
     },
     // Protocols, as tshark names them: NVMe itself (commands of the NVMe
@@ -1322,6 +1427,7 @@ pub static FIELDS: &[Field] = &[
         ty: Presence,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| {
             if c.analysis.and_then(|a| a.nvme).is_some_and(|r| r.is_nvme()) {
                 o.push(Value::Present);
@@ -1334,6 +1440,7 @@ pub static FIELDS: &[Field] = &[
         ty: Presence,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| {
             if c.analysis.is_some_and(|a| a.nvme.is_some()) {
                 o.push(Value::Present);
@@ -1346,6 +1453,7 @@ pub static FIELDS: &[Field] = &[
         ty: Uint(8),
         base: Hex,
         in_tshark: true,
+        names: None,
         get: |c, o| {
             o.extend(
                 nvme_sqe(c)
@@ -1360,6 +1468,7 @@ pub static FIELDS: &[Field] = &[
         ty: Uint(16),
         base: Hex,
         in_tshark: true,
+        names: None,
         get: |c, o| o.extend(nvme_sqe(c).map(|(s, _)| u64::from(s.cid)).map(Value::Uint)),
     },
     Field {
@@ -1368,6 +1477,7 @@ pub static FIELDS: &[Field] = &[
         ty: Uint(32),
         base: Hex,
         in_tshark: true,
+        names: None,
         get: |c, o| {
             o.extend(
                 nvme_sqe(c)
@@ -1383,6 +1493,7 @@ pub static FIELDS: &[Field] = &[
         ty: Uint(64),
         base: Hex,
         in_tshark: true,
+        names: None,
         get: |c, o| {
             o.extend(
                 nvme_sqe(c)
@@ -1398,6 +1509,7 @@ pub static FIELDS: &[Field] = &[
         ty: Uint(16),
         base: DecHex,
         in_tshark: true,
+        names: None,
         get: |c, o| {
             o.extend(
                 nvme_sqe(c)
@@ -1413,6 +1525,7 @@ pub static FIELDS: &[Field] = &[
         ty: Uint(16),
         base: Hex,
         in_tshark: true,
+        names: None,
         get: |c, o| o.extend(nvme_cqe(c).map(|q| u64::from(q.sqhd)).map(Value::Uint)),
     },
     Field {
@@ -1421,6 +1534,7 @@ pub static FIELDS: &[Field] = &[
         ty: Uint(16),
         base: Hex,
         in_tshark: true,
+        names: None,
         get: |c, o| o.extend(nvme_cqe(c).map(|q| u64::from(q.sqid)).map(Value::Uint)),
     },
     Field {
@@ -1429,6 +1543,7 @@ pub static FIELDS: &[Field] = &[
         ty: Uint(16),
         base: Hex,
         in_tshark: true,
+        names: None,
         get: |c, o| o.extend(nvme_cqe(c).map(|q| u64::from(q.cid)).map(Value::Uint)),
     },
     Field {
@@ -1437,6 +1552,7 @@ pub static FIELDS: &[Field] = &[
         ty: Uint(16),
         base: Hex,
         in_tshark: true,
+        names: None,
         get: |c, o| o.extend(nvme_cqe(c).map(|q| u64::from(q.status)).map(Value::Uint)),
     },
     Field {
@@ -1445,6 +1561,7 @@ pub static FIELDS: &[Field] = &[
         ty: Millis,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| o.extend(nvme_latency(c, false)),
     },
     ours(Field {
@@ -1454,6 +1571,7 @@ pub static FIELDS: &[Field] = &[
         ty: Uint(16),
         base: Hex,
         in_tshark: false,
+        names: None,
         get: |c, o| {
             if let Some(NvmeRole::Data { cid, .. } | NvmeRole::DataRequest { cid, .. }) =
                 c.analysis.and_then(|a| a.nvme)
@@ -1468,6 +1586,7 @@ pub static FIELDS: &[Field] = &[
         ty: Uint(32),
         base: Dec,
         in_tshark: false,
+        names: None,
         get: |c, o| {
             if let Some(NvmeRole::Data {
                 offset: Some(at), ..
@@ -1483,6 +1602,7 @@ pub static FIELDS: &[Field] = &[
         ty: Bytes,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| {
             o.extend(nvme_fabrics(c).map(|s| Value::Bytes(std::borrow::Cow::Owned(vec![s.opcode]))))
         },
@@ -1493,28 +1613,34 @@ pub static FIELDS: &[Field] = &[
         ty: Uint(16),
         base: Hex,
         in_tshark: true,
+        names: None,
         get: |c, o| o.extend(nvme_fabrics(c).map(|s| Value::Uint(u64::from(s.cid)))),
     },
-    Field {
-        name: "nvme.fabrics.cmd.fctype",
-        title: "Fabric Command Type",
-        ty: Uint(8),
-        base: Hex,
-        in_tshark: true,
-        get: |c, o| {
-            o.extend(
-                nvme_fabrics(c)
-                    .and_then(|s| s.fctype())
-                    .map(|t| Value::Uint(u64::from(t))),
-            )
+    named(
+        names::fabrics_type,
+        Field {
+            name: "nvme.fabrics.cmd.fctype",
+            title: "Fabric Command Type",
+            ty: Uint(8),
+            base: Hex,
+            in_tshark: true,
+            names: None,
+            get: |c, o| {
+                o.extend(
+                    nvme_fabrics(c)
+                        .and_then(|s| s.fctype())
+                        .map(|t| Value::Uint(u64::from(t))),
+                )
+            },
         },
-    },
+    ),
     Field {
         name: "nvme.fabrics.cmd_latency",
         title: "Cmd Latency",
         ty: Millis,
         base: Base::None,
         in_tshark: true,
+        names: None,
         get: |c, o| o.extend(nvme_latency(c, true)),
     },
 ];
