@@ -315,6 +315,191 @@ fn literal(f: &Field, v: &str) -> Option<String> {
     }
 }
 
+/// tshark's name for a value as -T fields prints it, where the field's
+/// values have names (the first of a value's names is tshark's).
+fn value_name(f: &Field, v: &str) -> Option<&'static str> {
+    let n = match v.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).ok()?,
+        None if f.ty == FieldType::Bool => u64::from(v == "1"),
+        None => v.parse().ok()?,
+    };
+    // RoCE's CNP opcode has no name in tshark's table (its "CNP" is 0x80).
+    if f.name == "infiniband.bth.opcode" && n == 0x81 {
+        return None;
+    }
+    let names = f.names?;
+    names().iter().find(|(x, _)| *x == n).map(|(_, name)| *name)
+}
+
+/// Every value name tshark 4.0 gives a field whose values have names
+/// here reads as the same value here (`tshark -G values`), and each
+/// named value's first name is tshark's.
+#[test]
+fn value_names_are_tsharks() {
+    if !common::have_tshark() {
+        return;
+    }
+    let out = Command::new("tshark")
+        .args(["-G", "values"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    // (field, value) -> tshark's names; fields whose table holds more
+    // than one name for a value (several dissectors' tables) are left out.
+    let mut theirs: HashMap<(&str, u64), Vec<&str>> = HashMap::new();
+    for line in text.lines() {
+        let c: Vec<&str> = line.split('\t').collect();
+        match c.as_slice() {
+            ["V", field, value, name] => {
+                let n = match value.strip_prefix("0x") {
+                    Some(h) => u64::from_str_radix(h, 16),
+                    None => value.parse(),
+                };
+                if let Ok(n) = n {
+                    theirs.entry((field, n)).or_default().push(name);
+                }
+            }
+            ["T", field, yes, no] => {
+                theirs.entry((field, 1)).or_default().push(yes);
+                theirs.entry((field, 0)).or_default().push(no);
+            }
+            _ => {}
+        }
+    }
+    // The tables that hold every value tshark names, not the values a
+    // RoCE fabric's captures carry.
+    let whole = |name: &str| !matches!(name, "eth.type" | "vlan.etype" | "ip.proto" | "ipv6.nxt");
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for f in FIELDS.iter().filter(|f| f.names.is_some()) {
+        assert!(f.in_tshark, "{}", f.name);
+        let ours = (f.names.unwrap())();
+        let mut named_by_tshark = 0;
+        for (&(field, value), names) in theirs.iter().filter(|((n, _), _)| *n == f.name) {
+            named_by_tshark += 1;
+            let name = names[0];
+            let cnp = f.name == "infiniband.bth.opcode" && name == "CNP";
+            match f.value_named(name) {
+                Some(v) if v == value || cnp => checked += 1,
+                Some(v) => wrong.push(format!(
+                    "{field}: \"{name}\" is {v} here, {value} in tshark"
+                )),
+                None if whole(field) => wrong.push(format!(
+                    "{field}: tshark names {value} \"{name}\", not known here"
+                )),
+                None => {}
+            }
+            let first = ours.iter().find(|(v, _)| *v == value).map(|(_, n)| *n);
+            if first.is_some_and(|n| !n.eq_ignore_ascii_case(name)) && !cnp {
+                wrong.push(format!(
+                    "{field}: {value} is first named {first:?} here, \"{name}\" in tshark"
+                ));
+            }
+        }
+        if named_by_tshark == 0 {
+            wrong.push(format!("{}: tshark names none of its values", f.name));
+        }
+    }
+    assert!(checked > 150, "{checked} names checked");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    eprintln!("{checked} of tshark's value names read as tshark reads them");
+}
+
+/// Names of values, the `any` / `all` quantifiers and `string()`,
+/// hand-written, on
+/// the samples and the external captures: the frames tshark selects.
+/// (Not `all f in {...}`: tshark 4.0 reads it as `all f == a || all f ==
+/// b`, so that no frame whose source and destination differ passes;
+/// here every occurrence must be in the set, as the words say.)
+#[test]
+fn names_quantifiers_and_string_select_what_tshark_selects() {
+    if !common::have_tshark() {
+        return;
+    }
+    let filters = [
+        "ip.proto == \"UDP\"",
+        "ip.proto == UDP",
+        "ip.proto != \"tcp\"",
+        "ip.proto > \"TCP\"",
+        "eth.type == \"IPv4\"",
+        "eth.type == \"ipv6\"",
+        "eth.type == \"MAC Control\"",
+        "vlan.etype == \"IPv4\"",
+        "infiniband.bth.opcode == \"Reliable Connection (RC) - Acknowledge\"",
+        "infiniband.bth.opcode == \"reliable connection (rc) - rdma write first\"",
+        "infiniband.bth.opcode <= \"Reliable Connection (RC) - SEND Only with Immediate\"",
+        "infiniband.aeth.syndrome.opcode == \"Nak\"",
+        "infiniband.aeth.syndrome.error_code == \"PSN Sequence Error\"",
+        "ip.flags.df == \"Set\" && ip.flags.mf == \"Not set\"",
+        "ip.dsfield.ecn == \"Congestion Experienced\"",
+        "ip.dsfield.dscp == \"Assured Forwarding 31\"",
+        "macc.opcode == \"Class Based Flow Control [CBFC] Pause\"",
+        "all ip.addr != 10.0.0.1",
+        "any ip.addr != 10.0.0.1",
+        "all ip.addr == 10.0.0.1",
+        "all ip.addr > 10.0.0.1",
+        "any ip.addr > 10.0.1.0",
+        "all ip.addr == 10.0.0.0/16",
+        "any ip.addr in {10.0.0.1, 10.0.1.1}",
+        "all eth.addr matches \"^\\\\x02\"",
+        "any ipv6.addr == fd00::/8",
+        "all infiniband.bth.psn >= 100",
+        "string(infiniband.bth.destqp) == \"256\"",
+        "string(frame.number) matches \"^1.$\"",
+        "string(ip.src) == \"10.0.0.1\"",
+        "string(eth.src) contains \"01:01\"",
+        "string(ipv6.src) contains \"fd00\"",
+        "string(ip.proto) == \"17\"",
+        "string(infiniband.bth.psn) matches \"0$\"",
+    ];
+    let number = roce_dissect::fields::lookup("frame.number").unwrap();
+    // The samples with CM, IPv6, retransmissions, NAKs and PFC, and a
+    // real capture with ECN marks (when ../shared is beside the repo).
+    let mut files = vec![
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/mixed.pcapng"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/pfc-storm.pcapng"),
+    ];
+    files.extend(
+        common::external_captures()
+            .into_iter()
+            .filter(|p| p.to_string_lossy().contains("read-write-ecn")),
+    );
+    let jobs: Vec<(&PathBuf, &str)> = files
+        .iter()
+        .flat_map(|p| filters.iter().map(move |f| (p, *f)))
+        .collect();
+    let results: Vec<(usize, Option<String>)> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..2)
+            .map(|k| {
+                let jobs = &jobs;
+                s.spawn(move || {
+                    jobs.iter()
+                        .skip(k)
+                        .step_by(2)
+                        .map(|(path, filter)| {
+                            let (t, o) = both(path, &[number], Some(filter));
+                            let differs = (t != o).then(|| {
+                                format!(
+                                    "{} -Y '{filter}': tshark {} frames, roce-dissect {}",
+                                    path.file_name().unwrap().to_string_lossy(),
+                                    t.len(),
+                                    o.len()
+                                )
+                            });
+                            (o.len(), differs)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    let selected: usize = results.iter().map(|(n, _)| n).sum();
+    let wrong: Vec<String> = results.into_iter().filter_map(|(_, w)| w).collect();
+    assert!(selected > 1000, "{selected} frames selected in all");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 #[test]
 fn generated_filters_select_what_tshark_selects() {
     if !common::have_tshark() {
@@ -354,6 +539,9 @@ fn generated_filters_select_what_tshark_selects() {
             for v in values.into_iter().take(2) {
                 if let Some(l) = literal(f, v) {
                     jobs.push(((*path).clone(), format!("{} == {l}", f.name)));
+                }
+                if let Some(name) = value_name(f, v) {
+                    jobs.push(((*path).clone(), format!("{} == \"{name}\"", f.name)));
                 }
                 for re in patterns(f, v) {
                     jobs.push(((*path).clone(), format!("{} matches {re}", f.name)));

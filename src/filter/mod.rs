@@ -17,7 +17,7 @@
 mod lex;
 mod literal;
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use crate::fields::{self, Ctx, Field, FieldType, Value};
 use lex::{Tok, Token};
@@ -103,6 +103,32 @@ enum Operand {
     Len(&'static Field),
     /// `count(field)`: how many occurrences.
     Count(&'static Field),
+    /// `upper(field)`, `lower(field)`, `string(field)`: each occurrence as
+    /// text.
+    Text(TextFn, &'static Field),
+}
+
+/// The functions that make text of a field's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TextFn {
+    /// A string field in capitals.
+    Upper,
+    /// A string field in small letters.
+    Lower,
+    /// Any field's value as text: integers in decimal, addresses as
+    /// they are written, bytes as `01:02`, times in seconds, booleans `1`
+    /// or `0`.
+    String,
+}
+
+impl TextFn {
+    fn name(self) -> &'static str {
+        match self {
+            TextFn::Upper => "upper",
+            TextFn::Lower => "lower",
+            TextFn::String => "string",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,12 +149,30 @@ enum Test {
     Exists(&'static Field),
     /// An operand standing alone: a bitwise and that is not zero.
     Truthy(Operand),
-    Cmp(Operand, CmpOp, Rhs),
-    In(Operand, Vec<(Literal, Option<Literal>)>),
-    Contains(Operand, Literal),
+    Cmp(Operand, CmpOp, Rhs, Quant),
+    In(Operand, Vec<(Literal, Option<Literal>)>, Quant),
+    Contains(Operand, Literal, Quant),
     /// `matches` / `~`: a regular expression, case-insensitive unless it
     /// says `(?-i)`, over the value's text or bytes.
-    Matches(Operand, regex::bytes::Regex),
+    Matches(Operand, regex::bytes::Regex, Quant),
+}
+
+/// Which of a field's occurrences must pass a test: one (`any`, the
+/// default but for `!=`) or every one (`all`, and `!=` unless `any`
+/// says otherwise: Wireshark's "all not equal").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quant {
+    Any,
+    All,
+}
+
+impl Quant {
+    fn holds<T>(self, mut items: impl Iterator<Item = T>, pass: impl FnMut(T) -> bool) -> bool {
+        match self {
+            Quant::Any => items.any(pass),
+            Quant::All => items.all(pass),
+        }
+    }
 }
 
 impl Filter {
@@ -223,7 +267,7 @@ fn contextual(f: &Field) -> bool {
 fn operand_field(op: &Operand) -> &'static Field {
     match op {
         Operand::Field { field, .. } => field,
-        Operand::Len(f) | Operand::Count(f) => f,
+        Operand::Len(f) | Operand::Count(f) | Operand::Text(_, f) => f,
     }
 }
 
@@ -239,10 +283,10 @@ fn mark_contextual(e: Expr) -> Expr {
             let reads = match &t {
                 Test::Exists(f) => contextual(f),
                 Test::Truthy(op)
-                | Test::In(op, _)
-                | Test::Contains(op, _)
-                | Test::Matches(op, _) => contextual(operand_field(op)),
-                Test::Cmp(op, _, rhs) => {
+                | Test::In(op, ..)
+                | Test::Contains(op, ..)
+                | Test::Matches(op, ..) => contextual(operand_field(op)),
+                Test::Cmp(op, _, rhs, _) => {
                     contextual(operand_field(op)) || matches!(rhs, Rhs::Field(f) if contextual(f))
                 }
             };
@@ -420,7 +464,7 @@ impl<'t> Parser<'t> {
             return Err(self.unexpected(None));
         };
         let start = t.at;
-        if let Some(kind) = ["len", "count"]
+        if let Some(kind) = ["len", "count", "upper", "lower", "string"]
             .into_iter()
             .find(|k| is_kw(t, &[k]))
             .filter(|_| self.peek().is_some_and(|n| n.kind == Tok::LParen))
@@ -429,14 +473,35 @@ impl<'t> Parser<'t> {
             let ft = self.next().ok_or_else(|| self.unexpected(None))?;
             let f = self.field(ft)?;
             self.expect(&Tok::RParen)?;
-            return Ok((
-                if kind == "len" {
-                    Operand::Len(f)
-                } else {
-                    Operand::Count(f)
-                },
-                start,
-            ));
+            let text = match kind {
+                "len" => return Ok((Operand::Len(f), start)),
+                "count" => return Ok((Operand::Count(f), start)),
+                "upper" => TextFn::Upper,
+                "lower" => TextFn::Lower,
+                _ => TextFn::String,
+            };
+            let fits = match text {
+                TextFn::Upper | TextFn::Lower => f.ty == FieldType::Str,
+                TextFn::String => f.ty != FieldType::Presence,
+            };
+            if !fits {
+                return Err((
+                    format!(
+                        "{}() needs {}, and {} is {}",
+                        text.name(),
+                        if text == TextFn::String {
+                            "a field with a value"
+                        } else {
+                            "a string field"
+                        },
+                        f.name,
+                        type_name(f.ty)
+                    ),
+                    ft.at,
+                    ft.len,
+                ));
+            }
+            return Ok((Operand::Text(text, f), start));
         }
         let field = self.field(t)?;
         let mut slice = None;
@@ -469,6 +534,44 @@ impl<'t> Parser<'t> {
     }
 
     fn test(&mut self) -> PResult<Test> {
+        // `any` / `all` before a field: which of its occurrences must pass.
+        let quant = match self.peek() {
+            Some(q)
+                if is_kw(q, &["any", "all"])
+                    && self
+                        .toks
+                        .get(self.pos + 1)
+                        .is_some_and(|n| matches!(n.kind, Tok::Word(_))) =>
+            {
+                self.pos += 1;
+                Some((
+                    if is_kw(q, &["all"]) {
+                        Quant::All
+                    } else {
+                        Quant::Any
+                    },
+                    q,
+                ))
+            }
+            _ => None,
+        };
+        let test = self.quantified(quant.map(|(q, _)| q))?;
+        if let Some((_, q)) = quant
+            && matches!(test, Test::Exists(_) | Test::Truthy(_))
+        {
+            return Err((
+                format!(
+                    "\"{}\" needs a comparison after its field (all f > 1)",
+                    q.kind.text()
+                ),
+                q.at,
+                q.len,
+            ));
+        }
+        Ok(test)
+    }
+
+    fn quantified(&mut self, quant: Option<Quant>) -> PResult<Test> {
         let first = self.peek();
         let (op, at) = self.operand()?;
         let Some(t) = self.peek() else {
@@ -503,7 +606,11 @@ impl<'t> Parser<'t> {
                 _ => CmpOp::Ge,
             };
             let rhs = self.rhs(&op)?;
-            return Ok(Test::Cmp(op, op_kind, rhs));
+            let default = match op_kind {
+                CmpOp::AllNe | CmpOp::AllEq => Quant::All,
+                _ => Quant::Any,
+            };
+            return Ok(Test::Cmp(op, op_kind, rhs, quant.unwrap_or(default)));
         }
         if is_kw(t, &["in"]) {
             self.pos += 1;
@@ -532,17 +639,17 @@ impl<'t> Parser<'t> {
             if items.is_empty() {
                 return Err(("a set needs at least one member".into(), t.at, t.len));
             }
-            return Ok(Test::In(op, items));
+            return Ok(Test::In(op, items, quant.unwrap_or(Quant::Any)));
         }
         if is_kw(t, &["contains"]) {
             self.pos += 1;
             let l = self.literal_for_contains(&op)?;
-            return Ok(Test::Contains(op, l));
+            return Ok(Test::Contains(op, l, quant.unwrap_or(Quant::Any)));
         }
         if is_kw(t, &["matches"]) || t.kind == Tok::Op("~") {
             self.pos += 1;
             let re = self.regex_for(&op)?;
-            return Ok(Test::Matches(op, re));
+            return Ok(Test::Matches(op, re, quant.unwrap_or(Quant::Any)));
         }
         let _ = (first, at);
         Ok(bare(op))
@@ -553,6 +660,7 @@ impl<'t> Parser<'t> {
             && let Tok::Word(w) = &t.kind
             && let Some(f) = fields::lookup(w)
             && literal::parse(w, target(op)).is_none()
+            && (comparable(target(op), f.ty) || value_named(op, w).is_none())
         {
             self.pos += 1;
             if reads_analysis(f) {
@@ -597,20 +705,35 @@ impl<'t> Parser<'t> {
         let lit = match (&t.kind, ty) {
             (Tok::Str(s), FieldType::Str) => Some(Literal::Str(s.clone())),
             (Tok::Str(s), FieldType::Bytes) => Some(Literal::Bytes(s.as_bytes().to_vec())),
+            (Tok::Str(s), FieldType::Bool) if ["true", "false"].contains(&&*s.to_lowercase()) => {
+                literal::parse(s, ty)
+            }
             (Tok::Str(_), _) => None,
             _ => literal::parse(text, ty),
         };
-        lit.ok_or_else(|| {
-            (
-                format!(
+        if let Some(lit) = lit.or_else(|| value_named(op, text).map(Literal::Uint)) {
+            return Ok(lit);
+        }
+        let named = match op {
+            Operand::Field { field, .. } if field.names.is_some() => Some(field.name),
+            _ => None,
+        };
+        Err((
+            match named {
+                Some(name) => format!(
+                    "\"{text}\" is neither a valid {} nor the name of one of {name}'s values \
+                     (roce-dissect fields --values {name} lists them)",
+                    type_name(ty),
+                ),
+                None => format!(
                     "\"{text}\" is not a valid {} (for {})",
                     type_name(ty),
                     describe(op)
                 ),
-                t.at,
-                t.len,
-            )
-        })
+            },
+            t.at,
+            t.len,
+        ))
     }
 
     /// The regular expression after `matches`: a string (`r"..."` keeps
@@ -769,6 +892,19 @@ fn parse_slice(t: &Token) -> PResult<Slice> {
 }
 
 /// The type of what an operand yields.
+/// The value `name` stands for in `op`'s field (`ip.proto == "UDP"`): a
+/// field as it is, not a slice or a masked part of it.
+fn value_named(op: &Operand, name: &str) -> Option<u64> {
+    match op {
+        Operand::Field {
+            field,
+            slice: None,
+            mask: None,
+        } => field.value_named(name),
+        _ => None,
+    }
+}
+
 fn target(op: &Operand) -> FieldType {
     match op {
         Operand::Field { slice: Some(_), .. } => FieldType::Bytes,
@@ -782,6 +918,7 @@ fn target(op: &Operand) -> FieldType {
         },
         Operand::Field { field, .. } => field.ty,
         Operand::Len(_) | Operand::Count(_) => FieldType::Uint(32),
+        Operand::Text(..) => FieldType::Str,
     }
 }
 
@@ -790,6 +927,7 @@ fn describe(op: &Operand) -> String {
         Operand::Field { field, .. } => field.name.to_string(),
         Operand::Len(f) => format!("len({})", f.name),
         Operand::Count(f) => format!("count({})", f.name),
+        Operand::Text(t, f) => format!("{}({})", t.name(), f.name),
     }
 }
 
@@ -866,6 +1004,33 @@ fn operand_values<'a>(op: &Operand, ctx: &Ctx<'_, 'a>, scratch: &mut Vec<Value<'
             scratch.clear();
             scratch.push(Value::Uint(n));
         }
+        Operand::Text(t, f) => {
+            (f.get)(ctx, scratch);
+            for v in scratch.iter_mut() {
+                let text = match (t, &*v) {
+                    (TextFn::Upper, Value::Str(s)) => s.to_uppercase(),
+                    (TextFn::Lower, Value::Str(s)) => s.to_lowercase(),
+                    (_, Value::Str(_)) => continue,
+                    (_, Value::Uint(n)) => n.to_string(),
+                    (_, Value::Bytes(b)) => {
+                        let mut s = String::with_capacity(b.len() * 3);
+                        for (i, x) in b.iter().enumerate() {
+                            if i > 0 {
+                                s.push(':');
+                            }
+                            let _ = write!(s, "{x:02x}");
+                        }
+                        s
+                    }
+                    (_, other) => {
+                        let mut s = String::new();
+                        f.format(other, &mut s);
+                        s
+                    }
+                };
+                *v = Value::Str(text.into());
+            }
+        }
     }
 }
 
@@ -901,7 +1066,7 @@ fn test<'a>(t: &Test, ctx: &Ctx<'_, 'a>, scratch: &mut Vec<Value<'a>>) -> bool {
                 _ => true,
             })
         }
-        Test::Cmp(op, c, rhs) => {
+        Test::Cmp(op, c, rhs, quant) => {
             operand_values(op, ctx, scratch);
             if scratch.is_empty() {
                 return false;
@@ -941,38 +1106,37 @@ fn test<'a>(t: &Test, ctx: &Ctx<'_, 'a>, scratch: &mut Vec<Value<'a>>) -> bool {
                     .iter()
                     .flat_map(|v| rlits.iter().map(move |l| (v, l)))
             };
-            match c {
-                CmpOp::AllNe | CmpOp::AllEq => pairs().all(|(v, l)| holds(v, l)),
-                _ => pairs().any(|(v, l)| holds(v, l)),
-            }
+            quant.holds(pairs(), |(v, l)| holds(v, l))
         }
-        Test::In(op, items) => {
+        Test::In(op, items, quant) => {
             operand_values(op, ctx, scratch);
-            scratch.iter().any(|v| {
-                items.iter().any(|(a, b)| match b {
-                    None => literal::equals(v, a),
-                    Some(b) => {
-                        matches!(
-                            literal::compare(v, a),
-                            Some(std::cmp::Ordering::Greater | std::cmp::Ordering::Equal)
-                        ) && matches!(
-                            literal::compare(v, b),
-                            Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
-                        )
-                    }
+            !scratch.is_empty()
+                && quant.holds(scratch.iter(), |v| {
+                    items.iter().any(|(a, b)| match b {
+                        None => literal::equals(v, a),
+                        Some(b) => {
+                            matches!(
+                                literal::compare(v, a),
+                                Some(std::cmp::Ordering::Greater | std::cmp::Ordering::Equal)
+                            ) && matches!(
+                                literal::compare(v, b),
+                                Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+                            )
+                        }
+                    })
                 })
-            })
         }
-        Test::Contains(op, l) => {
+        Test::Contains(op, l, quant) => {
             operand_values(op, ctx, scratch);
-            scratch.iter().any(|v| literal::contains(v, l))
+            !scratch.is_empty() && quant.holds(scratch.iter(), |v| literal::contains(v, l))
         }
-        Test::Matches(op, re) => {
+        Test::Matches(op, re, quant) => {
             operand_values(op, ctx, scratch);
-            scratch.iter().any(|v| match v {
-                Value::Str(s) => re.is_match(s.as_bytes()),
-                v => literal::to_bytes(v).is_some_and(|b| re.is_match(&b)),
-            })
+            !scratch.is_empty()
+                && quant.holds(scratch.iter(), |v| match v {
+                    Value::Str(s) => re.is_match(s.as_bytes()),
+                    v => literal::to_bytes(v).is_some_and(|b| re.is_match(&b)),
+                })
         }
     }
 }

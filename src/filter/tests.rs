@@ -521,6 +521,124 @@ const CASES: &[(&str, Pred, bool)] = &[
         |p| (p.reth.is_some() && p.aeth.is_some()) || bth(p).is_some_and(|b| b.se),
         true,
     ),
+    // names of values (Wireshark's value strings), any case
+    (
+        "ip.proto == \"UDP\"",
+        |p| p.ip.is_some_and(|i| i.version == 4 && i.protocol == 17),
+        true,
+    ),
+    (
+        "ipv6.nxt == udp",
+        |p| p.ip.is_some_and(|i| i.version == 6 && i.protocol == 17),
+        true,
+    ),
+    (
+        "infiniband.bth.opcode == \"Reliable Connection (RC) - RDMA WRITE First\"",
+        |p| bth(p).is_some_and(|b| b.opcode.0 == 6),
+        true,
+    ),
+    (
+        "bth.opcode in {\"rc rdma write only\" \"CNP\"}",
+        |p| bth(p).is_some_and(|b| b.opcode.0 == 10 || b.opcode.0 == 0x81),
+        true,
+    ),
+    (
+        "bth.opcode >= \"RC Acknowledge\"",
+        |p| bth(p).is_some_and(|b| b.opcode.0 >= 17),
+        true,
+    ),
+    (
+        "eth.type == \"IPv6\"",
+        |p| p.eth.is_some_and(|e| e.ethertype == 0x86dd),
+        true,
+    ),
+    (
+        "ip.flags.df == \"Not set\"",
+        |p| {
+            p.ip.is_some_and(|i| i.version == 4)
+                && p.data.get(14 + 6).is_some_and(|f| f & 0x40 == 0)
+        },
+        false,
+    ),
+    (
+        "aeth.syndrome.opcode == \"Nak\"",
+        |p| p.aeth.is_some_and(|a| a.syndrome >> 5 == 3),
+        true,
+    ),
+    // any / all: which of a field's occurrences (ip.addr: source and
+    // destination) must pass
+    (
+        "all ip.addr != 10.0.0.1",
+        |p| v4(p).is_some_and(|(s, d)| s.octets() != [10, 0, 0, 1] && d.octets() != [10, 0, 0, 1]),
+        true,
+    ),
+    (
+        "any ip.addr != 10.0.0.1",
+        |p| v4(p).is_some_and(|(s, d)| s.octets() != [10, 0, 0, 1] || d.octets() != [10, 0, 0, 1]),
+        true,
+    ),
+    (
+        "all ip.addr == 10.0.0.1",
+        |p| v4(p).is_some_and(|(s, d)| s.octets() == [10, 0, 0, 1] && d.octets() == [10, 0, 0, 1]),
+        false,
+    ),
+    (
+        "ALL ip.addr > 10.0.0.1",
+        |p| v4(p).is_some_and(|(s, d)| s.octets() > [10, 0, 0, 1] && d.octets() > [10, 0, 0, 1]),
+        true,
+    ),
+    (
+        "any ip.addr > 10.0.0.1",
+        |p| v4(p).is_some_and(|(s, d)| s.octets() > [10, 0, 0, 1] || d.octets() > [10, 0, 0, 1]),
+        true,
+    ),
+    (
+        "all ip.addr in {10.0.0.1 10.0.1.1}",
+        |p| {
+            v4(p).is_some_and(|(s, d)| {
+                [s, d]
+                    .iter()
+                    .all(|a| a.octets() == [10, 0, 0, 1] || a.octets() == [10, 0, 1, 1])
+            })
+        },
+        true,
+    ),
+    (
+        "all eth.addr matches r\"^\\x02\"",
+        |p| p.eth.is_some_and(|e| e.src[0] == 2 && e.dst[0] == 2),
+        true,
+    ),
+    // functions that make text
+    (
+        "upper(bth.opcode_name) == \"RC RDMA WRITE FIRST\"",
+        |p| bth(p).is_some_and(|b| b.opcode.0 == 6),
+        true,
+    ),
+    (
+        "lower(infiniband.bth.opcode_name) contains \"rdma read\"",
+        |p| bth(p).is_some_and(|b| b.opcode.name().contains("RDMA READ")),
+        true,
+    ),
+    (
+        "string(bth.destqp) == \"256\"",
+        |p| bth(p).is_some_and(|b| b.dest_qp == 256),
+        true,
+    ),
+    (
+        "string(ip.dst) matches \"\\\\.1$\"",
+        |p| v4(p).is_some_and(|(_, d)| d.octets()[3] == 1),
+        true,
+    ),
+    (
+        "string(eth.dst) == \"01:80:c2:00:00:01\"",
+        |p| p.eth.is_some_and(|e| e.dst == [1, 0x80, 0xc2, 0, 0, 1]),
+        true,
+    ),
+    (
+        "all bth.psn > 5 && !(all bth.psn <= 5)",
+        |p| bth(p).is_some_and(|b| b.psn > 5),
+        true,
+    ),
 ];
 
 #[test]
@@ -615,6 +733,30 @@ fn bad_filters_say_what_and_where() {
         (
             "bth.opcode_name ~ \"x{1000}{1000}\"",
             "the regular expression cannot be compiled: it is too large (column 19): bth.opcode_name ~ >>\"x{1000}{1000}\"<<",
+        ),
+        (
+            "ip.proto == \"XYZ\"",
+            "\"XYZ\" is neither a valid integer nor the name of one of ip.proto's values (roce-dissect fields --values ip.proto lists them) (column 13): ip.proto == >>\"XYZ\"<<",
+        ),
+        (
+            "bth.psn == \"5\"",
+            "\"5\" is not a valid integer (for infiniband.bth.psn) (column 12): bth.psn == >>\"5\"<<",
+        ),
+        (
+            "upper(bth.psn) == \"1\"",
+            "upper() needs a string field, and infiniband.bth.psn is integer (column 7): upper(>>bth.psn<<) == \"1\"",
+        ),
+        (
+            "string(bth) == \"1\"",
+            "string() needs a field with a value, and infiniband.bth is protocol (column 8): string(>>bth<<) == \"1\"",
+        ),
+        (
+            "all bth",
+            "\"all\" needs a comparison after its field (all f > 1) (column 1): >>all<< bth",
+        ),
+        (
+            "any bth.psn",
+            "\"any\" needs a comparison after its field (all f > 1) (column 1): >>any<< bth.psn",
         ),
         (
             "bth.psn == \"open",
