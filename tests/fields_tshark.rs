@@ -451,6 +451,10 @@ fn names_quantifiers_and_string_select_what_tshark_selects() {
         "string(ipv6.src) contains \"fd00\"",
         "string(ip.proto) == \"17\"",
         "string(infiniband.bth.psn) matches \"0$\"",
+        "frame.time >= \"2026-01-01 00:00:00.0005 UTC\"",
+        "frame.time < \"2026-01-01T00:00:00.0005Z\"",
+        "frame.time >= \"Jan  1, 2026 00:00:00.000627 UTC\"",
+        "frame.time > \"2025-12-31\"",
     ];
     let number = roce_dissect::fields::lookup("frame.number").unwrap();
     // The samples with CM, IPv6, retransmissions, NAKs and PFC, and a

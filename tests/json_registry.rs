@@ -221,6 +221,7 @@ fn left_out(name: &str) -> bool {
         || matches!(
             name,
             "frame.time_relative"
+                | "frame.time"
                 | "frame.time_delta"
                 | "frame.protocols"
                 | "eth.addr"

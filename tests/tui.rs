@@ -10,6 +10,8 @@ use roce_dissect::tui::app::{Scope, View};
 use roce_dissect::tui::{self, App};
 
 fn app(name: &str) -> App {
+    // The tree's Arrival Time is in the local zone: these snapshots in UTC.
+    assert!(roce_dissect::fields::use_utc());
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("captures")
         .join(name);

@@ -45,6 +45,8 @@ fn header_trees_and_hex() {
     let d = tempfile::tempdir().unwrap();
     let p = sample_capture(d.path());
     let out = common::bin()
+        // The Arrival Time is in the local zone: this snapshot in UTC.
+        .env("TZ", "UTC")
         .args(["packets", "-V", "-x"])
         .arg(&p)
         .output()

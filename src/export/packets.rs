@@ -21,8 +21,17 @@ use crate::fields::{Ctx, FIELDS, Field, FieldType, Value};
 use crate::pipeline::Seen;
 
 /// Fields left out: each holds both ends' values, which have their own
-/// columns (`ip_src`, `ip_dst`), and `frame`, which every frame has.
-const LEFT_OUT: &[&str] = &["frame", "eth.addr", "ip.addr", "ipv6.addr", "udp.port"];
+/// columns (`ip_src`, `ip_dst`); `frame`, which every frame has; and
+/// `frame.time`, the `ts` column in words.
+const LEFT_OUT: &[&str] = &[
+    "frame",
+    "eth.addr",
+    "ip.addr",
+    "ipv6.addr",
+    "udp.port",
+    // `ts` in words.
+    "frame.time",
+];
 
 /// One column of the table.
 #[derive(Debug, Clone)]

@@ -7,6 +7,7 @@
 //! shape (nested objects, arrays, nulls); `tests/json_registry.rs` holds
 //! every JSON key to the registry field it shows, both ways.
 
+mod abstime;
 mod names;
 mod registry;
 
@@ -19,6 +20,7 @@ use std::sync::OnceLock;
 use crate::analysis::{FrameAnalysis, Mark};
 use crate::dissect::Packet;
 
+pub use abstime::{parse as parse_abs_time, use_utc, write_local as write_local_time};
 pub use registry::FIELDS;
 
 /// A field's type, as Wireshark's `FT_*` (the integer's width in bits
@@ -33,7 +35,8 @@ pub enum FieldType {
     Ipv6,
     Bytes,
     Str,
-    /// Seconds since the epoch, to the nanosecond.
+    /// A moment, to the nanosecond, written in words in the local time
+    /// zone (`frame.time`: `Jan  1, 2026 00:00:00.000000000 UTC`).
     AbsTime,
     /// A span of time, to the nanosecond.
     RelTime,
@@ -242,6 +245,7 @@ impl Field {
                 }
             }
             Value::Str(s) => out.push_str(s),
+            Value::Time(ns) if self.ty == FieldType::AbsTime => abstime::write_local(*ns, out),
             Value::Time(ns) if self.ty == FieldType::Millis => {
                 out.push_str(&double_g15(millis(*ns)));
             }

@@ -285,6 +285,15 @@ pub static FIELDS: &[Field] = &[
         |p| Some(p.caplen)
     ),
     Field {
+        name: "frame.time",
+        title: "Arrival Time",
+        ty: FieldType::AbsTime,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| o.push(Value::Time(i128::from(c.pkt.ts_ns))),
+    },
+    Field {
         name: "frame.time_epoch",
         title: "Epoch Time",
         ty: RelTime,

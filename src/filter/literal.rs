@@ -130,7 +130,12 @@ pub fn parse(text: &str, ty: FieldType) -> Option<Literal> {
         }
         FieldType::Bytes => bytes(text).map(Literal::Bytes),
         FieldType::Str => Some(Literal::Str(text.to_string())),
-        FieldType::AbsTime | FieldType::RelTime => seconds(text).map(Literal::Time),
+        // Words (`"Jan 1, 2026 00:00:00"`, local time) or, beyond what
+        // tshark reads, seconds since the epoch.
+        FieldType::AbsTime => crate::fields::parse_abs_time(text)
+            .or_else(|| seconds(text))
+            .map(Literal::Time),
+        FieldType::RelTime => seconds(text).map(Literal::Time),
         // Milliseconds, read as seconds to the picosecond: 0.05 is 50 µs.
         FieldType::Millis => millis(text).map(Literal::Time),
         FieldType::Presence => None,

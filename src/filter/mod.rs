@@ -708,6 +708,7 @@ impl<'t> Parser<'t> {
             (Tok::Str(s), FieldType::Bool) if ["true", "false"].contains(&&*s.to_lowercase()) => {
                 literal::parse(s, ty)
             }
+            (Tok::Str(s), FieldType::AbsTime) => literal::parse(s, ty),
             (Tok::Str(_), _) => None,
             _ => literal::parse(text, ty),
         };
@@ -724,6 +725,12 @@ impl<'t> Parser<'t> {
                     "\"{text}\" is neither a valid {} nor the name of one of {name}'s values \
                      (roce-dissect fields --values {name} lists them)",
                     type_name(ty),
+                ),
+                None if ty == FieldType::AbsTime => format!(
+                    "\"{text}\" is not a valid time (for {}): write \"Nov 12, 2026 08:55:44.123\" \
+                     or \"2026-11-12 08:55:44\" (local time; \" UTC\" after it for UTC), \
+                     or seconds since the epoch",
+                    describe(op)
                 ),
                 None => format!(
                     "\"{text}\" is not a valid {} (for {})",

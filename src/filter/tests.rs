@@ -608,6 +608,17 @@ const CASES: &[(&str, Pred, bool)] = &[
         |p| p.eth.is_some_and(|e| e.src[0] == 2 && e.dst[0] == 2),
         true,
     ),
+    // times in words
+    (
+        "frame.time >= \"2026-01-01 00:00:00.0005 UTC\"",
+        |p| p.ts_ns >= 1_767_225_600_000_500_000,
+        true,
+    ),
+    (
+        "frame.time < \"Jan  1, 2026 00:00:00.000500000 UTC\" && frame.time > 1",
+        |p| p.ts_ns < 1_767_225_600_000_500_000 && p.ts_ns > 1_000_000_000,
+        true,
+    ),
     // functions that make text
     (
         "upper(bth.opcode_name) == \"RC RDMA WRITE FIRST\"",
@@ -749,6 +760,10 @@ fn bad_filters_say_what_and_where() {
         (
             "string(bth) == \"1\"",
             "string() needs a field with a value, and infiniband.bth is protocol (column 8): string(>>bth<<) == \"1\"",
+        ),
+        (
+            "frame.time > \"Jan 1, 2026\"",
+            "\"Jan 1, 2026\" is not a valid time (for frame.time): write \"Nov 12, 2026 08:55:44.123\" or \"2026-11-12 08:55:44\" (local time; \" UTC\" after it for UTC), or seconds since the epoch (column 14): frame.time > >>\"Jan 1, 2026\"<<",
         ),
         (
             "all bth",

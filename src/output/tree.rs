@@ -349,6 +349,9 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64) {
             p.number, p.len, p.caplen
         ),
     );
+    let mut arrival = String::new();
+    crate::fields::write_local_time(i128::from(p.ts_ns), &mut arrival);
+    t.text(1, format_args!("Arrival Time: {arrival}"));
     t.text(
         1,
         format_args!(
