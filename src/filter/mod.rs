@@ -116,8 +116,8 @@ enum TextFn {
     /// A string field in small letters.
     Lower,
     /// Any field's value as text: integers in decimal, addresses as
-    /// they are written, bytes as `01:02`, times in seconds, booleans `1`
-    /// or `0`.
+    /// they are written, bytes as `01:02`, the rest as `-T fields` prints
+    /// it (times, booleans `1` or `0`).
     String,
 }
 
