@@ -14,38 +14,42 @@ use std::sync::OnceLock;
 
 use crate::wire::{Opcode, Operation, Transport};
 
-/// EtherTypes (`eth.type`, `vlan.etype`).
+/// EtherTypes (`eth.type`, `vlan.etype`): tshark's names, then the
+/// summary line's (`RoCE`, `LLDP`).
 pub fn ethertype() -> &'static [(u64, &'static str)] {
-    &[
+    const TSHARK: [(u16, &str); 16] = [
         (0x0800, "IPv4"),
         (0x0806, "ARP"),
         (0x86dd, "IPv6"),
         (0x8100, "802.1Q Virtual LAN"),
-        (0x8100, "802.1Q"),
         (0x88a8, "802.1ad Provider Bridge (Q-in-Q)"),
-        (0x88a8, "802.1ad"),
         (0x8808, "MAC Control"),
         (0x8809, "Slow Protocols"),
         (0x888e, "802.1X Authentication"),
-        (0x888e, "EAPOL"),
         (0x88cc, "802.1 Link Layer Discovery Protocol (LLDP)"),
-        (0x88cc, "LLDP"),
         (0x88f7, "PTPv2 over Ethernet (IEEE1588)"),
-        (0x88f7, "PTP"),
         (0x8915, "RDMA over Converged Ethernet"),
-        (0x8915, "RoCE"),
         (0x8906, "Fibre Channel over Ethernet"),
-        (0x8906, "FCoE"),
         (0x8914, "FCoE Initialization Protocol"),
-        (0x8914, "FIP"),
         (0x8847, "MPLS label switched packet"),
-        (0x8847, "MPLS"),
-    ]
+        (
+            0x893a,
+            "1905.1a Convergent Digital Home Network for Heterogenous Technologies",
+        ),
+        (0x9100, "QinQ: old non-standard 802.1ad"),
+    ];
+    static NAMES: OnceLock<Vec<(u64, &'static str)>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        with_ours(TSHARK.map(|(v, n)| (u64::from(v), n)), |v| {
+            crate::output::names::ethertype(v as u16)
+        })
+    })
 }
 
-/// IP protocols and IPv6 next headers (`ip.proto`, `ipv6.nxt`).
+/// IP protocols and IPv6 next headers (`ip.proto`, `ipv6.nxt`): tshark's
+/// names, then the summary line's where they differ.
 pub fn ip_protocol() -> &'static [(u64, &'static str)] {
-    &[
+    const TSHARK: [(u8, &str); 19] = [
         (0, "IPv6 Hop-by-Hop Option"),
         (1, "ICMP"),
         (2, "IGMP"),
@@ -54,94 +58,85 @@ pub fn ip_protocol() -> &'static [(u64, &'static str)] {
         (17, "UDP"),
         (41, "IPv6"),
         (43, "Routing Header for IPv6"),
-        (43, "IPv6 Routing"),
         (44, "Fragment Header for IPv6"),
-        (44, "IPv6 Fragment"),
         (47, "Generic Routing Encapsulation"),
-        (47, "GRE"),
         (50, "Encap Security Payload"),
-        (50, "ESP"),
         (51, "Authentication Header"),
-        (51, "AH"),
         (58, "ICMPv6"),
         (59, "No Next Header for IPv6"),
-        (59, "IPv6 No Next Header"),
         (60, "Destination Options for IPv6"),
-        (60, "IPv6 Destination Options"),
         (89, "OSPF IGP"),
-        (89, "OSPF"),
         (103, "PIM"),
         (112, "VRRP"),
         (132, "SCTP"),
-    ]
+    ];
+    static NAMES: OnceLock<Vec<(u64, &'static str)>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        with_ours(TSHARK.map(|(v, n)| (u64::from(v), n)), |v| {
+            Some(crate::output::names::ip_protocol(v as u8)).filter(|n| *n != "unknown")
+        })
+    })
+}
+
+/// Each of tshark's names, followed by roce-dissect's for the same value
+/// where it is another word.
+fn with_ours(
+    tshark: impl IntoIterator<Item = (u64, &'static str)>,
+    ours: impl Fn(u64) -> Option<&'static str>,
+) -> Vec<(u64, &'static str)> {
+    let mut v = Vec::new();
+    for (value, name) in tshark {
+        v.push((value, name));
+        if let Some(o) = ours(value).filter(|o| !o.eq_ignore_ascii_case(name)) {
+            v.push((value, o));
+        }
+    }
+    v
 }
 
 /// The ECN codepoint (`ip.dsfield.ecn`, `ipv6.tclass.ecn`): tshark's
-/// words and RFC 3168's.
+/// words, then RFC 3168's (`ECT(0)`, `CE`), as the tree writes them.
 pub fn ecn() -> &'static [(u64, &'static str)] {
-    &[
+    const TSHARK: [(u64, &str); 4] = [
         (0, "Not ECN-Capable Transport"),
-        (0, "Not-ECT"),
         (1, "ECN-Capable Transport codepoint '01'"),
-        (1, "ECT(1)"),
         (2, "ECN-Capable Transport codepoint '10'"),
-        (2, "ECT(0)"),
         (3, "Congestion Experienced"),
-        (3, "CE"),
-    ]
+    ];
+    static NAMES: OnceLock<Vec<(u64, &'static str)>> = OnceLock::new();
+    NAMES.get_or_init(|| with_ours(TSHARK, |v| Some(crate::output::names::ecn(v as u8))))
 }
 
 /// DiffServ codepoints (`ip.dsfield.dscp`, `ipv6.tclass.dscp`): tshark's
-/// words and the short names switch configurations use (`CS3`, `AF41`).
+/// words, then the short names the tree writes (`CS3`, `AF41`).
 pub fn dscp() -> &'static [(u64, &'static str)] {
-    &[
+    const TSHARK: [(u64, &str); 23] = [
         (0, "Default"),
-        (0, "CS0"),
         (1, "Lower Effort"),
-        (1, "LE"),
         (8, "Class Selector 1"),
-        (8, "CS1"),
         (10, "Assured Forwarding 11"),
-        (10, "AF11"),
         (12, "Assured Forwarding 12"),
-        (12, "AF12"),
         (14, "Assured Forwarding 13"),
-        (14, "AF13"),
         (16, "Class Selector 2"),
-        (16, "CS2"),
         (18, "Assured Forwarding 21"),
-        (18, "AF21"),
         (20, "Assured Forwarding 22"),
-        (20, "AF22"),
         (22, "Assured Forwarding 23"),
-        (22, "AF23"),
         (24, "Class Selector 3"),
-        (24, "CS3"),
         (26, "Assured Forwarding 31"),
-        (26, "AF31"),
         (28, "Assured Forwarding 32"),
-        (28, "AF32"),
         (30, "Assured Forwarding 33"),
-        (30, "AF33"),
         (32, "Class Selector 4"),
-        (32, "CS4"),
         (34, "Assured Forwarding 41"),
-        (34, "AF41"),
         (36, "Assured Forwarding 42"),
-        (36, "AF42"),
         (38, "Assured Forwarding 43"),
-        (38, "AF43"),
         (40, "Class Selector 5"),
-        (40, "CS5"),
         (44, "Voice Admit"),
-        (44, "VA"),
         (46, "Expedited Forwarding"),
-        (46, "EF"),
         (48, "Class Selector 6"),
-        (48, "CS6"),
         (56, "Class Selector 7"),
-        (56, "CS7"),
-    ]
+    ];
+    static NAMES: OnceLock<Vec<(u64, &'static str)>> = OnceLock::new();
+    NAMES.get_or_init(|| with_ours(TSHARK, |v| crate::output::names::dscp(v as u8)))
 }
 
 /// `ip.flags.*`.
@@ -318,6 +313,14 @@ mod tests {
         let ecn = crate::fields::lookup("ip.dsfield.ecn").unwrap();
         assert_eq!(ecn.value_named("ce"), Some(3));
         assert_eq!(ecn.value_named("ECT(0)"), Some(2));
+        let dscp = crate::fields::lookup("ip.dsfield.dscp").unwrap();
+        assert_eq!(dscp.value_named("af31"), Some(26));
+        assert_eq!(dscp.value_named("Assured Forwarding 31"), Some(26));
+        let ethertype = crate::fields::lookup("eth.type").unwrap();
+        assert_eq!(ethertype.value_named("RoCE"), Some(0x8915));
+        assert_eq!(ethertype.value_named("IPv4"), Some(0x0800));
+        let proto = crate::fields::lookup("ip.proto").unwrap();
+        assert_eq!(proto.value_named("gre"), Some(47));
         assert!(crate::fields::lookup("bth.psn").unwrap().names.is_none());
     }
 

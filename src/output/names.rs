@@ -23,6 +23,47 @@ pub fn ethertype(t: u16) -> Option<&'static str> {
     })
 }
 
+/// The ECN codepoint's name (RFC 3168).
+pub fn ecn(ecn: u8) -> &'static str {
+    match ecn & 3 {
+        0 => "Not-ECT",
+        1 => "ECT(1)",
+        2 => "ECT(0)",
+        _ => "CE",
+    }
+}
+
+/// A DiffServ codepoint's name, as switch configurations write them
+/// (RFC 2474, 2597, 3246, 5865, 8622).
+pub fn dscp(d: u8) -> Option<&'static str> {
+    Some(match d {
+        0 => "CS0",
+        1 => "LE",
+        8 => "CS1",
+        10 => "AF11",
+        12 => "AF12",
+        14 => "AF13",
+        16 => "CS2",
+        18 => "AF21",
+        20 => "AF22",
+        22 => "AF23",
+        24 => "CS3",
+        26 => "AF31",
+        28 => "AF32",
+        30 => "AF33",
+        32 => "CS4",
+        34 => "AF41",
+        36 => "AF42",
+        38 => "AF43",
+        40 => "CS5",
+        44 => "VA",
+        46 => "EF",
+        48 => "CS6",
+        56 => "CS7",
+        _ => return None,
+    })
+}
+
 /// An IP protocol (or IPv6 next header) name.
 pub fn ip_protocol(p: u8) -> &'static str {
     match p {

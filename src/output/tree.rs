@@ -191,15 +191,6 @@ fn yes(b: bool) -> &'static str {
     if b { "True" } else { "False" }
 }
 
-fn ecn_name(ecn: u8) -> &'static str {
-    match ecn {
-        0 => "Not-ECT",
-        1 => "ECT(1)",
-        2 => "ECT(0)",
-        _ => "CE",
-    }
-}
-
 /// Builds the header tree of a packet.
 /// The ERF record header, as Wireshark shows it.
 fn erf_node(t: &mut Tree, e: &crate::wire::ErfRepr, frame_at: usize) {
@@ -438,9 +429,9 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64) {
                 format_args!(
                     "Differentiated Services Field: DSCP {} ({}), ECN {} ({})",
                     ip.dscp,
-                    dscp_name(ip.dscp),
+                    names::dscp(ip.dscp).unwrap_or("-"),
                     ip.ecn,
-                    ecn_name(ip.ecn)
+                    names::ecn(ip.ecn)
                 ),
             );
             t.add(1, at + 2, 2, format_args!("Total Length: {}", ip.total_len));
@@ -523,9 +514,9 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64) {
                 format_args!(
                     "Traffic Class: DSCP {} ({}), ECN {} ({})",
                     ip.dscp,
-                    dscp_name(ip.dscp),
+                    names::dscp(ip.dscp).unwrap_or("-"),
                     ip.ecn,
-                    ecn_name(ip.ecn)
+                    names::ecn(ip.ecn)
                 ),
             );
             if let Some(w) = be32(p, at) {
@@ -1064,25 +1055,6 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64) {
     }
     if let Some(e) = &p.error {
         t.text(0, format_args!("[Malformed Packet: {e}]"));
-    }
-}
-
-fn dscp_name(d: u8) -> &'static str {
-    match d {
-        0 => "CS0",
-        8 => "CS1",
-        10 => "AF11",
-        16 => "CS2",
-        18 => "AF21",
-        24 => "CS3",
-        26 => "AF31",
-        32 => "CS4",
-        34 => "AF41",
-        40 => "CS5",
-        46 => "EF",
-        48 => "CS6",
-        56 => "CS7",
-        _ => "-",
     }
 }
 
