@@ -186,6 +186,18 @@ fn tui_without_a_terminal_is_one_line_and_exit_2() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("tui draws on a terminal"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+    // With a display filter: a bad one is said first, a good one changes
+    // nothing here.
+    let (code, _, err) = run(&["tui", cap.to_str().unwrap(), "-Y", "ip.proto == \"XYZ\""]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("-Y: \"XYZ\" is neither a valid integer nor the name"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["tui", cap.to_str().unwrap(), "-Y", "ip.proto == \"UDP\""]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("tui draws on a terminal"), "{err}");
 }
 
 #[test]

@@ -644,3 +644,47 @@ fn up_brings_back_the_last_filter_and_ctrl_u_clears_the_line() {
     assert!(s.contains("Ctrl-U"), "{s}");
     assert!(s.contains("mouse wheel"), "{s}");
 }
+
+/// `tui -Y FILTER` starts as if the filter were typed after `/`; filters
+/// that begin with `not`, `any` or `all` are display filters in the bar,
+/// not words to look for.
+#[test]
+fn a_display_filter_from_the_command_line_or_a_quantifier_in_the_bar() {
+    let count = |filter: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
+            .args(["packets", "-Y", filter])
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/mixed.pcapng"))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).lines().count()
+    };
+    let filter = "ip.proto == \"UDP\" && all ip.addr != 10.0.0.1";
+    let mut a = app("mixed.pcapng");
+    a.start_with_filter(filter);
+    let n = count(filter);
+    assert!(n > 0 && n < 438, "{n}");
+    assert!(
+        a.status.starts_with(&format!("{n} of 438 frames match")),
+        "{}",
+        a.status
+    );
+    assert!(a.flow_rows.len() < a.report.flows.len());
+    // ↑ in the bar brings it back.
+    press(&mut a, "/↑");
+    assert_eq!(a.editing.as_deref(), Some(filter));
+    press(&mut a, "⎋");
+    for typed in [
+        "all ip.addr == 10.0.0.7",
+        "not bth",
+        "any eth.addr matches \"^\\\\x02\\\\x5e\"",
+    ] {
+        press(&mut a, &format!("/{typed}⏎"));
+        let n = count(typed);
+        assert!(a.filter.is_empty(), "{typed}: read as words");
+        assert!(
+            a.status.starts_with(&format!("{n} of 438 frames match")),
+            "{typed}: {}",
+            a.status
+        );
+    }
+}

@@ -653,6 +653,11 @@ pub struct TuiArgs {
     #[arg(long)]
     pub merge: bool,
 
+    /// Start with this display filter applied, as if typed after `/`
+    /// (Wireshark's language: `roce.analysis.flags`, `ip.proto == "UDP"`)
+    #[arg(short = 'Y', long = "display-filter", value_name = "FILTER")]
+    pub display_filter: Option<String>,
+
     #[command(flatten)]
     pub decode: DecodeArgs,
 

@@ -78,7 +78,17 @@ pub fn main() -> ExitCode {
                         inputs.paths.len()
                     )));
                 }
-                crate::tui::run(&inputs.paths, &args.decode.dissect_options(), opts)
+                // A bad filter is said before the screen is taken over.
+                if let Some(f) = &args.display_filter {
+                    crate::filter::Filter::parse(f)
+                        .map_err(|e| RunError::Usage(format!("-Y: {e}")))?;
+                }
+                crate::tui::run(
+                    &inputs.paths,
+                    &args.decode.dissect_options(),
+                    opts,
+                    args.display_filter.as_deref(),
+                )
             }),
         Some(Command::Completions(args)) => completions(args.shell),
         Some(Command::Man(args)) => man(args.command.as_deref()),

@@ -213,10 +213,12 @@ pub struct DisplayFilter {
 /// look for in addresses: it has an operator, or its first word is a field.
 fn looks_like_filter(text: &str) -> bool {
     text.contains(['=', '<', '>', '!', '&', '|', '(', '[', '{', '~', '^'])
-        || text
-            .split_whitespace()
-            .next()
-            .is_some_and(|w| crate::fields::lookup(w).is_some())
+        || text.split_whitespace().next().is_some_and(|w| {
+            crate::fields::lookup(w).is_some()
+                || ["not", "any", "all"]
+                    .iter()
+                    .any(|k| w.eq_ignore_ascii_case(k))
+        })
 }
 
 pub struct App {
@@ -455,6 +457,13 @@ impl App {
         self.packet_top = 0;
         self.packet_rows.clear();
         self.stack.push(View::Packets(scope));
+    }
+
+    /// Starts with a display filter applied (`tui -Y FILTER`), as if it
+    /// had been typed after `/` (`↑` in the filter bar brings it back).
+    pub fn start_with_filter(&mut self, text: &str) {
+        self.last_filter = text.to_string();
+        self.apply_filter(text.to_string());
     }
 
     /// Applies what was typed after `/`: a display filter (every frame read

@@ -305,6 +305,7 @@ pub fn run(
     paths: &[PathBuf],
     dissect_opts: &DissectOptions,
     opts: AnalysisOptions,
+    display_filter: Option<&str>,
 ) -> Result<(), crate::cli::RunError> {
     if !io::stdout().is_terminal() {
         return Err(not_a_terminal());
@@ -369,6 +370,9 @@ pub fn run(
             });
         })
         .map_err(|e| crate::cli::RunError::Capture(path.to_path_buf(), e))?;
+        if let Some(f) = display_filter {
+            app.start_with_filter(f);
+        }
         event_loop(&mut terminal, &mut app, &mut || {
             bail_if_signalled();
             if event::poll(Duration::from_millis(250))? {
