@@ -199,15 +199,50 @@ pub fn dissect_frame(data: &[u8]) {
 pub fn read_capture(data: &[u8]) {
     let file = CaptureFile::from_bytes(data.to_vec());
     let mut from_memory = Vec::new();
+    let mut copy = crate::capture::write::FrameWriter::new(
+        Vec::new(),
+        crate::capture::write::OutFormat::PcapNg,
+        1,
+    )
+    .ok();
+    let mut links = Vec::new();
     if let Ok(reader) = file.frames() {
         for f in reader {
             match f {
                 Ok(f) => {
                     assert!(f.data.len() == f.caplen as usize);
                     from_memory.push((f.number, f.ts_ns, f.len, f.offset, f.data.to_vec()));
+                    links.push((f.link, f.if_speed));
+                    if let Some(w) = copy.as_mut() {
+                        assert!(
+                            w.write(f.ts_ns, f.data, f.len, f.link.number(), f.if_speed)
+                                .is_ok(),
+                            "pcapng takes every frame"
+                        );
+                    }
                 }
                 Err(_) => break,
             }
+        }
+    }
+    // Written as `packets -w` writes (pcapng), every frame reads back.
+    if let Some(w) = copy {
+        let written = w.into_inner();
+        let back: Vec<_> = crate::capture::FrameReader::new(&written)
+            .map(|r| r.map_while(Result::ok).collect())
+            .unwrap_or_default();
+        assert_eq!(back.len(), from_memory.len(), "a copy lost frames");
+        for ((b, m), (link, speed)) in back.iter().zip(&from_memory).zip(&links) {
+            assert!(
+                (b.ts_ns, b.len, b.data, b.link)
+                    == (m.1, m.2.max(m.4.len() as u32), &m.4[..], *link),
+                "a copy's frame differs"
+            );
+            // Past 256 interfaces a copy's new ones state no speed.
+            assert!(
+                b.if_speed == *speed || b.if_speed.is_none(),
+                "a copy's speed differs"
+            );
         }
     }
     let cursor = std::io::Cursor::new(data.to_vec());

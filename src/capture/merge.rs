@@ -238,76 +238,26 @@ pub fn write_pcapng(
     out: &mut dyn std::io::Write,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<u64, CaptureError> {
+    use super::write::{FrameWriter, OutFormat, WriteError};
     let io = |e: std::io::Error| CaptureError::Io {
         path: "<copy>".into(),
         source: e,
     };
-    // Interfaces beyond this many distinct (link, speed) pairs lose the
-    // speed (a file could state a new one on every interface).
-    const MAX_IFACES: usize = 256;
-    let mut ifaces: Vec<(LinkType, Option<NonZeroU64>)> = Vec::new();
-    let mut buf = Vec::with_capacity(1 << 20);
-    // Section header: little-endian, version 1.0, length unknown.
-    let shb = [
-        0x0a, 0x0d, 0x0d, 0x0a, 28, 0, 0, 0, 0x4d, 0x3c, 0x2b, 0x1a, 1, 0, 0, 0, 0xff, 0xff, 0xff,
-        0xff, 0xff, 0xff, 0xff, 0xff, 28, 0, 0, 0,
-    ];
-    buf.extend_from_slice(&shb);
-    let mut n = 0u64;
+    let buffered = std::io::BufWriter::with_capacity(1 << 20, out);
+    let mut w = FrameWriter::new(buffered, OutFormat::PcapNg, 1).map_err(io)?;
     while let Some(frame) = source.next_frame() {
         let f = frame?;
-        let mut want = (f.link, f.if_speed);
-        if ifaces.len() >= MAX_IFACES && !ifaces.contains(&want) {
-            want.1 = None;
+        match w.write(f.ts_ns, f.data, f.len, f.link.number(), f.if_speed) {
+            Ok(()) => {}
+            Err(WriteError::Io(e)) => return Err(io(e)),
+            // pcapng holds every link type.
+            Err(e @ WriteError::MixedLinks { .. }) => return Err(io(std::io::Error::other(e))),
         }
-        let id = match ifaces.iter().position(|i| *i == want) {
-            Some(id) => id,
-            None => {
-                ifaces.push(want);
-                idb(&mut buf, want.0, want.1);
-                ifaces.len() - 1
-            }
-        };
-        let padded = f.data.len().div_ceil(4) * 4;
-        let total = (32 + padded) as u32;
-        buf.extend_from_slice(&6u32.to_le_bytes());
-        buf.extend_from_slice(&total.to_le_bytes());
-        buf.extend_from_slice(&(id as u32).to_le_bytes());
-        buf.extend_from_slice(&((f.ts_ns >> 32) as u32).to_le_bytes());
-        buf.extend_from_slice(&(f.ts_ns as u32).to_le_bytes());
-        buf.extend_from_slice(&(f.data.len() as u32).to_le_bytes());
-        buf.extend_from_slice(&f.len.max(f.caplen).to_le_bytes());
-        buf.extend_from_slice(f.data);
-        buf.resize(buf.len() + padded - f.data.len(), 0);
-        buf.extend_from_slice(&total.to_le_bytes());
-        n += 1;
-        if buf.len() >= 1 << 20 {
-            out.write_all(&buf).map_err(io)?;
-            buf.clear();
+        if w.frames().is_multiple_of(4096) {
             let (done, total) = source.progress();
             progress(done, total.unwrap_or(0));
         }
     }
-    out.write_all(&buf).map_err(io)?;
-    out.flush().map_err(io)?;
-    Ok(n)
-}
-
-/// An interface block: `link`, nanosecond timestamps, `if_speed` if known.
-fn idb(buf: &mut Vec<u8>, link: LinkType, speed: Option<NonZeroU64>) {
-    let mut body = Vec::with_capacity(40);
-    body.extend_from_slice(&(link.number() as u16).to_le_bytes());
-    body.extend_from_slice(&[0, 0]);
-    body.extend_from_slice(&0u32.to_le_bytes()); // snaplen: no limit
-    body.extend_from_slice(&[9, 0, 1, 0, 9, 0, 0, 0]); // if_tsresol = 9
-    if let Some(s) = speed {
-        body.extend_from_slice(&[8, 0, 8, 0]);
-        body.extend_from_slice(&s.get().to_le_bytes());
-    }
-    body.extend_from_slice(&[0, 0, 0, 0]); // opt_endofopt
-    let total = (12 + body.len()) as u32;
-    buf.extend_from_slice(&1u32.to_le_bytes());
-    buf.extend_from_slice(&total.to_le_bytes());
-    buf.extend_from_slice(&body);
-    buf.extend_from_slice(&total.to_le_bytes());
+    w.flush().map_err(io)?;
+    Ok(w.frames())
 }

@@ -8,6 +8,7 @@ pub mod merge;
 mod reader;
 #[cfg(test)]
 pub(crate) mod testfile;
+pub mod write;
 
 pub use chunks::{PCAP_HEADER_LEN, PcapLayout, RECORD_HEADER_LEN, Record};
 pub use reader::{

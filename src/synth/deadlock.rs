@@ -104,7 +104,7 @@ pub fn generate(seed: u64, format: OutFormat) -> std::io::Result<DeadlockRun> {
             w.write(*ts, f)?;
         }
         let ext = match format {
-            OutFormat::PcapNg => "pcapng",
+            OutFormat::PcapNg | OutFormat::PcapNgMicros => "pcapng",
             OutFormat::PcapNanos => "ns.pcap",
             OutFormat::PcapMicros => "pcap",
         };

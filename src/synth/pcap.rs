@@ -3,35 +3,7 @@
 
 use std::io::{self, Write};
 
-/// The container to write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OutFormat {
-    PcapMicros,
-    PcapNanos,
-    PcapNg,
-}
-
-impl OutFormat {
-    /// From a file name: `.pcapng` → pcapng, `.nspcap`/`.ns.pcap` → ns pcap, else pcap.
-    pub fn from_path(p: &std::path::Path) -> OutFormat {
-        let name = p.to_string_lossy().to_ascii_lowercase();
-        if name.ends_with(".pcapng") {
-            OutFormat::PcapNg
-        } else if name.ends_with(".ns.pcap") || name.ends_with(".nspcap") {
-            OutFormat::PcapNanos
-        } else {
-            OutFormat::PcapMicros
-        }
-    }
-
-    /// Nanoseconds per timestamp unit of the format.
-    pub fn ts_resolution_ns(self) -> u64 {
-        match self {
-            OutFormat::PcapMicros => 1000,
-            OutFormat::PcapNanos | OutFormat::PcapNg => 1,
-        }
-    }
-}
+pub use crate::capture::write::OutFormat;
 
 /// A streaming capture writer.
 /// One pcapng of several captures, an interface each (named by the
@@ -94,8 +66,8 @@ pub fn pcapng_of_links(links: &[(&str, &[u8])]) -> io::Result<Vec<u8>> {
 }
 
 pub struct CaptureWriter<W: Write> {
-    w: W,
-    format: OutFormat,
+    w: crate::capture::write::FrameWriter<W>,
+    link: u32,
 }
 
 impl<W: Write> CaptureWriter<W> {
@@ -106,46 +78,12 @@ impl<W: Write> CaptureWriter<W> {
 
     /// A capture of link type `link` (1 Ethernet, 247 InfiniBand, 197
     /// ERF, ...).
-    pub fn with_link(mut w: W, format: OutFormat, link: u16) -> io::Result<Self> {
-        match format {
-            OutFormat::PcapMicros | OutFormat::PcapNanos => {
-                let magic: u32 = if format == OutFormat::PcapNanos {
-                    0xa1b2_3c4d
-                } else {
-                    0xa1b2_c3d4
-                };
-                w.write_all(&magic.to_le_bytes())?;
-                w.write_all(&2u16.to_le_bytes())?;
-                w.write_all(&4u16.to_le_bytes())?;
-                w.write_all(&0i32.to_le_bytes())?;
-                w.write_all(&0u32.to_le_bytes())?;
-                w.write_all(&262_144u32.to_le_bytes())?;
-                w.write_all(&u32::from(link).to_le_bytes())?;
-            }
-            OutFormat::PcapNg => {
-                // SHB
-                w.write_all(&0x0A0D_0D0Au32.to_le_bytes())?;
-                w.write_all(&28u32.to_le_bytes())?;
-                w.write_all(&0x1A2B_3C4Du32.to_le_bytes())?;
-                w.write_all(&1u16.to_le_bytes())?;
-                w.write_all(&0u16.to_le_bytes())?;
-                w.write_all(&(-1i64).to_le_bytes())?;
-                w.write_all(&28u32.to_le_bytes())?;
-                // IDB with if_tsresol = 9 (ns)
-                let len = 20u32 + 8 + 4;
-                w.write_all(&1u32.to_le_bytes())?;
-                w.write_all(&len.to_le_bytes())?;
-                w.write_all(&link.to_le_bytes())?;
-                w.write_all(&0u16.to_le_bytes())?;
-                w.write_all(&262_144u32.to_le_bytes())?;
-                w.write_all(&9u16.to_le_bytes())?; // if_tsresol
-                w.write_all(&1u16.to_le_bytes())?;
-                w.write_all(&[9, 0, 0, 0])?;
-                w.write_all(&0u32.to_le_bytes())?; // opt_endofopt
-                w.write_all(&len.to_le_bytes())?;
-            }
-        }
-        Ok(CaptureWriter { w, format })
+    pub fn with_link(w: W, format: OutFormat, link: u16) -> io::Result<Self> {
+        let link = u32::from(link);
+        Ok(CaptureWriter {
+            w: crate::capture::write::FrameWriter::new(w, format, link)?,
+            link,
+        })
     }
 
     /// Writes one frame captured whole at `ts_ns`.
@@ -155,46 +93,17 @@ impl<W: Write> CaptureWriter<W> {
 
     /// Writes a frame of `orig_len` bytes of which `frame` was captured.
     pub fn write_truncated(&mut self, ts_ns: u64, frame: &[u8], orig_len: usize) -> io::Result<()> {
-        let caplen = frame.len() as u32;
-        let orig = orig_len.max(frame.len()) as u32;
-        match self.format {
-            OutFormat::PcapMicros | OutFormat::PcapNanos => {
-                let secs = (ts_ns / 1_000_000_000) as u32;
-                let frac = if self.format == OutFormat::PcapNanos {
-                    (ts_ns % 1_000_000_000) as u32
-                } else {
-                    ((ts_ns % 1_000_000_000) / 1000) as u32
-                };
-                let mut h = [0u8; 16];
-                h[0..4].copy_from_slice(&secs.to_le_bytes());
-                h[4..8].copy_from_slice(&frac.to_le_bytes());
-                h[8..12].copy_from_slice(&caplen.to_le_bytes());
-                h[12..16].copy_from_slice(&orig.to_le_bytes());
-                self.w.write_all(&h)?;
-                self.w.write_all(frame)?;
-            }
-            OutFormat::PcapNg => {
-                let pad = (4 - frame.len() % 4) % 4;
-                let len = (32 + frame.len() + pad) as u32;
-                let mut h = [0u8; 28];
-                h[0..4].copy_from_slice(&6u32.to_le_bytes());
-                h[4..8].copy_from_slice(&len.to_le_bytes());
-                h[8..12].copy_from_slice(&0u32.to_le_bytes());
-                h[12..16].copy_from_slice(&((ts_ns >> 32) as u32).to_le_bytes());
-                h[16..20].copy_from_slice(&(ts_ns as u32).to_le_bytes());
-                h[20..24].copy_from_slice(&caplen.to_le_bytes());
-                h[24..28].copy_from_slice(&orig.to_le_bytes());
-                self.w.write_all(&h)?;
-                self.w.write_all(frame)?;
-                self.w.write_all(&[0u8; 3][..pad])?;
-                self.w.write_all(&len.to_le_bytes())?;
-            }
-        }
-        Ok(())
+        let orig = u32::try_from(orig_len).unwrap_or(u32::MAX);
+        self.w
+            .write(ts_ns, frame, orig, self.link, None)
+            .map_err(|e| match e {
+                crate::capture::write::WriteError::Io(e) => e,
+                other => io::Error::other(other),
+            })
     }
 
     pub fn into_inner(self) -> W {
-        self.w
+        self.w.into_inner()
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
