@@ -4,7 +4,7 @@
 //! inflated. Memory stays bounded: [`BLOCK`]-sized blocks, at most
 //! [`BLOCKS_IN_FLIGHT`] of them waiting.
 
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
@@ -58,6 +58,22 @@ impl Compression {
             self,
             Compression::Gzip | Compression::Zstd | Compression::Xz
         )
+    }
+
+    /// The format a file's name asks a writer for: `.gz`, `.zst`, `.xz`,
+    /// `.bz2` or `.lz4` at its end (any case); `None` for every other name.
+    pub fn of_name(path: &std::path::Path) -> Option<Compression> {
+        let name = path.to_string_lossy().to_ascii_lowercase();
+        [
+            (".gz", Compression::Gzip),
+            (".zst", Compression::Zstd),
+            (".xz", Compression::Xz),
+            (".bz2", Compression::Bzip2),
+            (".lz4", Compression::Lz4),
+        ]
+        .into_iter()
+        .find(|(ext, _)| name.ends_with(ext))
+        .map(|(_, c)| c)
     }
 
     /// A decoder of `input` (concatenated members, frames and streams
@@ -242,6 +258,77 @@ pub fn peek(input: &mut dyn Read) -> io::Result<Vec<u8>> {
     }
     head.truncate(got);
     Ok(head)
+}
+
+/// A writer that compresses what it is given as [`Compression`] says (or
+/// passes it on as it is); [`Compressor::finish`] writes the format's
+/// trailer.
+pub enum Compressor<W: Write> {
+    Plain(W),
+    Gzip(flate2::write::GzEncoder<W>),
+    Zstd(zstd::stream::write::Encoder<'static, W>),
+    Xz(liblzma::write::XzEncoder<W>),
+}
+
+impl<W: Write> Compressor<W> {
+    /// Compresses into `w` at each format's default level (`None`: not at
+    /// all). bzip2 and lz4 are not written.
+    pub fn new(w: W, format: Option<Compression>) -> io::Result<Self> {
+        Ok(match format {
+            None => Compressor::Plain(w),
+            Some(Compression::Gzip) => Compressor::Gzip(flate2::write::GzEncoder::new(
+                w,
+                flate2::Compression::default(),
+            )),
+            Some(Compression::Zstd) => Compressor::Zstd(zstd::stream::write::Encoder::new(w, 0)?),
+            Some(Compression::Xz) => Compressor::Xz(liblzma::write::XzEncoder::new(w, 6)),
+            Some(other @ (Compression::Bzip2 | Compression::Lz4)) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    format!("{} is not written (gzip, zstd and xz are)", other.name()),
+                ));
+            }
+        })
+    }
+
+    /// Ends the stream (the trailer written) and gives the writer back.
+    pub fn finish(self) -> io::Result<W> {
+        match self {
+            Compressor::Plain(w) => Ok(w),
+            Compressor::Gzip(e) => e.finish(),
+            Compressor::Zstd(e) => e.finish(),
+            Compressor::Xz(e) => e.finish(),
+        }
+    }
+}
+
+impl<W: Write> Write for Compressor<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Compressor::Plain(w) => w.write(buf),
+            Compressor::Gzip(e) => e.write(buf),
+            Compressor::Zstd(e) => e.write(buf),
+            Compressor::Xz(e) => e.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            Compressor::Plain(w) => w.write_all(buf),
+            Compressor::Gzip(e) => e.write_all(buf),
+            Compressor::Zstd(e) => e.write_all(buf),
+            Compressor::Xz(e) => e.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Compressor::Plain(w) => w.flush(),
+            Compressor::Gzip(e) => e.flush(),
+            Compressor::Zstd(e) => e.flush(),
+            Compressor::Xz(e) => e.flush(),
+        }
+    }
 }
 
 #[cfg(test)]

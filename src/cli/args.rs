@@ -737,6 +737,23 @@ pub struct PacketsArgs {
     #[arg(long, value_name = "SRC,DST,QP", value_parser = crate::pipeline::parse_flow)]
     pub flow: Option<crate::analysis::FlowKey>,
 
+    /// Write the frames selected (all, or those -Y, --flow, --roce-only and
+    /// -c leave) to FILE as a capture, as tshark's -w: pcapng, or pcap for
+    /// a name ending in .pcap (-F chooses); .gz, .zst or .xz at the end
+    /// compresses it; `-` writes it to standard output. Prints no lines
+    /// unless -P
+    #[arg(short = 'w', long = "write", value_name = "FILE")]
+    pub write: Option<PathBuf>,
+
+    /// The container -w writes (default: from FILE's name, else pcapng)
+    #[arg(short = 'F', value_enum, value_name = "FORMAT", requires = "write")]
+    pub write_format: Option<WriteFormat>,
+
+    /// With -w, print the frames' lines (or -V, -T fields, JSON) as well,
+    /// as tshark's -P
+    #[arg(short = 'P', long = "print", requires = "write")]
+    pub print: bool,
+
     /// Threads for reading and formatting (default: one per core, or
     /// ROCE_DISSECT_THREADS; 1 does everything on one thread). Frames are
     /// written in capture order whatever the number.
@@ -759,6 +776,19 @@ pub enum PacketsFormat {
     Fields,
     /// JSON Lines, as --json
     Json,
+}
+
+/// The container `packets -w` writes. Timestamps keep the capture's
+/// resolution (microseconds or nanoseconds) unless a format says otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WriteFormat {
+    /// pcapng: every link type and interface speed kept
+    Pcapng,
+    /// Classic pcap (one link type), in microseconds, or nanoseconds when the capture has them
+    Pcap,
+    /// Classic pcap in nanoseconds
+    #[value(alias = "nsecpcap")]
+    NsPcap,
 }
 
 /// The container `gen` writes.

@@ -2,6 +2,7 @@
 //! `args` says what each command takes, the files beside it run them.
 
 pub mod args;
+pub(crate) mod capture_out;
 #[cfg(feature = "parquet")]
 mod export_cmd;
 pub mod fabric_cmd;

@@ -2,7 +2,7 @@
 //! analysis found in it), the header tree, hex, or JSON Lines.
 
 use std::cell::RefCell;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::ops::ControlFlow;
 
 use super::args::PacketsFormat;
@@ -171,8 +171,42 @@ fn report_numbers(
     Some(crate::pipeline::FlowNumbers::of(&report))
 }
 
+/// With `-w` and no `-P` nothing is printed: an option that only says how
+/// to print is a mistake worth a word.
+fn check_write(args: &PacketsArgs) -> Result<(), RunError> {
+    let Some(path) = &args.write else {
+        return Ok(());
+    };
+    if path.as_os_str() == "-" && args.print {
+        return Err(RunError::Usage(
+            "-P prints the frames to the standard output, where -w - writes the capture: write the capture to a file".into(),
+        ));
+    }
+    let printing = [
+        (args.verbose, "-V"),
+        (args.hex, "-x"),
+        (args.json, "--json"),
+        (args.format.is_some(), "-T"),
+        (!args.fields.is_empty(), "-e"),
+        (!args.field_options.is_empty(), "-E"),
+        (args.line_buffered, "-l"),
+    ];
+    if !args.print
+        && let Some((_, flag)) = printing.iter().find(|(given, _)| *given)
+    {
+        return Err(RunError::Usage(format!(
+            "{flag} says how to print frames, and -w writes them to a capture without printing: add -P to print them as well"
+        )));
+    }
+    Ok(())
+}
+
 pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
+    check_write(args)?;
     let mode = mode(args)?;
+    // Lines go to the standard output unless -w writes a capture
+    // instead (and -P does not ask for both).
+    let printing = args.write.is_none() || args.print;
     let threads = crate::pipeline::threads_or(args.threads).map_err(RunError::Usage)?;
     let filter = args
         .filter
@@ -206,6 +240,15 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
     } else {
         9
     };
+    let mut capture_out = match &args.write {
+        Some(p) => Some(super::capture_out::CaptureOut::create(
+            p,
+            args.write_format,
+            reader.ts_resolution_ns(),
+            &inputs.paths,
+        )?),
+        None => None,
+    };
     let lines = Lines {
         mode: &mode,
         verbose: args.verbose,
@@ -216,7 +259,13 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
     let mut shown = 0u64;
     // Set by whichever part of the loop first fails to write.
     let written: RefCell<io::Result<()>> = RefCell::new(Ok(()));
-    let mut progress = Progress::beside_output(&path.display().to_string());
+    let mut progress = if printing {
+        Progress::beside_output(&path.display().to_string())
+    } else {
+        Progress::new(&path.display().to_string())
+    };
+    // Set when the capture being written fails.
+    let capture_failed: RefCell<Option<RunError>> = RefCell::new(None);
     let mut tell =
         |done: usize, total: usize, frames| progress.update(done as u64, total as u64, frames);
     if let Mode::Fields { format, .. } = &mode
@@ -229,7 +278,11 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
         &mut out,
         &lines,
         &opts,
-        ordered::workers(threads),
+        if printing {
+            ordered::workers(threads)
+        } else {
+            0
+        },
         |output| {
             // Shared by the frame loop's two hooks, never both at once.
             let output = RefCell::new(output);
@@ -260,14 +313,22 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
                 {
                     return ControlFlow::Continue(());
                 }
-                let mut output = output.borrow_mut();
-                if let Err(e) = output.show(seen, flow_number) {
-                    return failed(e);
-                }
-                if args.line_buffered
-                    && let Err(e) = output.flush()
+                if let Some(c) = &mut capture_out
+                    && let Err(e) = c.write(pkt)
                 {
-                    return failed(e);
+                    *capture_failed.borrow_mut() = Some(e);
+                    return ControlFlow::Break(());
+                }
+                if printing {
+                    let mut output = output.borrow_mut();
+                    if let Err(e) = output.show(seen, flow_number) {
+                        return failed(e);
+                    }
+                    if args.line_buffered
+                        && let Err(e) = output.flush()
+                    {
+                        return failed(e);
+                    }
                 }
                 shown += 1;
                 if args.count.is_some_and(|c| shown >= c) {
@@ -318,9 +379,24 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
         },
     );
     progress.finish();
+    if let Some(e) = capture_failed.into_inner() {
+        return Err(e);
+    }
     written.into_inner()?;
     out.flush()?;
     let report = result.map_err(|e| source_error(e, path))?;
+    if let Some(c) = capture_out {
+        let to = c.path().to_path_buf();
+        let n = c.finish()?;
+        if to.as_os_str() != "-" && io::stderr().is_terminal() {
+            eprintln!(
+                "{} of {} written to {}",
+                crate::output::text::count(n, "frame", "frames"),
+                crate::output::report::grouped(report.capture.frames),
+                terminal_safe(&to.display().to_string())
+            );
+        }
+    }
     // The capture's warnings and the analysis's, but not those about the
     // report's lists, which this command does not show.
     let warnings: Vec<String> = report

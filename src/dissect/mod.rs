@@ -383,6 +383,9 @@ pub struct Packet<'a> {
     /// The link speed the frame's interface states (pcapng `if_speed`).
     pub if_speed: Option<std::num::NonZeroU64>,
     pub data: &'a [u8],
+    /// The record's length on the wire as the capture states it (`len`
+    /// before an ERF record's header is read): what a copy writes.
+    pub record_len: u32,
     /// Where the frame itself starts in `data`: after an ERF record's
     /// header (0 for every other link type).
     pub frame_start: u16,
@@ -447,6 +450,7 @@ impl<'a> Packet<'a> {
             link: frame.link,
             if_speed: frame.if_speed,
             data: frame.data,
+            record_len: frame.len,
             frame_start: 0,
             eth: None,
             sll: None,
