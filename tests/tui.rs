@@ -688,3 +688,68 @@ fn a_display_filter_from_the_command_line_or_a_quantifier_in_the_bar() {
         );
     }
 }
+
+#[test]
+fn w_writes_the_frames_listed_to_a_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = app("mixed.pcapng");
+    // In the flows table W does nothing; in a flow's packets it asks
+    // for a name, the capture's and the flow's by default.
+    press(&mut a, "W");
+    assert!(a.saving.is_none());
+    press(&mut a, "⏎W");
+    assert_eq!(a.saving.as_deref(), Some("mixed-flow1.pcapng"));
+    let line = screen_of(&mut a, 80, 24);
+    assert!(
+        line.contains("write 39 frames to: mixed-flow1.pcapng▏ (Enter write, Esc cancel)"),
+        "{line}"
+    );
+    let ctrl_u = || KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL);
+    // Esc writes nothing.
+    press(&mut a, "⎋");
+    assert!(a.saving.is_none());
+    let out = dir.path().join("flow.pcapng");
+    press(&mut a, "W");
+    a.handle_key(ctrl_u());
+    press(&mut a, &format!("{}⏎", out.display()));
+    assert_eq!(a.status, format!("39 frames written to {}", out.display()));
+    // The same file `packets --flow -w` writes.
+    let cli = dir.path().join("cli.pcapng");
+    let capture = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/mixed.pcapng");
+    assert_cmd::Command::cargo_bin("roce-dissect")
+        .unwrap()
+        .arg("packets")
+        .arg(&capture)
+        .args(["--flow", "10.0.0.7,10.0.1.3,0x00400d", "-w"])
+        .arg(&cli)
+        .assert()
+        .success();
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&cli).unwrap());
+    // The capture being read is not written over.
+    let before = std::fs::read(&capture).unwrap();
+    press(&mut a, "W");
+    a.handle_key(ctrl_u());
+    press(&mut a, &format!("{}⏎", capture.display()));
+    assert!(
+        a.status.starts_with("not written: ") && a.status.contains("is the capture being read"),
+        "{}",
+        a.status
+    );
+    assert_eq!(std::fs::read(&capture).unwrap(), before);
+    // Every frame a display filter leaves, from all frames.
+    press(&mut a, "⎋/");
+    press(&mut a, "roce.analysis.retransmission⏎a");
+    let out = dir.path().join("replays.pcap");
+    press(&mut a, "W");
+    assert_eq!(a.saving.as_deref(), Some("mixed-filtered.pcapng"));
+    a.handle_key(ctrl_u());
+    press(&mut a, &format!("{}⏎", out.display()));
+    assert_eq!(a.status, format!("17 frames written to {}", out.display()));
+    // A classic pcap, as the name says: its magic, and 17 records.
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(bytes[..4], 0xa1b2_3c4du32.to_le_bytes());
+    let n = roce_dissect::capture::FrameReader::new(&bytes)
+        .unwrap()
+        .count();
+    assert_eq!(n, 17);
+}

@@ -233,6 +233,13 @@ pub struct App {
     pub help: bool,
     /// Typing a filter (`/`).
     pub editing: Option<String>,
+    /// Typing the name of a capture file to write the listed frames to
+    /// (`W` in a packet list).
+    pub saving: Option<String>,
+    /// The captures read (refused as names to write to), and the
+    /// resolution of their timestamps (a copy keeps it).
+    pub reading: Vec<std::path::PathBuf>,
+    pub ts_resolution_ns: u64,
     /// The last filter entered, applied or refused (`↑` while typing
     /// brings it back, to mend or extend).
     pub last_filter: String,
@@ -296,6 +303,9 @@ impl App {
             stack: vec![View::Flows],
             help: false,
             editing: None,
+            saving: None,
+            reading: Vec::new(),
+            ts_resolution_ns: 1,
             last_filter: String::new(),
             filter: String::new(),
             display: None,
@@ -582,6 +592,85 @@ impl App {
                 None
             }
         }
+    }
+
+    /// A name for a capture of the frames of `scope`: the capture's, with
+    /// what they are (`mixed-flow4.pcapng`), beside it.
+    fn capture_name(&self, scope: Scope) -> String {
+        let stem = self
+            .reading
+            .first()
+            .filter(|_| self.reading.len() == 1)
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .map(|n| {
+                let n = [".gz", ".zst", ".xz"]
+                    .iter()
+                    .find_map(|e| n.strip_suffix(e).map(str::to_string))
+                    .unwrap_or(n);
+                [".pcapng", ".pcap", ".cap"]
+                    .iter()
+                    .find_map(|e| n.strip_suffix(e).map(str::to_string))
+                    .unwrap_or(n)
+            })
+            .filter(|n| !n.is_empty() && n != "-")
+            .unwrap_or_else(|| "capture".to_string());
+        let what = match scope {
+            Scope::All if self.display.is_some() => "filtered".to_string(),
+            Scope::All => "frames".to_string(),
+            Scope::Flow(f) => format!("flow{}", f + 1),
+            Scope::Pause(i) => format!("pause{}", i + 1),
+            Scope::Io(i) => format!("io{}", i + 1),
+        };
+        format!("{stem}-{what}.pcapng")
+    }
+
+    /// Writes the frames of the packet list to the capture file `name`
+    /// (pcapng, or as its name says: `.pcap`, `.gz`...); says how it went
+    /// on the status line.
+    fn write_listed(&mut self, name: &str) {
+        if name.is_empty() {
+            self.status = "no file named: nothing written".into();
+            return;
+        }
+        let path = std::path::Path::new(name);
+        let shown = crate::output::text::terminal_safe(name);
+        let mut out = match crate::cli::capture_out::CaptureOut::create(
+            path,
+            None,
+            self.ts_resolution_ns,
+            &self.reading,
+        ) {
+            Ok(o) => o,
+            Err(e) => {
+                self.status = format!("not written: {e}");
+                return;
+            }
+        };
+        let list = std::mem::take(&mut self.packet_list);
+        let mut failed = None;
+        for &pos in &list {
+            let Some(f) = self.read(pos) else {
+                failed = Some(std::mem::take(&mut self.status));
+                break;
+            };
+            if let Err(e) = out.write_record(f.ts_ns, &f.data, f.len, f.link, f.if_speed) {
+                failed = Some(e.to_string());
+                break;
+            }
+        }
+        self.packet_list = list;
+        self.status = match failed {
+            // The file being written goes with `out`.
+            Some(why) => format!("not written: {why}"),
+            None => match out.finish() {
+                Ok(n) => format!(
+                    "{} written to {shown}",
+                    crate::output::text::count(n, "frame", "frames")
+                ),
+                Err(e) => format!("not written: {e}"),
+            },
+        };
     }
 
     fn open_detail(&mut self) {
@@ -943,6 +1032,22 @@ impl App {
             }
             return Action::None;
         }
+        if let Some(text) = self.saving.as_mut() {
+            match key.code {
+                KeyCode::Enter => {
+                    let text = self.saving.take().unwrap_or_default();
+                    self.write_listed(text.trim());
+                }
+                KeyCode::Esc => self.saving = None,
+                KeyCode::Backspace => {
+                    text.pop();
+                }
+                KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => text.clear(),
+                KeyCode::Char(c) => text.push(c),
+                _ => {}
+            }
+            return Action::None;
+        }
         if self.help {
             if matches!(
                 key.code,
@@ -1032,6 +1137,15 @@ impl App {
                     (Some(f), KeyCode::Char('p')) => self.open_chart(f),
                     (Some(f), _) => self.open_timing(f),
                     _ => {}
+                }
+            }
+            KeyCode::Char('W') => {
+                if let View::Packets(scope) = self.view() {
+                    if self.packet_list.is_empty() {
+                        self.status = "no frames listed to write".into();
+                    } else {
+                        self.saving = Some(self.capture_name(scope));
+                    }
                 }
             }
             KeyCode::Char('t') if self.view() != View::Pauses => self.stack.push(View::Pauses),

@@ -206,7 +206,9 @@ pub fn load(
     draw_progress: &mut dyn FnMut(f64, u64),
 ) -> Result<App, CaptureError> {
     let input = Input::open(path, &mut |_, _| {})?;
-    load_input(input, dissect_opts, opts, draw_progress)
+    let mut app = load_input(input, dissect_opts, opts, draw_progress)?;
+    app.reading = vec![path.to_path_buf()];
+    Ok(app)
 }
 
 /// The first pass over an opened capture, then the app.
@@ -237,6 +239,7 @@ pub fn load_input(
         },
     )?;
     let sections = source.sections().to_vec();
+    let ts_resolution_ns = source.ts_resolution_ns();
     let access = Some(RandomAccess::new(file, sections)?);
     let title = match &note {
         Some(n) => format!("{name} ({n})"),
@@ -245,6 +248,7 @@ pub fn load_input(
     let warnings = report.capture.warnings.clone();
     let mut app = App::new(title, report, index, access);
     app.dissect_opts = *dissect_opts;
+    app.ts_resolution_ns = ts_resolution_ns;
     app.link_speed = link_speed;
     // What the report would warn of, on the status line until a key.
     if let Some(first) = warnings.first() {
@@ -370,6 +374,7 @@ pub fn run(
             });
         })
         .map_err(|e| crate::cli::RunError::Capture(path.to_path_buf(), e))?;
+        app.reading = paths.to_vec();
         if let Some(f) = display_filter {
             app.start_with_filter(f);
         }

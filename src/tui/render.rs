@@ -115,6 +115,7 @@ pub fn render(app: &App, f: &mut Frame) {
             "p PSN chart",
             "w timing",
             "g/G top/end",
+            "W write",
             "Esc back",
         ],
         View::Detail => &["↑↓ field", "Tab tree/hex", "Esc back"],
@@ -123,7 +124,17 @@ pub fn render(app: &App, f: &mut Frame) {
         View::Ios(_) => &["↑↓ move", "Enter its frames", "s sort", "Esc back"],
     };
     let foot_width = usize::from(foot.width);
-    let foot_text = if let Some(t) = &app.editing {
+    let foot_text = if let Some(t) = &app.saving {
+        prompt_line(
+            &format!(
+                " write {} to: ",
+                crate::output::text::count(app.packet_list.len() as u64, "frame", "frames")
+            ),
+            " (Enter write, Esc cancel)",
+            t,
+            foot_width,
+        )
+    } else if let Some(t) = &app.editing {
         edit_line(t, foot_width)
     } else if !app.status.is_empty() {
         status_line(&app.status, foot_width)
@@ -236,25 +247,29 @@ pub fn key_line(keys: &[&str], width: usize) -> String {
 /// too long for the line shows its end (where the cursor is) after an
 /// ellipsis, so what is typed stays in sight.
 pub fn edit_line(text: &str, width: usize) -> String {
-    const LEAD: &str = " filter: ";
+    prompt_line(" filter: ", " (Enter apply, Esc cancel)", text, width)
+}
+
+/// A line being typed after `lead`, with `hint` (how to end it) when
+/// there is room, as [`edit_line`] shows a filter.
+pub fn prompt_line(lead: &str, hint: &str, text: &str, width: usize) -> String {
     const CURSOR: &str = "▏";
-    const HINT: &str = " (Enter apply, Esc cancel)";
     let text = terminal_safe(text);
-    let whole = width_of(LEAD) + width_of(&text) + width_of(CURSOR);
-    if whole + width_of(HINT) <= width {
-        return format!("{LEAD}{text}{CURSOR}{HINT}");
+    let whole = width_of(lead) + width_of(&text) + width_of(CURSOR);
+    if whole + width_of(hint) <= width {
+        return format!("{lead}{text}{CURSOR}{hint}");
     }
     if whole <= width {
-        return format!("{LEAD}{text}{CURSOR}");
+        return format!("{lead}{text}{CURSOR}");
     }
     // The lead goes too when it would leave fewer than 8 columns of text.
-    let lead = if width >= width_of(LEAD) + width_of(CURSOR) + 8 {
-        LEAD
+    let shown_lead = if width >= width_of(lead) + width_of(CURSOR) + 8 {
+        lead
     } else {
         ""
     };
-    let room = width.saturating_sub(width_of(lead) + width_of(CURSOR));
-    format!("{lead}{}{CURSOR}", elide(&text, room, 0))
+    let room = width.saturating_sub(width_of(shown_lead) + width_of(CURSOR));
+    format!("{shown_lead}{}{CURSOR}", elide(&text, room, 0))
 }
 
 /// A box's title within its top border (`width` columns with the
@@ -988,6 +1003,7 @@ const HELP: &[(&str, &str)] = &[
     ("p", "PSN chart of the selected flow"),
     ("w", "where the time went (RTT, completion, rate)"),
     ("t", "PFC timeline"),
+    ("W", "write the frames listed to a capture file"),
     ("n", "NVMe-oF I/Os of the flow's queue (s: sort)"),
     ("/", "filter: display filter, or address or QP"),
     ("↑  Ctrl-U", "typing a filter: the last one / clear"),
