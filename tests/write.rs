@@ -274,7 +274,11 @@ fn mistakes_are_one_line_and_leave_no_file() {
     );
     fails(&[s(&input), "-w", "-", "-P"], 2, "-w - writes the capture");
     let nowhere = dir.path().join("no/such/folder/x.pcapng");
-    fails(&[s(&input), "-w", s(&nowhere)], 1, "cannot create");
+    fails(
+        &[s(&input), "-w", s(&nowhere)],
+        2,
+        "No such file or directory",
+    );
     // A classic pcap holds one link type: Ethernet and InfiniBand frames
     // merged go to pcapng only.
     let ib = dir.path().join("ib.pcap");
@@ -379,4 +383,56 @@ fn the_frames_tshark_writes() {
         }
     }
     assert!(compared > 500, "{compared} frames compared");
+}
+
+/// Ctrl-C while a capture file is read: the file being written goes, and
+/// a file of that name stays as it was (exit status 130). What a killed
+/// run leaves is removed by the next run in that folder.
+#[test]
+#[cfg(target_os = "linux")]
+fn ctrl_c_leaves_the_old_file_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.pcap");
+    common::bin()
+        .args(["gen", "--scenario", "mixed", "--seed", "1", "--qps", "64"])
+        .args(["--messages", "400", "-o", s(&big)])
+        .assert()
+        .success();
+    let out = dir.path().join("out.pcapng");
+    std::fs::write(&out, "as it was\n").unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
+        .args(["packets", s(&big), "-w", s(&out)])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let partial = format!(".out.pcapng.roce-dissect-{}.partial", child.id());
+    common::until("the capture is being written", || {
+        common::names_in(dir.path()).contains(&partial)
+    });
+    common::sigint(child.id());
+    let (code, err) = common::ended(child);
+    assert_eq!(code, Some(130), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "roce-dissect: interrupted (Ctrl-C): {} was not written (a file of that name is as it was)\n",
+            out.display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "as it was\n");
+    assert_eq!(common::names_in(dir.path()), ["big.pcap", "out.pcapng"]);
+    // A killed run's file (its process gone) goes at the next run.
+    let dead = dir
+        .path()
+        .join(".out.pcapng.roce-dissect-4294967294.partial");
+    std::fs::write(&dead, "half").unwrap();
+    let small = captures().join("loss.pcap");
+    let run = common::bin()
+        .args(["packets", s(&small), "-c", "3", "-w", s(&out)])
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    assert!(String::from_utf8_lossy(&run.stderr).contains("left in"));
+    assert!(!dead.exists());
+    assert_eq!(frames(&out).len(), 3);
 }

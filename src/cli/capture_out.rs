@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::RunError;
 use super::args::WriteFormat;
+use super::beside::{Beside, beside, create_output};
 use super::sink::Sink;
 use crate::capture::compress::{Compression, Compressor};
 use crate::capture::write::{FrameWriter, OutFormat, WriteError};
@@ -24,8 +25,9 @@ pub struct CaptureOut {
     pending: Option<Out>,
     writer: Option<FrameWriter<Out>>,
     format: OutFormat,
-    /// The file being written (`None`: standard output).
-    temp: Option<tempfile::TempPath>,
+    /// The file being written beside `path` (`None`: standard output, a
+    /// pipe or a device, written as they are).
+    partial: Option<Beside>,
     path: PathBuf,
 }
 
@@ -81,7 +83,7 @@ impl CaptureOut {
                 c.name()
             )));
         }
-        let (base, temp): (Sink<Box<dyn Write>>, _) = if path.as_os_str() == "-" {
+        let (base, partial): (Sink<Box<dyn Write>>, _) = if path.as_os_str() == "-" {
             if io::stdout().is_terminal() {
                 return Err(RunError::Usage(
                     "-w - writes a binary capture to the standard output, which is a terminal: redirect it (-w - > out.pcapng, or | wireshark -k -i -) or name a file".into(),
@@ -100,42 +102,15 @@ impl CaptureOut {
                     "{shown} is a folder: name a file in it"
                 )));
             }
-            let dir = match path.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d,
-                _ => Path::new("."),
-            };
-            let name = path.file_name().unwrap_or_default().to_string_lossy();
-            let created = {
-                use std::os::unix::fs::PermissionsExt;
-                tempfile::Builder::new()
-                    .prefix(&format!(".{name}."))
-                    .suffix(".part")
-                    // As a file made by `>` would be (the umask applies).
-                    .permissions(std::fs::Permissions::from_mode(0o666))
-                    .tempfile_in(dir)
-            };
-            let (file, temp) = created
-                .map_err(|e| {
-                    // The system's words, without the temporary file's name.
-                    let why = e.to_string();
-                    let why = why.split(" at path ").next().unwrap_or_default();
-                    RunError::Io(io::Error::new(
-                        e.kind(),
-                        format!("cannot create {shown}: {why}"),
-                    ))
-                })?
-                .into_parts();
-            (
-                Sink::file(Box::new(file) as Box<dyn Write>, path),
-                Some(temp),
-            )
+            let (file, partial) = create_output(path, beside(path))?;
+            (Sink::file(Box::new(file) as Box<dyn Write>, path), partial)
         };
         let out = Compressor::new(BufWriter::with_capacity(1 << 20, base), compression)?;
         Ok(CaptureOut {
             pending: Some(out),
             writer: None,
             format,
-            temp,
+            partial,
             path: path.to_path_buf(),
         })
     }
@@ -197,14 +172,14 @@ impl CaptureOut {
         let mut inner = writer.into_inner().finish()?;
         inner.flush()?;
         drop(inner);
-        if let Some(temp) = self.temp.take() {
-            temp.persist(&self.path).map_err(|e| {
+        if let Some(b) = self.partial.take() {
+            std::fs::rename(&b.partial, &b.target).map_err(|e| {
+                let _ = std::fs::remove_file(&b.partial);
                 RunError::Io(io::Error::new(
-                    e.error.kind(),
+                    e.kind(),
                     format!(
-                        "cannot write {}: {}",
-                        terminal_safe(&self.path.display().to_string()),
-                        e.error
+                        "cannot write {}: {e}",
+                        terminal_safe(&self.path.display().to_string())
                     ),
                 ))
             })?;
@@ -212,8 +187,24 @@ impl CaptureOut {
         Ok(frames)
     }
 
+    /// Whether the capture goes where it is seen as it is written
+    /// (standard output, a pipe, a device) rather than to a file put in
+    /// place at the end.
+    pub fn in_place(&self) -> bool {
+        self.partial.is_none()
+    }
+
     /// The file written (`-`: standard output).
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// A capture not finished (an error, a stop) leaves no file behind.
+impl Drop for CaptureOut {
+    fn drop(&mut self) {
+        if let Some(b) = self.partial.take() {
+            let _ = std::fs::remove_file(&b.partial);
+        }
     }
 }

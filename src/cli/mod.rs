@@ -2,6 +2,7 @@
 //! `args` says what each command takes, the files beside it run them.
 
 pub mod args;
+mod beside;
 pub(crate) mod capture_out;
 #[cfg(feature = "parquet")]
 mod export_cmd;

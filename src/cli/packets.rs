@@ -240,6 +240,21 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
     } else {
         9
     };
+    // Ctrl-C while a capture file is read and one written: the file
+    // being written goes, and a file of its name stays as it was. (A
+    // stream's first Ctrl-C ends its input instead, and what was read is
+    // written in full.) Caught from before the file is made.
+    let stop = args
+        .write
+        .as_ref()
+        .filter(|w| w.as_os_str() != "-")
+        .filter(|_| {
+            inputs
+                .paths
+                .iter()
+                .all(|p| p.as_os_str() != "-" && p.is_file())
+        })
+        .map(|_| super::stop::Stop::at_signals());
     let mut capture_out = match &args.write {
         Some(p) => Some(super::capture_out::CaptureOut::create(
             p,
@@ -249,6 +264,7 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
         )?),
         None => None,
     };
+    let stopped = || stop.as_ref().is_some_and(super::stop::Stop::requested);
     let lines = Lines {
         mode: &mode,
         verbose: args.verbose,
@@ -266,8 +282,12 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
     };
     // Set when the capture being written fails.
     let capture_failed: RefCell<Option<RunError>> = RefCell::new(None);
-    let mut tell =
-        |done: usize, total: usize, frames| progress.update(done as u64, total as u64, frames);
+    let mut tell = |done: usize, total: usize, frames| {
+        if stopped() {
+            return ControlFlow::Break(());
+        }
+        progress.update(done as u64, total as u64, frames)
+    };
     if let Mode::Fields { format, .. } = &mode
         && format.header
     {
@@ -312,6 +332,9 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
                     && !f.matches(&seen.ctx(flow_number))
                 {
                     return ControlFlow::Continue(());
+                }
+                if stopped() {
+                    return ControlFlow::Break(());
                 }
                 if let Some(c) = &mut capture_out
                     && let Err(e) = c.write(pkt)
@@ -381,6 +404,18 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
     progress.finish();
     if let Some(e) = capture_failed.into_inner() {
         return Err(e);
+    }
+    if let (Some(stop), Some(c)) = (&stop, &capture_out)
+        && stop.requested()
+    {
+        let to = terminal_safe(&c.path().display().to_string());
+        let what = if c.in_place() {
+            format!("what went to {to} is cut short")
+        } else {
+            format!("{to} was not written (a file of that name is as it was)")
+        };
+        drop(capture_out);
+        return Err(stop.error(&what));
     }
     written.into_inner()?;
     out.flush()?;
