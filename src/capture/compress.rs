@@ -60,20 +60,37 @@ impl Compression {
         )
     }
 
+    /// The file name endings of the formats, as `gzip`, `zstd`, `xz`,
+    /// `bzip2` and `lz4` name what they write.
+    const SUFFIXES: [(&'static str, Compression); 5] = [
+        (".gz", Compression::Gzip),
+        (".zst", Compression::Zstd),
+        (".xz", Compression::Xz),
+        (".bz2", Compression::Bzip2),
+        (".lz4", Compression::Lz4),
+    ];
+
     /// The format a file's name asks a writer for: `.gz`, `.zst`, `.xz`,
     /// `.bz2` or `.lz4` at its end (any case); `None` for every other name.
     pub fn of_name(path: &std::path::Path) -> Option<Compression> {
         let name = path.to_string_lossy().to_ascii_lowercase();
-        [
-            (".gz", Compression::Gzip),
-            (".zst", Compression::Zstd),
-            (".xz", Compression::Xz),
-            (".bz2", Compression::Bzip2),
-            (".lz4", Compression::Lz4),
-        ]
-        .into_iter()
-        .find(|(ext, _)| name.ends_with(ext))
-        .map(|(_, c)| c)
+        Self::SUFFIXES
+            .into_iter()
+            .find(|(ext, _)| name.ends_with(ext))
+            .map(|(_, c)| c)
+    }
+
+    /// `name` without the compression suffix it ends in (any case), if
+    /// any: what the name says of the capture inside.
+    pub fn strip_suffix(name: &str) -> &str {
+        Self::SUFFIXES
+            .iter()
+            .find_map(|(ext, _)| {
+                let cut = name.len().checked_sub(ext.len())?;
+                (name.is_char_boundary(cut) && name[cut..].eq_ignore_ascii_case(ext))
+                    .then(|| &name[..cut])
+            })
+            .unwrap_or(name)
     }
 
     /// A decoder of `input` (concatenated members, frames and streams
@@ -335,6 +352,26 @@ impl<W: Write> Write for Compressor<W> {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn names_say_which_compression() {
+        use std::path::Path;
+        assert_eq!(
+            Compression::of_name(Path::new("a.pcap.GZ")),
+            Some(Compression::Gzip)
+        );
+        assert_eq!(
+            Compression::of_name(Path::new("a.zst")),
+            Some(Compression::Zstd)
+        );
+        assert_eq!(Compression::of_name(Path::new("a.pcapng")), None);
+        assert_eq!(Compression::strip_suffix("a.pcap.XZ"), "a.pcap");
+        assert_eq!(Compression::strip_suffix("a.pcapng"), "a.pcapng");
+        assert_eq!(Compression::strip_suffix(".gz"), "");
+        // A name ending in a multi-byte character is not cut inside it.
+        assert_eq!(Compression::strip_suffix("é.pcap"), "é.pcap");
+        assert_eq!(Compression::strip_suffix("éz"), "éz");
+    }
 
     fn gzip(data: &[u8]) -> Vec<u8> {
         let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());

@@ -38,10 +38,7 @@ pub struct CaptureOut {
 pub fn format_for(path: &Path, chosen: Option<WriteFormat>, resolution_ns: u64) -> OutFormat {
     let name = path.to_string_lossy().to_ascii_lowercase();
     // What the name says once a compression suffix is taken off.
-    let stem = [".gz", ".zst", ".xz"]
-        .iter()
-        .find_map(|ext| name.strip_suffix(ext))
-        .unwrap_or(&name);
+    let stem = Compression::strip_suffix(&name);
     let chosen = chosen.unwrap_or(if stem.ends_with(".ns.pcap") || stem.ends_with(".nspcap") {
         WriteFormat::NsPcap
     } else if stem.ends_with(".pcap") || stem.ends_with(".cap") {

@@ -604,14 +604,12 @@ impl App {
             .and_then(|p| p.file_name())
             .map(|n| n.to_string_lossy().into_owned())
             .map(|n| {
-                let n = [".gz", ".zst", ".xz"]
-                    .iter()
-                    .find_map(|e| n.strip_suffix(e).map(str::to_string))
-                    .unwrap_or(n);
+                let n = crate::capture::compress::Compression::strip_suffix(&n);
                 [".pcapng", ".pcap", ".cap"]
                     .iter()
-                    .find_map(|e| n.strip_suffix(e).map(str::to_string))
+                    .find_map(|e| n.strip_suffix(e))
                     .unwrap_or(n)
+                    .to_string()
             })
             .filter(|n| !n.is_empty() && n != "-")
             .unwrap_or_else(|| "capture".to_string());
