@@ -64,20 +64,12 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// Frame numbers `packets -Y filter` selects.
-fn selected(capture: &Path, filter: &str) -> Vec<usize> {
-    packets(&[
-        s(capture),
-        "-Y",
-        filter,
-        "-T",
-        "fields",
-        "-e",
-        "frame.number",
-    ])
-    .lines()
-    .map(|l| l.parse().unwrap())
-    .collect()
+/// Frame numbers `packets CAPTURE SELECTION...` shows.
+fn selected(capture: &Path, selection: &[&str]) -> Vec<usize> {
+    let mut args = vec![s(capture)];
+    args.extend(selection);
+    args.extend(["-T", "fields", "-e", "frame.number"]);
+    packets(&args).lines().map(|l| l.parse().unwrap()).collect()
 }
 
 #[test]
@@ -148,7 +140,7 @@ fn what_is_written_is_what_would_be_shown() {
         "ip.addr == 10.0.0.7 && bth",
         "macc.opcode == 0x0101",
     ] {
-        let numbers = selected(&mixed, filter);
+        let numbers = selected(&mixed, &["-Y", filter]);
         assert!(!numbers.is_empty(), "{filter} selects nothing");
         packets(&[s(&mixed), "-Y", filter, "-w", s(&out)]);
         assert_eq!(frames(&out), pick(&numbers), "-Y {filter}");
@@ -157,18 +149,7 @@ fn what_is_written_is_what_would_be_shown() {
     packets(&[s(&mixed), "-c", "7", "-w", s(&out)]);
     assert_eq!(frames(&out), all[..7].to_vec());
     let flow = "10.0.0.7,10.0.1.3,0x00400d";
-    let numbers: Vec<usize> = packets(&[
-        s(&mixed),
-        "--flow",
-        flow,
-        "-T",
-        "fields",
-        "-e",
-        "frame.number",
-    ])
-    .lines()
-    .map(|l| l.parse().unwrap())
-    .collect();
+    let numbers = selected(&mixed, &["--flow", flow]);
     assert_eq!(numbers.len(), 39);
     packets(&[s(&mixed), "--flow", flow, "-w", s(&out)]);
     assert_eq!(frames(&out), pick(&numbers));
