@@ -125,6 +125,41 @@ fn a_pcap_copied_to_a_pcap_is_the_same_file() {
     }
 }
 
+/// A microsecond pcap through pcapng and back: the same file, and its
+/// times printed to the microsecond, as tshark prints them.
+#[test]
+fn microseconds_stay_microseconds_through_pcapng() {
+    let dir = tempfile::tempdir().unwrap();
+    let loss = captures().join("loss.pcap");
+    let ng = dir.path().join("us.pcapng");
+    let back = dir.path().join("back.pcap");
+    packets(&[s(&loss), "-w", s(&ng)]);
+    packets(&[s(&ng), "-w", s(&back)]);
+    assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&loss).unwrap());
+    let lines = packets(&[s(&ng)]);
+    assert_eq!(lines, packets(&[s(&loss)]));
+    assert!(
+        lines.lines().next().unwrap().contains(" 0.000000 "),
+        "{lines}"
+    );
+    if !common::have_tshark() {
+        return;
+    }
+    let theirs = Command::new("tshark")
+        .args(["-r", s(&ng)])
+        .output()
+        .unwrap();
+    let times = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(|l| l.split_whitespace().nth(1).unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        times(&lines),
+        times(&String::from_utf8_lossy(&theirs.stdout))
+    );
+}
+
 #[test]
 fn what_is_written_is_what_would_be_shown() {
     let dir = tempfile::tempdir().unwrap();

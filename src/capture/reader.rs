@@ -269,11 +269,15 @@ impl Records {
                         reason: other.to_string(),
                     },
                 })?;
+                // What the interface blocks before the first frame say of
+                // its times, known before that frame is read (`packets`
+                // prints times in it; `-w` keeps it).
+                let resolution = leading_resolution_ns(rest, parser.state().endianness());
                 let kind = Kind::PcapNg {
                     parser: Box::new(parser),
                     interfaces: Vec::new(),
                 };
-                Ok((records(kind, 0), head.len() - rest.len()))
+                Ok((records(kind, resolution), head.len() - rest.len()))
             }
             other => Err(CaptureError::BadMagic(other)),
         }
@@ -425,14 +429,7 @@ impl Records {
                 if let Some(idb) = parser.interfaces().last() {
                     let number = u32::from(idb.linktype);
                     let res = idb.ts_resolution();
-                    let ts_resolution_ns = if number == LinkType::Erf.number() {
-                        // ERF records carry their own (finer) timestamps.
-                        1
-                    } else if res.is_bin() {
-                        (1_000_000_000u64 >> res.resolution().min(63)).max(1)
-                    } else {
-                        10u64.pow(9u32.saturating_sub(u32::from(res.resolution())))
-                    };
+                    let ts_resolution_ns = resolution_ns(number, res.is_bin(), res.resolution());
                     let speed = idb.options.iter().find_map(|opt| match opt {
                         InterfaceDescriptionOption::IfSpeed(s) => NonZeroU64::new(*s),
                         _ => None,
@@ -806,6 +803,71 @@ fn erf_ts(link: LinkType, data: &[u8]) -> Option<u64> {
 }
 
 /// The 32-bit word at `input[at..]` in a pcapng section's byte order.
+/// Nanoseconds per timestamp unit of a pcapng interface of link type
+/// `link` whose `if_tsresol` is `value` (a power of two when `binary`, else
+/// of ten).
+fn resolution_ns(link: u32, binary: bool, value: u8) -> u64 {
+    if link == LinkType::Erf.number() {
+        // ERF records carry their own (finer) timestamps.
+        1
+    } else if binary {
+        (1_000_000_000u64 >> value.min(63)).max(1)
+    } else {
+        10u64.pow(9u32.saturating_sub(u32::from(value)))
+    }
+}
+
+/// The finest timestamp resolution of the interface blocks at the start of
+/// `input` (those right after a section header), in nanoseconds; 0 when
+/// `input` does not start with a whole one.
+fn leading_resolution_ns(input: &[u8], order: Endianness) -> u64 {
+    let half = |b: &[u8], at: usize| -> Option<u16> {
+        let w = *b.get(at..at + 2)?.first_chunk::<2>()?;
+        Some(match order {
+            Endianness::Big => u16::from_be_bytes(w),
+            Endianness::Little => u16::from_le_bytes(w),
+        })
+    };
+    let mut finest = 0u64;
+    let mut at = 0usize;
+    // A file states a handful of interfaces; past 64 the first frame's
+    // block tells the rest.
+    for _ in 0..64 {
+        let (Some(BLOCK_IDB), Some(len)) =
+            (ng_word(input, at, order), ng_word(input, at + 4, order))
+        else {
+            break;
+        };
+        let len = len as usize;
+        let Some(block) = input.get(at..at.saturating_add(len)).filter(|_| len >= 20) else {
+            break;
+        };
+        let Some(link) = half(block, 8) else { break };
+        // Microseconds unless an if_tsresol option says otherwise.
+        let (mut binary, mut value) = (false, 6u8);
+        let mut o = 16usize;
+        while o + 4 <= len - 4 {
+            let (Some(code), Some(olen)) = (half(block, o), half(block, o + 2)) else {
+                break;
+            };
+            if code == 0 {
+                break;
+            }
+            if code == 9
+                && olen == 1
+                && let Some(&v) = block.get(o + 4)
+            {
+                (binary, value) = (v & 0x80 != 0, v & 0x7f);
+            }
+            o += 4 + usize::from(olen).div_ceil(4) * 4;
+        }
+        let ns = resolution_ns(u32::from(link), binary, value);
+        finest = if finest == 0 { ns } else { finest.min(ns) };
+        at += len;
+    }
+    finest
+}
+
 fn ng_word(input: &[u8], at: usize, order: Endianness) -> Option<u32> {
     let b = *input.get(at..at.checked_add(4)?)?.first_chunk::<4>()?;
     Some(match order {
@@ -1621,6 +1683,68 @@ mod tests {
     use super::super::testfile::{Ng, build, damage_and_cut, item};
     use super::*;
     use proptest::prelude::*;
+
+    /// An interface block of `link` with these options (code, value).
+    fn idb(link: u16, options: &[(u16, &[u8])], big: bool) -> Vec<u8> {
+        let w16 = |v: u16| {
+            if big {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            }
+        };
+        let w32 = |v: u32| {
+            if big {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            }
+        };
+        let mut body = Vec::new();
+        body.extend_from_slice(&w16(link));
+        body.extend_from_slice(&[0, 0]);
+        body.extend_from_slice(&w32(0));
+        for (code, value) in options {
+            body.extend_from_slice(&w16(*code));
+            body.extend_from_slice(&w16(value.len() as u16));
+            body.extend_from_slice(value);
+            body.resize(body.len().div_ceil(4) * 4, 0);
+        }
+        body.extend_from_slice(&[0; 4]);
+        let len = 12 + body.len() as u32;
+        let mut b = w32(BLOCK_IDB).to_vec();
+        b.extend_from_slice(&w32(len));
+        b.extend_from_slice(&body);
+        b.extend_from_slice(&w32(len));
+        b
+    }
+
+    #[test]
+    fn the_leading_interfaces_say_the_resolution_before_a_frame() {
+        let le = Endianness::Little;
+        // No if_tsresol: microseconds.
+        assert_eq!(leading_resolution_ns(&idb(1, &[], false), le), 1000);
+        // if_name first, then if_tsresol 9.
+        let ns = idb(1, &[(2, b"eth0!"), (9, &[9])], false);
+        assert_eq!(leading_resolution_ns(&ns, le), 1);
+        assert_eq!(
+            leading_resolution_ns(&idb(1, &[(9, &[9])], true), Endianness::Big),
+            1
+        );
+        // 2^-20 s, and the finest of two interfaces.
+        assert_eq!(
+            leading_resolution_ns(&idb(1, &[(9, &[0x80 | 20])], false), le),
+            953
+        );
+        let both = [idb(1, &[], false), ns.clone()].concat();
+        assert_eq!(leading_resolution_ns(&both, le), 1);
+        // ERF records carry their own nanoseconds.
+        assert_eq!(leading_resolution_ns(&idb(197, &[], false), le), 1);
+        // Not a whole interface block first: not known yet.
+        assert_eq!(leading_resolution_ns(&ns[..ns.len() - 1], le), 0);
+        assert_eq!(leading_resolution_ns(&[6, 0, 0, 0, 32, 0, 0, 0], le), 0);
+        assert_eq!(leading_resolution_ns(&[], le), 0);
+    }
 
     /// Everything a reader says about `file`: each frame (or error) and the
     /// warnings, read with or without the direct EPB path.
