@@ -452,3 +452,40 @@ fn ctrl_c_leaves_the_old_file_as_it_was() {
     assert!(!dead.exists());
     assert_eq!(frames(&out).len(), 3);
 }
+
+/// A binary capture is never written to a terminal: `packets -w -` and
+/// `gen -o -` say so (exit 2) and write nothing (run under `script`, a
+/// pseudo-terminal).
+#[test]
+fn no_capture_on_a_terminal() {
+    if Command::new("script").arg("--version").output().is_err() {
+        common::skip("a pseudo-terminal", "script (util-linux) is not installed");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_roce-dissect");
+    let loss = captures().join("loss.pcap");
+    for (args, option) in [
+        (format!("packets {} -w -", s(&loss)), "-w"),
+        ("gen --scenario clean -o -".to_string(), "-o"),
+    ] {
+        let out = Command::new("script")
+            .args(["-qec", &format!("{bin} {args}"), "/dev/null"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(2), "{args}: {text}");
+        assert!(
+            text.contains(&format!(
+                "{option} - writes a binary capture to the standard output, which is a terminal"
+            )),
+            "{args}: {text}"
+        );
+        // No pcap or pcapng magic reached the terminal.
+        assert!(
+            !out.stdout
+                .windows(4)
+                .any(|w| w == [0x0a, 0x0d, 0x0d, 0x0a] || w == [0xd4, 0xc3, 0xb2, 0xa1]),
+            "{args}"
+        );
+    }
+}

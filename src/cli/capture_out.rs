@@ -2,7 +2,7 @@
 //! `tshark -r IN -Y FILTER -w OUT` writes them), for Wireshark, a
 //! colleague or a vendor.
 
-use std::io::{self, BufWriter, IsTerminal, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::RunError;
@@ -81,11 +81,7 @@ impl CaptureOut {
             )));
         }
         let (base, partial): (Sink<Box<dyn Write>>, _) = if path.as_os_str() == "-" {
-            if io::stdout().is_terminal() {
-                return Err(RunError::Usage(
-                    "-w - writes a binary capture to the standard output, which is a terminal: redirect it (-w - > out.pcapng, or | wireshark -k -i -) or name a file".into(),
-                ));
-            }
+            super::sink::binary_stdout("-w")?;
             (Sink::stdout(Box::new(io::stdout())), None)
         } else {
             if let Some(input) = inputs.iter().find(|i| same_file(i, path)) {

@@ -94,6 +94,9 @@ pub fn run(args: &GenArgs) -> Result<(), RunError> {
         return deadlock(args);
     }
     let to_stdout = args.output.as_os_str() == "-";
+    if to_stdout {
+        super::sink::binary_stdout("-o")?;
+    }
     let format = match args.format {
         Some(super::args::FormatArg::Pcap) => OutFormat::PcapMicros,
         Some(super::args::FormatArg::NsPcap) => OutFormat::PcapNanos,

@@ -102,6 +102,18 @@ impl<W: Write> Write for Sink<W> {
     }
 }
 
+/// Refuses a binary capture on a terminal: `option -` (`-w -`, `-o -`)
+/// names standard output, and a terminal shows such bytes as garbage and
+/// may take some of them as commands.
+pub fn binary_stdout(option: &str) -> Result<(), super::RunError> {
+    if io::IsTerminal::is_terminal(&io::stdout()) {
+        return Err(super::RunError::Usage(format!(
+            "{option} - writes a binary capture to the standard output, which is a terminal: redirect it ({option} - > out.pcapng, or | wireshark -k -i -) or name a file"
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
