@@ -160,6 +160,7 @@ pub fn run(args: &GenArgs) -> Result<(), RunError> {
     let mut w =
         CaptureWriter::with_link(crate::synth::BackgroundWriter::new(out), format, link_type)?;
     let budget = args.max_frames;
+    let mut cut_at_budget = false;
     let mut written = 0u64;
     let mut dropped = 0u64;
     let generated = generate(opts, &mut |ts, f| {
@@ -168,6 +169,7 @@ pub fn run(args: &GenArgs) -> Result<(), RunError> {
         }
         written += 1;
         if written > budget {
+            cut_at_budget = true;
             return Err(io::Error::other(format!(
                 "stopped at --max-frames {budget}: the capture is cut short"
             )));
@@ -201,8 +203,19 @@ pub fn run(args: &GenArgs) -> Result<(), RunError> {
             }
         }));
     }
-    // Failed or not, the capture goes in its place: one cut short at
-    // --max-frames or a full disk says so.
+    // A capture that could not be written whole (a full disk) is not
+    // left behind: a file of that name is as it was, and the disk is not
+    // left full. One cut short at --max-frames goes in its place, and
+    // says so.
+    let generated = match finished.and(generated) {
+        Err(e) if !cut_at_budget => {
+            if let Some(b) = &partial {
+                let _ = std::fs::remove_file(&b.partial);
+            }
+            return Err(e.into());
+        }
+        g => g,
+    };
     if let Some(b) = &partial {
         std::fs::rename(&b.partial, &b.target).map_err(|e| {
             let _ = std::fs::remove_file(&b.partial);
@@ -213,7 +226,6 @@ pub fn run(args: &GenArgs) -> Result<(), RunError> {
         })?;
     }
     let mut truth = generated?;
-    finished?;
     if link != GenLink::Ethernet {
         // What the native capture holds: no PFC, flows by LID or GID.
         truth.frames -= dropped;
