@@ -213,7 +213,7 @@ fn text(out: &mut impl Write, r: &fabric::FabricReport) -> io::Result<()> {
             e.paused,
             e.by,
             e.priority.map_or("all".to_string(), |p| p.to_string()),
-            e.pauses,
+            crate::output::text::count(e.pauses, "pause", "pauses"),
             human_ns(e.paused_ns),
             e.links.join(", ")
         )?;

@@ -261,8 +261,8 @@ impl FabricView {
             )));
         }
         text.push(Line::raw(format!(
-            "{} pauses spread within {}.",
-            r.propagation_total,
+            "{} spread within {}.",
+            crate::output::text::count(r.propagation_total, "pause", "pauses"),
             human_ns(r.threshold_ns)
         )));
         if let Some(e) = r.edges.get(self.selected) {
