@@ -521,14 +521,24 @@ pub fn pipeline(data: &[u8]) {
         let page = crate::output::html::page(std::slice::from_ref(&r));
         assert_eq!(page.matches("<svg").count(), page.matches("</svg>").count());
         let _ = serde_json::to_vec(&r);
-        let _ = crate::output::report::render(
-            &r,
-            &crate::output::report::TextOptions {
-                style: crate::output::report::Style { color: false },
-                events: true,
-                all: true,
-            },
-        );
+        let options = |width| crate::output::report::TextOptions {
+            style: crate::output::report::Style { color: false },
+            events: true,
+            all: true,
+            width,
+        };
+        let _ = crate::output::report::render(&r, &options(None));
+        // Laid out for a terminal: every line fits, but a word too wide
+        // for any line, and the command to copy at the end.
+        let width = 20 + usize::from(data.first().copied().unwrap_or(0) % 100);
+        let text = crate::output::report::render(&r, &options(Some(width)));
+        let body = text.split("\nPackets of flow #1").next().unwrap_or("");
+        for line in body.lines() {
+            assert!(
+                crate::output::fit::fits(line, width),
+                "{line:?} is wider than {width}"
+            );
+        }
     }
 }
 

@@ -504,23 +504,35 @@ fn a_write_that_fails_leaves_the_old_file() {
     let mixed = captures().join("mixed.pcapng");
     for (name, args) in [
         ("x.pcapng", format!("packets '{}' -w x.pcapng", s(&mixed))),
-        ("x.pcap", "gen --scenario clean --qps 64 -o x.pcap".to_string()),
+        (
+            "x.pcap",
+            "gen --scenario clean --qps 64 -o x.pcap".to_string(),
+        ),
     ] {
         std::fs::write(dir.path().join(name), b"old").unwrap();
         // SIGXFSZ ignored: a write past the limit fails with EFBIG.
         let out = Command::new("bash")
             .current_dir(dir.path())
-            .args(["-c", &format!("trap '' XFSZ; ulimit -f 16; exec {bin} {args}")])
+            .args([
+                "-c",
+                &format!("trap '' XFSZ; ulimit -f 16; exec {bin} {args}"),
+            ])
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{args}: {stderr}");
         assert_eq!(
             stderr.lines().collect::<Vec<_>>(),
-            [format!("roce-dissect: cannot write {name}: File too large (os error 27)")],
+            [format!(
+                "roce-dissect: cannot write {name}: File too large (os error 27)"
+            )],
             "{args}"
         );
-        assert_eq!(std::fs::read(dir.path().join(name)).unwrap(), b"old", "{args}");
+        assert_eq!(
+            std::fs::read(dir.path().join(name)).unwrap(),
+            b"old",
+            "{args}"
+        );
         assert_eq!(common::names_in(dir.path()), [name], "{args}");
         std::fs::remove_file(dir.path().join(name)).unwrap();
     }

@@ -104,11 +104,31 @@ pub struct ReportArgs {
     #[arg(long)]
     pub all: bool,
 
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+
     /// Display filter (Wireshark's language): the analysis reads every
     /// frame, the report lists the flows and pause intervals with a frame
     /// it matches (e.g. -Y roce.analysis.nak, -Y 'ip.addr == 10.0.0.7')
     #[arg(short = 'Y', long = "display-filter", value_name = "FILTER")]
     pub filter: Option<String>,
+}
+
+/// The width text output is laid out for.
+#[derive(Debug, Clone, Args)]
+pub struct LayoutArgs {
+    /// Lay the text out for COLS columns: long lines broken between words,
+    /// tables narrowed to fit [default: the terminal's width on a terminal;
+    /// in a pipe or a file, whole lines; 0: whole lines]
+    #[arg(long, value_name = "COLS", global = true)]
+    pub width: Option<usize>,
+}
+
+impl LayoutArgs {
+    /// The width to fit standard output's text to, if any.
+    pub fn stdout_width(&self) -> Option<usize> {
+        crate::output::fit::stdout_width(self.width)
+    }
 }
 
 /// Settings of the analysis: for the report, `packets` and the TUI.
@@ -441,6 +461,8 @@ pub struct FabricArgs {
     #[arg(long, conflicts_with = "json")]
     pub tui: bool,
     #[command(flatten)]
+    pub layout: LayoutArgs,
+    #[command(flatten)]
     pub decode: DecodeArgs,
     #[command(flatten)]
     pub analysis: AnalysisArgs,
@@ -453,6 +475,8 @@ pub struct FabricArgs {
 pub struct PlanArgs {
     #[command(subcommand)]
     pub command: PlanCommand,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
 }
 
 #[derive(Debug, Subcommand)]

@@ -84,7 +84,9 @@ pub fn run(args: &FabricArgs) -> Result<(), RunError> {
             .map_err(io::Error::from)?;
         writeln!(out)?;
     } else {
-        text(&mut out, &r)?;
+        let mut page = Vec::new();
+        text(&mut page, &r)?;
+        crate::output::fit::write_fitted(&mut out, &page, args.layout.stdout_width())?;
     }
     out.flush()?;
     Ok(())
@@ -209,7 +211,7 @@ fn text(out: &mut impl Write, r: &fabric::FabricReport) -> io::Result<()> {
     for e in &r.edges {
         writeln!(
             out,
-            "  {} → {}  prio {}: {} pauses, {} paused  ({})",
+            "  {} → {}  prio {}: {}, {} paused  ({})",
             e.paused,
             e.by,
             e.priority.map_or("all".to_string(), |p| p.to_string()),

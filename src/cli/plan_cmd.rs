@@ -13,7 +13,26 @@ use crate::output::report::human_bytes;
 use crate::plan::{self, DcqcnParams, Headroom, HeadroomInput};
 
 pub fn run(args: &PlanArgs) -> Result<(), RunError> {
+    let mut page = Vec::new();
+    let json_asked = write_plan(&mut page, args)?;
     let mut out = BufWriter::new(super::sink::Sink::stdout(io::stdout().lock()));
+    if json_asked {
+        out.write_all(&page)?;
+    } else {
+        crate::output::fit::write_fitted(&mut out, &page, args.layout.stdout_width())?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Writes what `args` asks for to `out`; whether it is JSON.
+fn write_plan(out: &mut Vec<u8>, args: &PlanArgs) -> Result<bool, RunError> {
+    let mut out = out;
+    let json_asked = match &args.command {
+        PlanCommand::Headroom(a) => a.json,
+        PlanCommand::Pfc(a) => a.json,
+        PlanCommand::Dcqcn(a) => a.json,
+    };
     match &args.command {
         PlanCommand::Headroom(a) => {
             let h = headroom_of(&a.headroom);
@@ -45,8 +64,7 @@ pub fn run(args: &PlanArgs) -> Result<(), RunError> {
                 } else {
                     write_replay(&mut out, &r)?;
                 }
-                out.flush()?;
-                return Ok(());
+                return Ok(json_asked);
             }
             let mut cnps = a.cnp.clone();
             cnps.sort_unstable();
@@ -68,8 +86,7 @@ pub fn run(args: &PlanArgs) -> Result<(), RunError> {
             }
         }
     }
-    out.flush()?;
-    Ok(())
+    Ok(json_asked)
 }
 
 /// `plan dcqcn --from`: the flow, what the report says of its CNPs, and

@@ -282,6 +282,7 @@ fn write_report(report: &Report, cli: &Cli, at: Placement, threads: usize) -> Re
                 style: Style { color },
                 events: args.events,
                 all: args.all,
+                width: args.layout.stdout_width(),
             },
         );
         if at == Placement::Next {

@@ -1,6 +1,7 @@
 //! Packets and reports to text, JSON and JSON Lines. No analysis logic here.
 
 pub mod fields;
+pub mod fit;
 pub mod html;
 pub mod json;
 pub mod names;

@@ -60,6 +60,9 @@ pub struct TextOptions {
     pub events: bool,
     /// Every flow, not only the [`MAX_FLOW_ROWS`] with most trouble.
     pub all: bool,
+    /// The columns to fit (a terminal's), or `None`: lines as long as
+    /// they need, as a pipe or a file gets them.
+    pub width: Option<usize>,
 }
 
 /// Rows of the flows table (and flows whose events are listed) unless
@@ -267,7 +270,7 @@ fn cc_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
     }
     let _ = writeln!(
         s,
-        "      cut: the payload rate a window (--cc-window) after a CNP, from +5 µs, at most\n      0.9 of the window before; not cut: at least 0.97, sending all along;\n      unjudged: --json says why\n      back in: mean time from a cut's last CNP to the rate before it"
+        "      cut: the payload rate a window (--cc-window) after a CNP, from +5 µs,\n      at most 0.9 of the window before; not cut: at least 0.97, sending all\n      along; unjudged: --json says why\n      back in: mean time from a cut's last CNP to the rate before it"
     );
 }
 
@@ -479,44 +482,38 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
             "\n{}",
             st.bold("Flows (most trouble first; a connection's other direction follows it)")
         );
-        let _ = writeln!(
-            s,
-            "{:>4}  {:<42} {:>8} {:>3} {:<3} {:>8} {:>11} {:>5} {:>5} {:>5} {:>4} {:>4} {:>5} {:>4}  peer",
-            "#",
-            "source → destination",
-            "DestQP",
-            "v",
-            "tr",
-            "packets",
-            "bytes",
-            "retx",
-            "ooo",
-            "miss",
-            "nak",
-            "rnr",
-            "CE",
-            "CNP"
-        );
+        // The rows in the table's order: each flow, its connection's other
+        // direction after it.
         let mut printed = vec![false; r.flows.len()];
-        let mut rows = 0usize;
+        let mut order: Vec<(usize, bool)> = Vec::new();
         for i in 0..r.flows.len() {
             if printed[i] {
                 continue;
             }
-            if !o.all && rows >= MAX_FLOW_ROWS {
+            if !o.all && order.len() >= MAX_FLOW_ROWS {
                 break;
             }
             printed[i] = true;
-            flow_row(&mut s, r, i, false, st, &peers);
-            rows += 1;
+            order.push((i, false));
             if let Some(j) = peers[i]
                 && !printed[j]
             {
                 printed[j] = true;
-                flow_row(&mut s, r, j, true, st, &peers);
-                rows += 1;
+                order.push((j, true));
             }
         }
+        let rows: Vec<FlowCells> = order
+            .iter()
+            .map(|&(i, is_peer)| FlowCells::of(r, i, is_peer, &peers))
+            .collect();
+        let wide = flows_wide(&rows, st);
+        let (table, shown) = match o.width {
+            Some(w) if wide.lines().any(|l| super::fit::display_width(l) > w) => {
+                flows_fitted(&rows, w, st)
+            }
+            _ => (wide, [true; FLOW_COLUMNS.len()]),
+        };
+        s.push_str(&table);
         let hidden = printed.iter().filter(|&&p| !p).count() as u64;
         if hidden > 0 {
             let _ = writeln!(
@@ -525,11 +522,7 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
                 count(hidden, "flow", "flows")
             );
         }
-        let _ = writeln!(
-            s,
-            "{}",
-            st.dim("      retx retransmits · ooo out of order · miss missing · nak NAKs · rnr RNR NAKs · CE CE marks")
-        );
+        legend(&mut s, &shown, st);
     }
 
     let episodes: Vec<(usize, &crate::analysis::report::Episode)> = r
@@ -816,63 +809,263 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
             let _ = writeln!(s, "  {} [{}×] {}", st.yellow("!"), grouped(h.count), h.text);
         }
     }
+    if let Some(w) = o.width {
+        s = super::fit::wrap(&s, w);
+    }
     if let Some(f) = r.flows.first()
         && f.trouble() > 0
     {
-        let _ = writeln!(
-            s,
-            "\n{}",
-            st.dim(&format!(
-                "Packets of flow #1: roce-dissect packets {} --flow {},{},0x{:06x}   (events: -V, all figures: --json)",
-                shell_quote(&c.file), f.src, f.dst, f.destqp
-            ))
+        let command = format!(
+            "roce-dissect packets {} --flow {},{},0x{:06x}",
+            shell_quote(&c.file),
+            f.src,
+            f.dst,
+            f.destqp
         );
+        let line = format!("Packets of flow #1: {command}   (events: -V, all figures: --json)");
+        // Narrower than the line: the command alone on a line, whole, for
+        // copying.
+        let line = match o.width {
+            Some(w) if super::fit::display_width(&line) > w => {
+                format!("Packets of flow #1 (events: -V, all figures: --json):\n  {command}")
+            }
+            _ => line,
+        };
+        let _ = writeln!(s, "\n{}", st.dim(&line));
     }
     s
 }
 
-fn flow_row(
-    s: &mut String,
-    r: &Report,
-    i: usize,
-    is_peer: bool,
-    st: Style,
-    peers: &[Option<usize>],
-) {
-    let f = &r.flows[i];
-    let name = format!("{}{} → {}", if is_peer { "└ " } else { "" }, f.src, f.dst);
-    let peer = match &f.peer {
-        Some(p) => {
-            let idx = peers[i].map_or(String::new(), |j| format!("#{} ", j + 1));
-            format!("{idx}({})", p.paired_by)
+/// The flows table's columns after `#` and the flow's name, and before
+/// the peer: (heading, right-aligned, width in the wide table). The last
+/// [`COUNTERS`] are counts, red when not 0.
+const FLOW_COLUMNS: [(&str, bool, usize); 12] = [
+    ("DestQP", true, 8),
+    ("v", true, 3),
+    ("tr", false, 3),
+    ("packets", true, 8),
+    ("bytes", true, 11),
+    ("retx", true, 5),
+    ("ooo", true, 5),
+    ("miss", true, 5),
+    ("nak", true, 4),
+    ("rnr", true, 4),
+    ("CE", true, 5),
+    ("CNP", true, 4),
+];
+const COUNTERS: usize = 7;
+/// What each count column's heading stands for, in their order.
+const COUNTER_NAMES: [&str; COUNTERS] = [
+    "retransmits",
+    "out of order",
+    "missing",
+    "NAKs",
+    "RNR NAKs",
+    "CE marks",
+    "CNPs",
+];
+const NAME_HEADING: &str = "source → destination";
+
+/// One row of the flows table as text.
+struct FlowCells {
+    num: String,
+    name: String,
+    cols: [String; FLOW_COLUMNS.len()],
+    counts: [u64; COUNTERS],
+    peer: String,
+}
+
+impl FlowCells {
+    fn of(r: &Report, i: usize, is_peer: bool, peers: &[Option<usize>]) -> FlowCells {
+        let f = &r.flows[i];
+        let peer = match &f.peer {
+            Some(p) => {
+                let idx = peers[i].map_or(String::new(), |j| format!("#{} ", j + 1));
+                format!("{idx}({})", p.paired_by)
+            }
+            None if f.one_way => "one-way".to_string(),
+            None => "-".to_string(),
+        };
+        let counts = [
+            f.retransmits,
+            f.out_of_order,
+            f.missing,
+            f.naks.total() - f.naks.rnr,
+            f.naks.rnr,
+            f.ecn_ce,
+            f.cnps,
+        ];
+        let first = [
+            format!("0x{:06x}", f.destqp),
+            f.version.as_str().to_string(),
+            crate::analysis::report::transport_name(f.transport).to_string(),
+            grouped(f.packets),
+            grouped(f.bytes),
+        ];
+        FlowCells {
+            num: (i + 1).to_string(),
+            name: format!("{}{} → {}", if is_peer { "└ " } else { "" }, f.src, f.dst),
+            cols: std::array::from_fn(|j| match j.checked_sub(first.len()) {
+                None => first[j].clone(),
+                Some(k) => grouped(counts[k]),
+            }),
+            counts,
+            peer,
         }
-        None if f.one_way => "one-way".to_string(),
-        None => "-".to_string(),
+    }
+
+    /// Column `j`'s text padded to `w`, red for a count other than 0.
+    fn cell(&self, j: usize, w: usize, st: Style) -> String {
+        let (_, right, _) = FLOW_COLUMNS[j];
+        let pad = w.saturating_sub(super::fit::display_width(&self.cols[j]));
+        let t = if right {
+            format!("{}{}", " ".repeat(pad), self.cols[j])
+        } else {
+            format!("{}{}", self.cols[j], " ".repeat(pad))
+        };
+        match j.checked_sub(FLOW_COLUMNS.len() - COUNTERS) {
+            Some(k) if self.counts[k] > 0 => st.red(&t),
+            _ => t,
+        }
+    }
+}
+
+/// The flows table with its fixed columns, as a pipe or a file gets it.
+fn flows_wide(rows: &[FlowCells], st: Style) -> String {
+    let mut s = format!("{:>4}  {:<42}", "#", NAME_HEADING);
+    for (head, right, w) in FLOW_COLUMNS {
+        let _ = if right {
+            write!(s, " {head:>w$}")
+        } else {
+            write!(s, " {head:<w$}")
+        };
+    }
+    s.push_str("  peer\n");
+    for row in rows {
+        let _ = write!(s, "{:>4}  {:<42}", row.num, row.name);
+        for (j, (_, _, w)) in FLOW_COLUMNS.iter().enumerate() {
+            let _ = write!(s, " {}", row.cell(j, *w, st));
+        }
+        let _ = writeln!(s, "  {}", row.peer);
+    }
+    s
+}
+
+/// The legend under the flows table, for the count columns shown.
+fn legend(s: &mut String, shown: &[bool; FLOW_COLUMNS.len()], st: Style) {
+    let first = FLOW_COLUMNS.len() - COUNTERS;
+    let mut said: Vec<String> = Vec::new();
+    let mut left_out: Vec<&str> = Vec::new();
+    for k in 0..COUNTERS {
+        let head = FLOW_COLUMNS[first + k].0;
+        // CNPs are said by their heading.
+        if shown[first + k] {
+            if k + 1 < COUNTERS {
+                said.push(format!("{head} {}", COUNTER_NAMES[k]));
+            }
+        } else {
+            left_out.push(COUNTER_NAMES[k]);
+        }
+    }
+    if !left_out.is_empty() {
+        said.push(format!("no {} in the flows listed", left_out.join(", ")));
+    }
+    let line = format!("      {}", said.join(" · "));
+    let _ = writeln!(s, "{}", st.dim(&line));
+}
+
+/// The flows table for `width` columns: each column as wide as its
+/// widest cell; then, if the rows are still wider, without the count
+/// columns that are 0 in every row; then, if still wider, each flow on two
+/// lines, its name above its figures.
+fn flows_fitted(
+    rows: &[FlowCells],
+    width: usize,
+    st: Style,
+) -> (String, [bool; FLOW_COLUMNS.len()]) {
+    use super::fit::display_width;
+    let col_w: Vec<usize> = (0..FLOW_COLUMNS.len())
+        .map(|j| {
+            rows.iter()
+                .map(|r| display_width(&r.cols[j]))
+                .chain([FLOW_COLUMNS[j].0.len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let num_w = rows
+        .iter()
+        .map(|r| r.num.len())
+        .chain([4])
+        .max()
+        .unwrap_or(4);
+    let name_w = rows
+        .iter()
+        .map(|r| display_width(&r.name))
+        .chain([display_width(NAME_HEADING)])
+        .max()
+        .unwrap_or(0);
+    let peer_w = rows
+        .iter()
+        .map(|r| r.peer.len())
+        .chain([4])
+        .max()
+        .unwrap_or(4);
+    let mut shown = [true; FLOW_COLUMNS.len()];
+    let figures = |shown: &[bool; FLOW_COLUMNS.len()]| -> usize {
+        (0..FLOW_COLUMNS.len())
+            .filter(|&j| shown[j])
+            .map(|j| 1 + col_w[j])
+            .sum::<usize>()
+            + 2
+            + peer_w
     };
-    let cell = |n: u64, w: usize| {
-        let t = format!("{:>w$}", grouped(n));
-        if n > 0 { st.red(&t) } else { t }
+    if num_w + 2 + name_w + figures(&shown) > width {
+        let first = FLOW_COLUMNS.len() - COUNTERS;
+        for k in 0..COUNTERS {
+            if rows.iter().all(|r| r.counts[k] == 0) {
+                shown[first + k] = false;
+            }
+        }
+    }
+    let stacked = num_w + 2 + name_w + figures(&shown) > width;
+    // The figures' part of a line: heading or row.
+    let tail = |s: &mut String, cell: &dyn Fn(usize, usize) -> String, peer: &str| {
+        for j in (0..FLOW_COLUMNS.len()).filter(|&j| shown[j]) {
+            s.push(' ');
+            s.push_str(&cell(j, col_w[j]));
+        }
+        let _ = writeln!(s, "  {peer}");
     };
-    let naks = f.naks.total() - f.naks.rnr;
-    let _ = writeln!(
-        s,
-        "{:>4}  {:<42} {:>8} {:>3} {:<3} {:>8} {:>11} {} {} {} {} {} {} {}  {}",
-        i + 1,
-        name,
-        format!("0x{:06x}", f.destqp),
-        f.version.as_str(),
-        crate::analysis::report::transport_name(f.transport),
-        grouped(f.packets),
-        grouped(f.bytes),
-        cell(f.retransmits, 5),
-        cell(f.out_of_order, 5),
-        cell(f.missing, 5),
-        cell(naks, 4),
-        cell(f.naks.rnr, 4),
-        cell(f.ecn_ce, 5),
-        cell(f.cnps, 4),
-        peer
-    );
+    let heading = |j: usize, w: usize| {
+        let (head, right, _) = FLOW_COLUMNS[j];
+        if right {
+            format!("{head:>w$}")
+        } else {
+            format!("{head:<w$}")
+        }
+    };
+    let mut s = String::new();
+    let indent = " ".repeat(num_w + 1);
+    if stacked {
+        let _ = writeln!(s, "{:>num_w$}  {NAME_HEADING}", "#");
+        s.push_str(&indent);
+        tail(&mut s, &heading, "peer");
+        for row in rows {
+            let _ = writeln!(s, "{:>num_w$}  {}", row.num, row.name);
+            s.push_str(&indent);
+            tail(&mut s, &|j, w| row.cell(j, w, st), &row.peer);
+        }
+    } else {
+        let _ = write!(s, "{:>num_w$}  {:<name_w$}", "#", NAME_HEADING);
+        tail(&mut s, &heading, "peer");
+        for row in rows {
+            let pad = name_w.saturating_sub(display_width(&row.name));
+            let _ = write!(s, "{:>num_w$}  {}{}", row.num, row.name, " ".repeat(pad));
+            tail(&mut s, &|j, w| row.cell(j, w, st), &row.peer);
+        }
+    }
+    (s, shown)
 }
 
 #[cfg(test)]

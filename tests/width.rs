@@ -1,0 +1,233 @@
+//! The text report laid out for a terminal's width (`--width`, or the
+//! terminal's own): every line fits, nothing is lost, and a pipe still
+//! gets whole lines.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use roce_dissect::output::fit::{display_width, fits};
+
+fn captures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("captures")
+}
+
+fn report(capture: &Path, args: &[&str]) -> String {
+    let out = common::bin()
+        .arg(capture)
+        .args(args)
+        .env_remove("COLUMNS")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The report up to the command it ends with (a command to copy is never
+/// broken).
+fn body(text: &str) -> &str {
+    text.split("\nPackets of flow #1").next().unwrap()
+}
+
+/// The lines of the flows table's rows (between its heading line and its
+/// legend), and the report without them.
+fn split_flows(text: &str) -> (Vec<&str>, Vec<&str>) {
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(start) = lines.iter().position(|l| l.starts_with("Flows (")) else {
+        return (Vec::new(), lines);
+    };
+    // The legend: its first word is a column's name or "no" (a row's
+    // second line starts with its DestQP, 0x...).
+    let end = start
+        + lines[start..]
+            .iter()
+            .position(|l| {
+                l.strip_prefix("      ")
+                    .is_some_and(|t| t.starts_with(|c: char| c.is_ascii_alphabetic()))
+            })
+            .unwrap();
+    // It ends the section, maybe on several lines.
+    let after = end
+        + lines[end..]
+            .iter()
+            .position(|l| l.is_empty())
+            .unwrap_or(lines.len() - end);
+    // The column headings (one or two lines) end with "peer".
+    let rows_from = start
+        + 1
+        + lines[start + 1..end]
+            .iter()
+            .position(|l| l.ends_with("peer"))
+            .unwrap()
+        + 1;
+    let rows = lines[rows_from..end].to_vec();
+    let rest = lines[..start]
+        .iter()
+        .chain(&lines[after..])
+        .copied()
+        .collect();
+    (rows, rest)
+}
+
+fn words<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    lines.into_iter().flat_map(str::split_whitespace).collect()
+}
+
+/// At 80 columns (and 60 and 120) every line of every sample's report
+/// fits, but the command at the end; the report says the same: the same
+/// words outside the flows table, and in it the same figures (a column
+/// left out is one of zeros).
+#[test]
+fn every_sample_fits_and_says_the_same() {
+    let mut samples: Vec<PathBuf> = std::fs::read_dir(captures())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pcap" || x == "pcapng"))
+        .collect();
+    samples.sort();
+    assert!(samples.len() >= 6);
+    let mut narrowed = 0;
+    for capture in &samples {
+        let wide = report(capture, &["--events", "--all"]);
+        assert_eq!(
+            report(capture, &["--events", "--all", "--width", "0"]),
+            wide,
+            "--width 0 is the pipe's layout"
+        );
+        for width in [60, 80, 120] {
+            let fitted = report(
+                capture,
+                &["--events", "--all", "--width", &width.to_string()],
+            );
+            let name = format!("{} at {width}", capture.display());
+            for line in body(&fitted).lines() {
+                assert!(fits(line, width), "{name}: {line:?}");
+            }
+            if wide.lines().all(|l| display_width(l) <= width) {
+                assert_eq!(fitted, wide, "{name}: it fits as it is");
+                continue;
+            }
+            narrowed += 1;
+            let (wide_rows, wide_rest) = split_flows(body(&wide));
+            let (rows, rest) = split_flows(body(&fitted));
+            assert_eq!(words(rest), words(wide_rest), "{name}");
+            fn figures(rows: Vec<&str>) -> Vec<&str> {
+                let mut w: Vec<&str> = words(rows).into_iter().filter(|w| *w != "0").collect();
+                w.sort_unstable();
+                w
+            }
+            assert_eq!(figures(rows), figures(wide_rows), "{name}");
+            // The command is whole, on a line of its own.
+            if let Some(tail) = fitted.split("\nPackets of flow #1").nth(1) {
+                let wide_tail = wide.split("\nPackets of flow #1").nth(1).unwrap();
+                let command = |t: &str| {
+                    let at = t.find("roce-dissect packets").unwrap();
+                    t[at..].lines().next().unwrap().trim_end().to_string()
+                };
+                let command_line = command(tail);
+                assert!(command(wide_tail).starts_with(&command_line), "{name}");
+            }
+        }
+    }
+    assert!(narrowed >= 6, "{narrowed} reports narrowed");
+}
+
+/// The mixed sample at 80 columns, as a terminal of that width shows it.
+#[test]
+fn mixed_at_80_columns() {
+    let text = report(&captures().join("mixed.pcapng"), &["--width", "80"]);
+    let text = text.replace(env!("CARGO_MANIFEST_DIR"), "<repo>");
+    insta::assert_snapshot!("mixed_80_columns", text);
+}
+
+/// On a terminal the report takes the terminal's width (`COLUMNS` first,
+/// as `ls` reads it); `--width` overrides both. Run under `script`, a
+/// pseudo-terminal, with its columns set by `stty`.
+#[test]
+fn a_terminal_s_width_is_taken() {
+    if Command::new("script").arg("--version").output().is_err() {
+        common::skip("a pseudo-terminal", "script (util-linux) is not installed");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_roce-dissect");
+    let mixed = captures().join("mixed.pcapng");
+    let on_terminal = |columns: Option<&str>, args: &str| {
+        let mut cmd = Command::new("script");
+        cmd.args([
+            "-qec",
+            // After `stty` (a command), bash sets COLUMNS to the
+            // terminal's width, as the shell a user types in does: unset,
+            // the width is asked of the terminal.
+            &format!(
+                "stty cols 80 rows 24; {} {bin} --no-color {args} '{}' 2>/dev/null",
+                columns.map_or("unset COLUMNS;".to_string(), |c| format!("COLUMNS={c}")),
+                mixed.display()
+            ),
+            "/dev/null",
+        ]);
+        let out = cmd.output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap().replace("\r\n", "\n")
+    };
+    let widest = |t: &str| body(t).lines().map(display_width).max().unwrap();
+    let wide = report(&mixed, &[]);
+    assert!(widest(&wide) > 120, "a pipe gets whole lines");
+    assert_eq!(on_terminal(None, ""), report(&mixed, &["--width", "80"]));
+    assert_eq!(
+        on_terminal(Some("100"), ""),
+        report(&mixed, &["--width", "100"])
+    );
+    assert_eq!(on_terminal(None, "--width 0"), wide);
+}
+
+/// `fabric` and `plan` lay their text out the same way: every line fits
+/// at 80 columns and the words are those of the whole lines; JSON is never
+/// touched.
+#[test]
+fn fabric_and_plan_fit_too() {
+    let run = |args: &[&str]| {
+        let out = common::bin()
+            .args(args)
+            .env_remove("COLUMNS")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let storm = captures().join("pfc-storm.pcapng");
+    let incast = captures().join("incast.pcapng");
+    let (storm, incast) = (storm.to_str().unwrap(), incast.to_str().unwrap());
+    for args in [
+        vec!["fabric", storm, incast],
+        vec!["plan", "headroom"],
+        vec![
+            "plan",
+            "pfc",
+            "--buffer",
+            "32MiB",
+            "--ports",
+            "32",
+            "--lossless",
+            "3,4",
+        ],
+        vec!["plan", "dcqcn", "--cnp", "0us,100us"],
+    ] {
+        let wide = run(&args);
+        assert!(
+            wide.lines().any(|l| display_width(l) > 80),
+            "{args:?} has a line to break"
+        );
+        let fitted = run(&[&args[..], &["--width", "80"]].concat());
+        for line in fitted.lines() {
+            assert!(fits(line, 80), "{args:?}: {line:?}");
+        }
+        assert_eq!(words(fitted.lines()), words(wide.lines()), "{args:?}");
+        let json = |extra: &[&str]| run(&[&args[..], &["--json"], extra].concat());
+        assert_eq!(json(&["--width", "30"]), json(&[]), "{args:?}");
+    }
+}
