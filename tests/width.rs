@@ -164,7 +164,7 @@ fn a_terminal_s_width_is_taken() {
             // terminal's width, as the shell a user types in does: unset,
             // the width is asked of the terminal.
             &format!(
-                "stty cols 80 rows 24; {} {bin} --no-color {args} '{}' 2>/dev/null",
+                "stty cols 80 rows 24; {} {bin} {args} '{}' 2>/dev/null",
                 columns.map_or("unset COLUMNS;".to_string(), |c| format!("COLUMNS={c}")),
                 mixed.display()
             ),
@@ -177,12 +177,31 @@ fn a_terminal_s_width_is_taken() {
     let widest = |t: &str| body(t).lines().map(display_width).max().unwrap();
     let wide = report(&mixed, &[]);
     assert!(widest(&wide) > 120, "a pipe gets whole lines");
-    assert_eq!(on_terminal(None, ""), report(&mixed, &["--width", "80"]));
+    let at_80 = report(&mixed, &["--width", "80"]);
+    assert_eq!(on_terminal(None, "--no-color"), at_80);
     assert_eq!(
-        on_terminal(Some("100"), ""),
+        on_terminal(Some("100"), "--no-color"),
         report(&mixed, &["--width", "100"])
     );
-    assert_eq!(on_terminal(None, "--width 0"), wide);
+    assert_eq!(on_terminal(None, "--no-color --width 0"), wide);
+    // In colour, the same lines: colour takes no room.
+    let coloured = on_terminal(None, "");
+    assert!(coloured.contains("\x1b["));
+    assert_eq!(strip_colour(&coloured), at_80);
+}
+
+/// `text` without its colour sequences (`ESC [ ... m`).
+fn strip_colour(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("\x1b[") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at + 2..];
+        let end = tail.find('m').map_or(tail.len(), |m| m + 1);
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `fabric` and `plan` lay their text out the same way: every line fits

@@ -13,19 +13,24 @@ pub fn display_width(s: &str) -> usize {
     let mut chars = s.chars();
     while let Some(c) = chars.next() {
         if c == '\x1b' {
-            // A control sequence: ESC '[' parameters, then its final byte.
-            if chars.next() == Some('[') {
-                for c in chars.by_ref() {
-                    if ('\x40'..='\x7e').contains(&c) {
-                        break;
-                    }
-                }
-            }
+            skip_sequence(&mut chars);
             continue;
         }
         width += c.width().unwrap_or(0);
     }
     width
+}
+
+/// Past a control sequence whose ESC was just read: '[', parameters,
+/// then its final byte.
+fn skip_sequence(chars: &mut std::str::Chars<'_>) {
+    if chars.next() == Some('[') {
+        for c in chars.by_ref() {
+            if ('\x40'..='\x7e').contains(&c) {
+                break;
+            }
+        }
+    }
 }
 
 /// `text` with every line wider than `width` broken at spaces into lines
@@ -61,6 +66,21 @@ pub fn write_fitted(
         Some(w) => out.write_all(wrap(&String::from_utf8_lossy(text), w).as_bytes()),
         None => out.write_all(text),
     }
+}
+
+/// The spaces `body` starts with, colour sequences before or among them
+/// left out (a dimmed line starts with one).
+fn indent_of(body: &str) -> usize {
+    let mut spaces = 0;
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' => spaces += 1,
+            '\x1b' => skip_sequence(&mut chars),
+            _ => break,
+        }
+    }
+    spaces
 }
 
 /// Units a number is never parted from.
@@ -108,7 +128,7 @@ fn words(body: &str) -> Vec<(&str, &str)> {
 
 fn wrap_line(out: &mut String, body: &str, width: usize) {
     let words = words(body);
-    let indent = body.len() - body.trim_start_matches(' ').len();
+    let indent = indent_of(body);
     // The continuation's indent, leaving at least half the width for words.
     let cont = (indent + 4).min(width / 2);
     let mut line = Line {
@@ -258,6 +278,12 @@ mod tests {
             "timer\n    300.0 µs,\n    off"
         );
         assert_eq!(wrap("after 3 B", 8), "after\n    3 B");
+        // A dimmed line's continuation is indented under its words too.
+        let dim = "\x1b[2m      mean: from the first to the last · --timeline lists\x1b[0m";
+        assert_eq!(
+            wrap(dim, 40),
+            "\x1b[2m      mean: from the first to the last ·\n          --timeline lists\x1b[0m"
+        );
         // Colour sequences do not count.
         let red = "\x1b[31mkept sending\x1b[0m";
         let got = wrap(&format!("sender {red} for 3.9 µs"), 22);
