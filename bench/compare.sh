@@ -186,6 +186,7 @@ other_inputs() {
         "packets -T fields -e frame.time (times in words)|$f|$bin packets $f -T fields -e frame.number -e frame.time|tshark -n -r $f -T fields -e frame.number -e frame.time"
         "packets -Y a 10 ms window by frame.time, ip.proto by name|$f|$bin packets $f -Y 'frame.time >= \"2026-01-01 00:00:00.05 UTC\" && frame.time < \"2026-01-01 00:00:00.06 UTC\" && ip.proto == \"UDP\"'|tshark -n -r $f -Y 'frame.time >= \"2026-01-01 00:00:00.05 UTC\" && frame.time < \"2026-01-01 00:00:00.06 UTC\" && ip.proto == \"UDP\"'"
         "packets -Y ... -w: one QP's frames written as a capture|$f|$bin packets $f -Y 'bth.destqp == 0x00401d' -w $out/qp.pcapng|tshark -n -r $f -Y 'infiniband.bth.destqp == 0x00401d' -w $out/qp-tshark.pcapng"
+        "report for 80 columns (--width 80 --all)|$f|$bin $f --all --width 80|tshark -n -r $f -q -z conv,udp"
         "report --timeline (RTT, completion, rates)|$f|$bin $f --json --timeline|tshark -n -r $f -T fields -e frame.time_epoch -e frame.len ${fields[*]:2} -e infiniband.aeth.syndrome"
         "NVMe-oF I/O latencies (gen --scenario nvme)|$nv|$bin $nv --json|tshark -n -r $nv -T fields -e frame.number -e nvme.cmd.cid -e nvme.cqe.cid -e nvme.cqe.status -e nvme.cmd_latency"
         "packets -Y nvme (NVMe commands, responses, data)|$nv|$bin packets $nv -Y nvme|tshark -n -r $nv -Y nvme"
