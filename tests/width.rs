@@ -250,3 +250,30 @@ fn fabric_and_plan_fit_too() {
         assert_eq!(json(&["--width", "30"]), json(&[]), "{args:?}");
     }
 }
+
+/// Commands whose output is not laid out (frames' lines, a capture, a
+/// dataset, the TUI) do not take --width: a mistake, not a silent no-op.
+#[test]
+fn only_laid_out_text_takes_a_width() {
+    let loss = captures().join("loss.pcap");
+    let loss = loss.to_str().unwrap();
+    for args in [
+        vec!["packets", loss],
+        vec!["tui", loss],
+        vec!["export", loss, "-o", "x"],
+        vec!["gen", "--scenario", "clean", "-o", "x.pcap"],
+        vec!["fields"],
+    ] {
+        let out = common::bin()
+            .args(&args)
+            .args(["--width", "80"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("unexpected argument '--width'"),
+            "{args:?}: {stderr}"
+        );
+    }
+}

@@ -120,7 +120,7 @@ pub struct LayoutArgs {
     /// Lay the text out for COLS columns: long lines broken between words,
     /// tables narrowed to fit [default: the terminal's width on a terminal;
     /// in a pipe or a file, whole lines; 0: whole lines]
-    #[arg(long, value_name = "COLS", global = true)]
+    #[arg(long, value_name = "COLS")]
     pub width: Option<usize>,
 }
 
@@ -475,8 +475,6 @@ pub struct FabricArgs {
 pub struct PlanArgs {
     #[command(subcommand)]
     pub command: PlanCommand,
-    #[command(flatten)]
-    pub layout: LayoutArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -528,6 +526,8 @@ pub struct PlanHeadroomArgs {
     /// JSON instead of text
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
 }
 
 #[derive(Debug, Args)]
@@ -546,6 +546,8 @@ pub struct PlanPfcArgs {
     /// JSON instead of text
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
 }
 
 #[derive(Debug, Args)]
@@ -574,6 +576,8 @@ pub struct PlanDcqcnArgs {
     /// JSON instead of text
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
 }
 
 /// Parses `100m`, `2km`, `5` (metres), `0.5m`.

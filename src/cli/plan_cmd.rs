@@ -16,10 +16,15 @@ pub fn run(args: &PlanArgs) -> Result<(), RunError> {
     let mut page = Vec::new();
     let json_asked = write_plan(&mut page, args)?;
     let mut out = BufWriter::new(super::sink::Sink::stdout(io::stdout().lock()));
+    let layout = match &args.command {
+        PlanCommand::Headroom(a) => &a.layout,
+        PlanCommand::Pfc(a) => &a.layout,
+        PlanCommand::Dcqcn(a) => &a.layout,
+    };
     if json_asked {
         out.write_all(&page)?;
     } else {
-        crate::output::fit::write_fitted(&mut out, &page, args.layout.stdout_width())?;
+        crate::output::fit::write_fitted(&mut out, &page, layout.stdout_width())?;
     }
     out.flush()?;
     Ok(())
