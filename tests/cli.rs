@@ -460,6 +460,40 @@ fn names_are_quoted_for_the_shell_and_safe_for_the_terminal() {
     assert!(text.contains("(pcap, 1 frame, 1 RoCE"), "{text}");
 }
 
+/// The command a report ends with lists flow #1's frames: as many lines
+/// as the report counts packets in it, for one capture and for captures
+/// merged into one report (`packets --merge`), names needing quotes too.
+#[test]
+fn the_command_the_report_ends_with_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let spaced = dir.path().join("two words.pcapng");
+    std::fs::copy(capture("incast.pcapng"), &spaced).unwrap();
+    let loss = capture("loss.pcap");
+    let (loss, spaced) = (loss.to_str().unwrap(), spaced.to_str().unwrap());
+    for captures in [vec![loss], vec![spaced], vec!["--merge", loss, spaced]] {
+        let (code, text, _) = run(&captures);
+        assert_eq!(code, 0);
+        let command = text.lines().last().unwrap();
+        let at = command.find("roce-dissect packets ").unwrap();
+        let command = command[at..].split("   (events").next().unwrap();
+        let (_, json, _) = run(&[&captures[..], &["--json"]].concat());
+        let r: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let packets = r["flows"][0]["packets"].as_u64().unwrap();
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(command.replacen("roce-dissect", env!("CARGO_BIN_EXE_roce-dissect"), 1))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let lines = String::from_utf8(out.stdout).unwrap().lines().count() as u64;
+        assert_eq!(lines, packets, "{command}");
+    }
+}
+
 #[test]
 fn gen_limits_and_standard_output() {
     let (code, _, err) = run(&[

@@ -815,12 +815,16 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
     if let Some(f) = r.flows.first()
         && f.trouble() > 0
     {
+        // A merged report's frames are those of its captures merged.
+        let captures = if c.files.is_empty() {
+            shell_quote(&c.file)
+        } else {
+            let each: Vec<String> = c.files.iter().map(|f| shell_quote(f)).collect();
+            format!("--merge {}", each.join(" "))
+        };
         let command = format!(
             "roce-dissect packets {} --flow {},{},0x{:06x}",
-            shell_quote(&c.file),
-            f.src,
-            f.dst,
-            f.destqp
+            captures, f.src, f.dst, f.destqp
         );
         let line = format!("Packets of flow #1: {command}   (events: -V, all figures: --json)");
         // Narrower than the line: the command alone on a line, whole, for
