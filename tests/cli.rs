@@ -494,6 +494,103 @@ fn the_command_the_report_ends_with_runs() {
     }
 }
 
+/// RoCE v2 on a UDP port other than 4791 shows no RoCE frame: the report
+/// names the port its frames went to (their ICRCs check there), and
+/// `--roce-port` reads them as the capture on 4791 is read. A capture of
+/// no RoCE at all says where RoCE is captured.
+#[test]
+fn roce_on_another_port_is_named() {
+    use roce_dissect::capture::{Frame, FrameReader, LinkType};
+    use roce_dissect::dissect::{DissectOptions, dissect};
+    let bytes = std::fs::read(capture("loss.pcap")).unwrap();
+    let at_4792 = DissectOptions {
+        roce_port: 4792,
+        ..DissectOptions::default()
+    };
+    let frames: Vec<Vec<u8>> = FrameReader::new(&bytes)
+        .unwrap()
+        .map(|f| f.unwrap().data.to_vec())
+        .collect();
+    let moved: Vec<Vec<u8>> = frames
+        .iter()
+        .map(|f| {
+            let mut data = f.clone();
+            let udp = dissect(
+                &Frame::whole(&data, LinkType::Ethernet),
+                &DissectOptions::default(),
+            )
+            .udp
+            .unwrap();
+            let at = usize::from(udp.offset) + 2;
+            data[at..at + 2].copy_from_slice(&4792u16.to_be_bytes());
+            // The ICRC covers the UDP header: the one of the new port.
+            let icrc = dissect(&Frame::whole(&data, LinkType::Ethernet), &at_4792)
+                .icrc
+                .unwrap()
+                .expected
+                .unwrap();
+            let end = data.len();
+            data[end - 4..].copy_from_slice(&icrc.to_be_bytes());
+            data
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let moved = common::write_pcap(dir.path(), "at-4792.pcap", &moved);
+    let moved = moved.to_str().unwrap();
+    let json = |args: &[&str]| -> serde_json::Value {
+        let (code, out, err) = run(&[args, &["--json"]].concat());
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let r = json(&[moved]);
+    assert_eq!(r["capture"]["roce_frames"], 0);
+    let hints = r["hints"].as_array().unwrap();
+    assert_eq!(hints.len(), 1, "{hints:?}");
+    assert_eq!(hints[0]["kind"], "roce_on_other_port");
+    assert_eq!(hints[0]["count"], 326);
+    let (_, text, _) = run(&[moved]);
+    assert!(
+        text.contains("frames to UDP port 4792 are RoCE v2 (their ICRCs check): run again with --roce-port 4792"),
+        "{text}"
+    );
+    // Read at that port, the capture is the one on 4791.
+    let at_port = json(&[moved, "--roce-port", "4792"]);
+    // (The same frames at the same times, on 4791.)
+    let original = common::write_pcap(dir.path(), "at-4791.pcap", &frames);
+    let original = json(&[original.to_str().unwrap()]);
+    assert_eq!(at_port["capture"]["roce_frames"], 326);
+    assert_eq!(at_port["flows"], original["flows"]);
+    assert_eq!(at_port["hints"], original["hints"]);
+    // No RoCE anywhere: where to capture it.
+    let tcp = roce_dissect::synth::samples::every_opcode(1)
+        .into_iter()
+        .map(|mut f| {
+            // IPv4's protocol to TCP: no UDP, no RoCE.
+            if f.len() > 23 && f[12..14] == [0x08, 0x00] {
+                f[23] = 6;
+            }
+            f
+        })
+        .filter(|f| f[12..14] == [0x08, 0x00])
+        .collect::<Vec<_>>();
+    let tcp = common::write_pcap(dir.path(), "tcp.pcap", &tcp);
+    let r = json(&[tcp.to_str().unwrap()]);
+    assert_eq!(r["capture"]["roce_frames"], 0);
+    let kinds: Vec<&str> = r["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["no_roce"]);
+    assert!(
+        r["hints"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("capture on the RDMA device (tcpdump -i mlx5_0, ibdump)")
+    );
+}
+
 #[test]
 fn gen_limits_and_standard_output() {
     let (code, _, err) = run(&[

@@ -68,7 +68,11 @@ pub fn hints(r: &Report) -> Vec<Hint> {
     let mut out = Vec::new();
     let mut add = |kind: HintKind, count: u64, text: &'static str| {
         if count > 0 {
-            out.push(Hint { kind, count, text });
+            out.push(Hint {
+                kind,
+                count,
+                text: text.into(),
+            });
         }
     };
     add(
@@ -227,5 +231,26 @@ pub fn hints(r: &Report) -> Vec<Hint> {
         c.truncated_frames,
         "Truncated frames: the snap length cut them, so their ICRC could not be checked.",
     );
+    if c.roce_frames == 0 && r.pfc.frames == 0 {
+        add(HintKind::NoRoce, c.frames, NO_ROCE);
+    }
     out
+}
+
+/// The hint of a capture with frames but none of RoCE.
+pub const NO_ROCE: &str = "No RoCE frame in this capture (RoCE v2: UDP to port 4791; v1: EtherType 0x8915). RDMA bypasses the kernel, so tcpdump on the Ethernet interface (eth0, ens1f0) does not see it: capture on the RDMA device (tcpdump -i mlx5_0, ibdump) or mirror the switch port. RoCE v2 on another UDP port: --roce-port.";
+
+/// Frames to UDP port `port`, `frames` of them, are RoCE v2 (their ICRCs
+/// check), none to `roce_port`: in place of the [`NO_ROCE`] hint, the
+/// option that reads them.
+pub fn roce_on_other_port(hints: &mut Vec<Hint>, roce_port: u16, port: u16, frames: u64) {
+    hints.retain(|h| h.kind != HintKind::NoRoce);
+    hints.push(Hint {
+        kind: HintKind::RoceOnOtherPort,
+        count: frames,
+        text: format!(
+            "No RoCE frame at UDP port {roce_port}, but frames to UDP port {port} are RoCE v2 (their ICRCs check): run again with --roce-port {port}."
+        )
+        .into(),
+    });
 }

@@ -499,6 +499,11 @@ pub enum HintKind {
     Duplicates,
     OneWay,
     Truncated,
+    /// Frames but no RoCE frame (nor a pause frame).
+    NoRoce,
+    /// No RoCE frame at the RoCE port, but frames to another UDP port
+    /// that are RoCE v2 (see `dissect::probe`).
+    RoceOnOtherPort,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -506,7 +511,7 @@ pub struct Hint {
     pub kind: HintKind,
     /// How many occurrences (NAKs, episodes, intervals...).
     pub count: u64,
-    pub text: &'static str,
+    pub text: std::borrow::Cow<'static, str>,
 }
 
 /// What a display filter matched, for [`Report::select`]: the flows with

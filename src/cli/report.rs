@@ -94,7 +94,8 @@ fn single(path: &Path, cli: &Cli, threads: usize) -> Result<(), RunError> {
         ),
     };
     progress.finish();
-    let report = result.map_err(|e| capture_error(e, path))?;
+    let mut report = result.map_err(|e| capture_error(e, path))?;
+    look_elsewhere(&mut report, path, cli);
     print_notes(&report, None);
     if let Some(html) = &cli.report.html {
         print_warnings(
@@ -110,6 +111,29 @@ fn single(path: &Path, cli: &Cli, threads: usize) -> Result<(), RunError> {
     // milliseconds on large captures.
     std::mem::forget(report);
     written
+}
+
+/// Frames read again, at most, to find where RoCE went.
+const PROBE_FRAMES: u64 = 100_000;
+
+/// A report of no RoCE frame, of the file at `path`: its first frames
+/// decoded again as RoCE v2 at their own UDP ports, and when some are
+/// (their ICRCs check), a hint names the port (`--roce-port`). Standard
+/// input and pipes, read once already, are not read again.
+fn look_elsewhere(report: &mut Report, path: &Path, cli: &Cli) {
+    let c = &report.capture;
+    if c.roce_frames > 0 || c.frames == 0 || !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return;
+    }
+    let Ok(mut source) = crate::capture::open_stream(path) else {
+        return;
+    };
+    let opts = cli.decode.dissect_options();
+    if let Some((port, n)) =
+        crate::dissect::probe::other_roce_port(&mut source, &opts, PROBE_FRAMES)
+    {
+        crate::analysis::hints::roce_on_other_port(&mut report.hints, opts.roce_port, port, n);
+    }
 }
 
 /// Where a report goes among those of the run.
@@ -191,7 +215,8 @@ fn many(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> {
                 return;
             }
             match result {
-                Ok(report) if cli.report.html.is_some() => {
+                Ok(mut report) if cli.report.html.is_some() => {
+                    look_elsewhere(&mut report, &paths[i], cli);
                     let of = Some(report.capture.file.as_str());
                     progress.suspend(|| {
                         print_notes(&report, of);
@@ -205,7 +230,8 @@ fn many(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> {
                     let _ = progress.update(read_bytes, total_bytes, frames);
                     pages.push((i, report));
                 }
-                Ok(report) => {
+                Ok(mut report) => {
+                    look_elsewhere(&mut report, &paths[i], cli);
                     frames += report.capture.frames;
                     let _ = progress.update(read_bytes, total_bytes, frames);
                     progress.suspend(|| {

@@ -14,6 +14,7 @@
 mod fast;
 mod ib;
 mod link;
+pub mod probe;
 mod roce;
 
 use std::fmt;

@@ -130,7 +130,7 @@ fn capture(s: &mut String, r: &Report, id: &str, heading: bool) {
                     .and_then(|v| v.as_str().map(|k| k.replace('_', " ")))
                     .unwrap_or_default()),
                 grouped(h.count),
-                esc(h.text)
+                esc(&h.text)
             );
         }
         s.push_str("</ul>");
