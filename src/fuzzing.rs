@@ -515,6 +515,11 @@ fn small_budgets(data: &[u8]) -> AnalysisOptions {
 /// The whole pipeline: capture bytes to report, JSON, text and the HTML
 /// page (with the throughput series, as `--html` asks for them).
 pub fn pipeline(data: &[u8]) {
+    // The second look of a report with no RoCE: where RoCE v2 went.
+    if let Ok(mut frames) = crate::capture::FrameReader::new(data) {
+        let _ =
+            crate::dissect::probe::other_roce_port(&mut frames, &DissectOptions::default(), 4096);
+    }
     let file = CaptureFile::from_bytes(data.to_vec());
     let opts = small_budgets(data);
     if let Ok(r) = crate::pipeline::analyze(&file, &DissectOptions::default(), opts, None) {
