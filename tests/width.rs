@@ -14,18 +14,7 @@ fn captures() -> PathBuf {
 }
 
 fn report(capture: &Path, args: &[&str]) -> String {
-    let out = common::bin()
-        .arg(capture)
-        .args(args)
-        .env_remove("COLUMNS")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    common::stdout_of(common::bin().arg(capture).args(args).env_remove("COLUMNS"))
 }
 
 /// The report up to the command it ends with (a command to copy is never
@@ -209,15 +198,7 @@ fn strip_colour(text: &str) -> String {
 /// touched.
 #[test]
 fn fabric_and_plan_fit_too() {
-    let run = |args: &[&str]| {
-        let out = common::bin()
-            .args(args)
-            .env_remove("COLUMNS")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?}");
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let run = |args: &[&str]| common::stdout_of(common::bin().args(args).env_remove("COLUMNS"));
     let storm = captures().join("pfc-storm.pcapng");
     let incast = captures().join("incast.pcapng");
     let (storm, incast) = (storm.to_str().unwrap(), incast.to_str().unwrap());

@@ -56,6 +56,17 @@ pub fn wrap(text: &str, width: usize) -> String {
     out
 }
 
+/// `text` padded with spaces to `width` columns: on the left when
+/// `right` (a right-aligned cell), else on the right.
+pub fn pad(text: &str, width: usize, right: bool) -> String {
+    let spaces = " ".repeat(width.saturating_sub(display_width(text)));
+    if right {
+        spaces + text
+    } else {
+        format!("{text}{spaces}")
+    }
+}
+
 /// Writes `text` to `out`, fitted to `width` if there is one.
 pub fn write_fitted(
     out: &mut impl std::io::Write,

@@ -920,13 +920,7 @@ impl FlowCells {
 
     /// Column `j`'s text padded to `w`, red for a count other than 0.
     fn cell(&self, j: usize, w: usize, st: Style) -> String {
-        let (_, right, _) = FLOW_COLUMNS[j];
-        let pad = w.saturating_sub(super::fit::display_width(&self.cols[j]));
-        let t = if right {
-            format!("{}{}", " ".repeat(pad), self.cols[j])
-        } else {
-            format!("{}{}", self.cols[j], " ".repeat(pad))
-        };
+        let t = super::fit::pad(&self.cols[j], w, FLOW_COLUMNS[j].1);
         match j.checked_sub(FLOW_COLUMNS.len() - COUNTERS) {
             Some(k) if self.counts[k] > 0 => st.red(&t),
             _ => t,
@@ -938,11 +932,7 @@ impl FlowCells {
 fn flows_wide(rows: &[FlowCells], st: Style) -> String {
     let mut s = format!("{:>4}  {:<42}", "#", NAME_HEADING);
     for (head, right, w) in FLOW_COLUMNS {
-        let _ = if right {
-            write!(s, " {head:>w$}")
-        } else {
-            write!(s, " {head:<w$}")
-        };
+        let _ = write!(s, " {}", super::fit::pad(head, w, right));
     }
     s.push_str("  peer\n");
     for row in rows {
@@ -1043,11 +1033,7 @@ fn flows_fitted(
     };
     let heading = |j: usize, w: usize| {
         let (head, right, _) = FLOW_COLUMNS[j];
-        if right {
-            format!("{head:>w$}")
-        } else {
-            format!("{head:<w$}")
-        }
+        super::fit::pad(head, w, right)
     };
     let mut s = String::new();
     let indent = " ".repeat(num_w + 1);
@@ -1061,11 +1047,11 @@ fn flows_fitted(
             tail(&mut s, &|j, w| row.cell(j, w, st), &row.peer);
         }
     } else {
-        let _ = write!(s, "{:>num_w$}  {:<name_w$}", "#", NAME_HEADING);
+        let name = |n: &str| super::fit::pad(n, name_w, false);
+        let _ = write!(s, "{:>num_w$}  {}", "#", name(NAME_HEADING));
         tail(&mut s, &heading, "peer");
         for row in rows {
-            let pad = name_w.saturating_sub(display_width(&row.name));
-            let _ = write!(s, "{:>num_w$}  {}{}", row.num, row.name, " ".repeat(pad));
+            let _ = write!(s, "{:>num_w$}  {}", row.num, name(&row.name));
             tail(&mut s, &|j, w| row.cell(j, w, st), &row.peer);
         }
     }
