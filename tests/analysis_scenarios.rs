@@ -1188,7 +1188,10 @@ fn timestamps_going_back_give_the_real_span_and_a_warning() {
     let r = report(&t);
     assert_eq!(r["capture"]["first_ts_ns"], T0 + 10_000);
     assert_eq!(r["capture"]["duration_ns"], 80_000);
-    assert!(warned(&r, "1 frames are stamped earlier"));
+    assert!(warned(
+        &r,
+        "1 frame is stamped earlier than the frame before it"
+    ));
 }
 
 /// QPs between the same two hosts with no CM: each ACK flow is matched to

@@ -571,8 +571,9 @@ fn warnings(a: &Analyzer, mut w: Vec<String>, unkept: u64) -> Vec<String> {
     }
     if t.ts_backwards > 0 {
         w.push(format!(
-            "{} frames are stamped earlier than the frame before them (the capture is not in time order); the capture's span runs from its earliest to its latest timestamp",
-            t.ts_backwards
+            "{} stamped earlier than the frame before {} (the capture is not in time order); the capture's span runs from its earliest to its latest timestamp",
+            crate::output::text::count(t.ts_backwards, "frame is", "frames are"),
+            if t.ts_backwards == 1 { "it" } else { "them" }
         ));
     }
     w
