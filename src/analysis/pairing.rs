@@ -499,8 +499,8 @@ fn warnings(a: &Analyzer, mut w: Vec<String>, unkept: u64) -> Vec<String> {
     let t = &a.totals;
     if t.device_lost > 0 {
         w.push(format!(
-            "the capture device reports {} records lost (ERF loss counters): PSN gaps may be the capture's, not the network's",
-            t.device_lost
+            "the capture device reports {} lost (ERF loss counters): PSN gaps may be the capture's, not the network's",
+            crate::output::text::count(t.device_lost, "record", "records")
         ));
     }
     let about = |exact: bool| if exact { "" } else { "about " };

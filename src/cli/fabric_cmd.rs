@@ -266,8 +266,8 @@ fn text(out: &mut impl Write, r: &fabric::FabricReport) -> io::Result<()> {
     if r.unplaced_pauses > 0 {
         writeln!(
             out,
-            "\n{} pauses could not be placed: their capture shows no other device (name the link's MACs in --topology)",
-            r.unplaced_pauses
+            "\n{} could not be placed: their capture shows no other device (name the link's MACs in --topology)",
+            crate::output::text::count(r.unplaced_pauses, "pause", "pauses")
         )?;
     }
     Ok(())

@@ -600,9 +600,9 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
         };
         let _ = writeln!(
             s,
-            "\n{} ({} frames; {speeds})",
+            "\n{} ({}; {speeds})",
             st.bold("PFC / PAUSE"),
-            grouped(r.pfc.frames),
+            count(r.pfc.frames, "frame", "frames"),
         );
         let _ = writeln!(
             s,
@@ -636,22 +636,29 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
             if x.late > 0 {
                 let _ = writeln!(
                     s,
-                    "  {} {} prio {}: the paused sender kept sending in {} of {} pauses (up to {} bytes, {} after the pause frame)",
+                    "  {} {} prio {}: the paused sender kept sending in {} (up to {} bytes, {} after the pause frame)",
                     st.red("!"),
                     p.src_mac,
                     prio,
-                    x.late,
-                    x.pauses,
+                    if x.pauses == 1 {
+                        "its one pause".to_string()
+                    } else {
+                        format!("{} of {} pauses", grouped(x.late), grouped(x.pauses))
+                    },
                     grouped(x.max_bytes),
                     human_ns(x.max_stop_ns)
                 );
             } else if x.max_bytes > 0 {
                 let _ = writeln!(
                     s,
-                    "  {} prio {}: the paused sender stopped in time in all {} pauses (at most {} bytes, {})",
+                    "  {} prio {}: the paused sender stopped in time in {} (at most {} bytes, {})",
                     p.src_mac,
                     prio,
-                    x.pauses,
+                    if x.pauses == 1 {
+                        "its one pause".to_string()
+                    } else {
+                        format!("all {} pauses", grouped(x.pauses))
+                    },
                     grouped(x.max_bytes),
                     human_ns(x.max_stop_ns)
                 );
@@ -754,8 +761,8 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
     if c.device_lost > 0 {
         let _ = writeln!(
             s,
-            "  {} records lost by the capture device (ERF loss counters)",
-            grouped(c.device_lost)
+            "  {} lost by the capture device (ERF loss counters)",
+            count(c.device_lost, "record", "records")
         );
     }
 
