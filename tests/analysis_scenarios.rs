@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::hint_kinds;
+
 use std::net::Ipv4Addr;
 
 use roce_dissect::analysis::AnalysisOptions;
@@ -163,12 +165,7 @@ fn sender_side_loss_nak_and_go_back_n() {
     assert_eq!(data["peer"]["paired_by"], "traffic");
     assert_eq!(r["connections"].as_array().unwrap().len(), 1);
     assert_eq!(r["capture"]["one_way_flows"], 0);
-    let kinds: Vec<&str> = r["hints"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["kind"].as_str().unwrap())
-        .collect();
+    let kinds = hint_kinds(&r);
     assert!(kinds.contains(&"psn_seq_err"), "{kinds:?}");
 }
 
@@ -814,15 +811,6 @@ fn pause_interval_counts_each_flow_once_beyond_the_named_ones() {
     assert_eq!(iv["ended_by"], "xon");
     assert_eq!(iv["flows"].as_array().unwrap().len(), 16);
     assert_eq!(iv["flows_total"], 20, "{iv:#}");
-}
-
-fn hint_kinds(r: &Value) -> Vec<&str> {
-    r["hints"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["kind"].as_str().unwrap())
-        .collect()
 }
 
 #[test]

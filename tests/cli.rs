@@ -576,13 +576,7 @@ fn roce_on_another_port_is_named() {
     let tcp = common::write_pcap(dir.path(), "tcp.pcap", &tcp);
     let r = json(&[tcp.to_str().unwrap()]);
     assert_eq!(r["capture"]["roce_frames"], 0);
-    let kinds: Vec<&str> = r["hints"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["kind"].as_str().unwrap())
-        .collect();
-    assert_eq!(kinds, ["no_roce"]);
+    assert_eq!(common::hint_kinds(&r), ["no_roce"]);
     assert!(
         r["hints"][0]["text"]
             .as_str()

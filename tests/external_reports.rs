@@ -45,12 +45,7 @@ fn every_external_capture_reports_sensibly() {
         // requester counted two: it assumed 2048). Not a retransmission: a
         // PSN reuse, with the hint that says so.
         assert_eq!(total(&r, "retransmits"), 0, "{name}");
-        let hint_kinds: Vec<&str> = r["hints"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| h["kind"].as_str().unwrap())
-            .collect();
+        let hint_kinds = common::hint_kinds(&r);
         if name.contains("2400_stall") || name.contains("3072_faillire") {
             assert_eq!(total(&r, "psn_reuse"), 1, "{name}");
             let f = &r["flows"][0];

@@ -193,3 +193,13 @@ pub fn stdout_of(cmd: &mut assert_cmd::Command) -> String {
     );
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// The kinds of a JSON report's hints, in their order.
+pub fn hint_kinds(r: &serde_json::Value) -> Vec<&str> {
+    r["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["kind"].as_str().unwrap())
+        .collect()
+}
