@@ -84,9 +84,7 @@ pub fn run(args: &FabricArgs) -> Result<(), RunError> {
             .map_err(io::Error::from)?;
         writeln!(out)?;
     } else {
-        let mut page = Vec::new();
-        text(&mut page, &r)?;
-        crate::output::fit::write_fitted(&mut out, &page, args.layout.stdout_width())?;
+        crate::output::fit::write_fitted(&mut out, args.layout.stdout_width(), |o| text(o, &r))?;
     }
     out.flush()?;
     Ok(())
@@ -198,7 +196,7 @@ pub fn read_links(
         .collect())
 }
 
-fn text(out: &mut impl Write, r: &fabric::FabricReport) -> io::Result<()> {
+fn text(out: &mut dyn Write, r: &fabric::FabricReport) -> io::Result<()> {
     writeln!(
         out,
         "Fabric: {} links, {} devices, {} paused edges",

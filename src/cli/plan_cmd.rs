@@ -13,31 +13,21 @@ use crate::output::report::human_bytes;
 use crate::plan::{self, DcqcnParams, Headroom, HeadroomInput};
 
 pub fn run(args: &PlanArgs) -> Result<(), RunError> {
-    let mut page = Vec::new();
-    let json_asked = write_plan(&mut page, args)?;
-    let mut out = BufWriter::new(super::sink::Sink::stdout(io::stdout().lock()));
-    let layout = match &args.command {
-        PlanCommand::Headroom(a) => &a.layout,
-        PlanCommand::Pfc(a) => &a.layout,
-        PlanCommand::Dcqcn(a) => &a.layout,
+    let (json, layout) = match &args.command {
+        PlanCommand::Headroom(a) => (a.json, &a.layout),
+        PlanCommand::Pfc(a) => (a.json, &a.layout),
+        PlanCommand::Dcqcn(a) => (a.json, &a.layout),
     };
-    if json_asked {
-        out.write_all(&page)?;
-    } else {
-        crate::output::fit::write_fitted(&mut out, &page, layout.stdout_width())?;
-    }
+    // JSON is never laid out.
+    let width = if json { None } else { layout.stdout_width() };
+    let mut out = BufWriter::new(super::sink::Sink::stdout(io::stdout().lock()));
+    crate::output::fit::write_fitted(&mut out, width, |o| write_plan(o, args))?;
     out.flush()?;
     Ok(())
 }
 
-/// Writes what `args` asks for to `out`; whether it is JSON.
-fn write_plan(out: &mut Vec<u8>, args: &PlanArgs) -> Result<bool, RunError> {
-    let mut out = out;
-    let json_asked = match &args.command {
-        PlanCommand::Headroom(a) => a.json,
-        PlanCommand::Pfc(a) => a.json,
-        PlanCommand::Dcqcn(a) => a.json,
-    };
+/// Writes what `args` asks for to `out`.
+fn write_plan(mut out: &mut dyn Write, args: &PlanArgs) -> Result<(), RunError> {
     match &args.command {
         PlanCommand::Headroom(a) => {
             let h = headroom_of(&a.headroom);
@@ -69,7 +59,7 @@ fn write_plan(out: &mut Vec<u8>, args: &PlanArgs) -> Result<bool, RunError> {
                 } else {
                     write_replay(&mut out, &r)?;
                 }
-                return Ok(json_asked);
+                return Ok(());
             }
             let mut cnps = a.cnp.clone();
             cnps.sort_unstable();
@@ -91,7 +81,7 @@ fn write_plan(out: &mut Vec<u8>, args: &PlanArgs) -> Result<bool, RunError> {
             }
         }
     }
-    Ok(json_asked)
+    Ok(())
 }
 
 /// `plan dcqcn --from`: the flow, what the report says of its CNPs, and

@@ -67,16 +67,20 @@ pub fn pad(text: &str, width: usize, right: bool) -> String {
     }
 }
 
-/// Writes `text` to `out`, fitted to `width` if there is one.
-pub fn write_fitted(
-    out: &mut impl std::io::Write,
-    text: &[u8],
+/// Writes the text `write` writes to `out`: as it comes without a
+/// `width`, else gathered and then fitted to it.
+pub fn write_fitted<W: std::io::Write, E: From<std::io::Error>>(
+    out: &mut W,
     width: Option<usize>,
-) -> std::io::Result<()> {
-    match width {
-        Some(w) => out.write_all(wrap(&String::from_utf8_lossy(text), w).as_bytes()),
-        None => out.write_all(text),
-    }
+    write: impl FnOnce(&mut dyn std::io::Write) -> Result<(), E>,
+) -> Result<(), E> {
+    let Some(width) = width else {
+        return write(out);
+    };
+    let mut page = Vec::new();
+    write(&mut page)?;
+    out.write_all(wrap(&String::from_utf8_lossy(&page), width).as_bytes())?;
+    Ok(())
 }
 
 /// The spaces `body` starts with, colour sequences before or among them
