@@ -47,8 +47,7 @@ fn keys(session: &str, k: &str) {
 
 #[test]
 fn browse_in_a_real_terminal() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        common::skip("the TUI in a real terminal", "tmux is not installed");
+    if !common::have("tmux", "-V", "the TUI in a real terminal") {
         return;
     }
     let bin = env!("CARGO_BIN_EXE_roce-dissect");
@@ -102,8 +101,7 @@ fn browse_in_a_real_terminal() {
 
 #[test]
 fn a_signal_gives_the_terminal_back() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        common::skip("the TUI in a real terminal", "tmux is not installed");
+    if !common::have("tmux", "-V", "the TUI in a real terminal") {
         return;
     }
     let bin = env!("CARGO_BIN_EXE_roce-dissect");

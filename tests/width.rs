@@ -145,8 +145,7 @@ fn mixed_at_80_columns() {
 /// pseudo-terminal, with its columns set by `stty`.
 #[test]
 fn a_terminal_s_width_is_taken() {
-    if Command::new("script").arg("--version").output().is_err() {
-        common::skip("a pseudo-terminal", "script (util-linux) is not installed");
+    if !common::have("script", "--version", "a pseudo-terminal") {
         return;
     }
     let bin = env!("CARGO_BIN_EXE_roce-dissect");

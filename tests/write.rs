@@ -426,15 +426,7 @@ fn ctrl_c_leaves_the_old_file_as_it_was() {
         common::names_in(dir.path()).contains(&partial)
     });
     common::sigint(child.id());
-    let (code, err) = common::ended(child);
-    assert_eq!(code, Some(130), "{err}");
-    assert_eq!(
-        err,
-        format!(
-            "roce-dissect: interrupted (Ctrl-C): {} was not written (a file of that name is as it was)\n",
-            out.display()
-        )
-    );
+    common::interrupted_leaving(child, &out);
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "as it was\n");
     assert_eq!(common::names_in(dir.path()), ["big.pcap", "out.pcapng"]);
     // A killed run's file (its process gone) goes at the next run.
@@ -458,8 +450,7 @@ fn ctrl_c_leaves_the_old_file_as_it_was() {
 /// pseudo-terminal).
 #[test]
 fn no_capture_on_a_terminal() {
-    if Command::new("script").arg("--version").output().is_err() {
-        common::skip("a pseudo-terminal", "script (util-linux) is not installed");
+    if !common::have("script", "--version", "a pseudo-terminal") {
         return;
     }
     let bin = env!("CARGO_BIN_EXE_roce-dissect");
@@ -495,8 +486,7 @@ fn no_capture_on_a_terminal() {
 /// it was: `packets -w` and `gen` alike, no partial file behind.
 #[test]
 fn a_write_that_fails_leaves_the_old_file() {
-    if Command::new("bash").arg("--version").output().is_err() {
-        common::skip("a file size limit", "bash is not installed");
+    if !common::have("bash", "--version", "a file size limit") {
         return;
     }
     let bin = env!("CARGO_BIN_EXE_roce-dissect");

@@ -37,8 +37,9 @@ fn skip_sequence(chars: &mut std::str::Chars<'_>) {
 /// that fit, each continuation indented four columns more than the line it
 /// continues. A break falls between clauses (parted by `·` or by two
 /// spaces or more) where they fit on a line; a `·` separator stays at the
-/// end of the line before a break, never starts one. A word wider than the room left stays whole (a path,
-/// an address): the terminal wraps it, nothing is cut.
+/// end of the line before a break, and a unit with its number. A word
+/// wider than the room left stays whole (a path, an address): the
+/// terminal wraps it, nothing is cut.
 pub fn wrap(text: &str, width: usize) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / 16);
     for line in text.split_inclusive('\n') {

@@ -203,3 +203,27 @@ pub fn hint_kinds(r: &serde_json::Value) -> Vec<&str> {
         .map(|h| h["kind"].as_str().unwrap())
         .collect()
 }
+
+/// Whether `program` runs (asked its version with `version_arg`); if not,
+/// the test says it is skipped, as needing it for `what`.
+pub fn have(program: &str, version_arg: &str, what: &str) -> bool {
+    if Command::new(program).arg(version_arg).output().is_ok() {
+        return true;
+    }
+    skip(what, &format!("{program} is not installed"));
+    false
+}
+
+/// Asserts that `child`, sent a Ctrl-C while writing `out`, ended with
+/// exit 130 and said `out` was not written (a file of that name as it was).
+pub fn interrupted_leaving(child: std::process::Child, out: &Path) {
+    let (code, err) = ended(child);
+    assert_eq!(code, Some(130), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "roce-dissect: interrupted (Ctrl-C): {} was not written (a file of that name is as it was)\n",
+            out.display()
+        )
+    );
+}
