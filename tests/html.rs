@@ -121,6 +121,11 @@ fn every_sample_page_names_its_flows_and_draws_its_charts_offline() {
     // pause shaded.
     assert!(storm.contains("aria-label=\"Throughput of flow 1\""));
     assert!(storm.contains("class=\"paused\""));
+    // Counts of one in the singular, as the text report has them.
+    let (_, loss) = page("loss.pcap", d.path());
+    assert!(loss.contains("1 retransmit in 1 episode"));
+    let (_, incast) = page("incast.pcapng", d.path());
+    assert!(incast.contains("1 pause interval from 1 sender of pauses"));
     let (_, clean) = page("clean.pcapng", d.path());
     assert!(clean.contains("Nothing wrong found"));
     assert!(!clean.contains("aria-label=\"PSN sequence"));

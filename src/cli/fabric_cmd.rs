@@ -199,10 +199,10 @@ pub fn read_links(
 fn text(out: &mut dyn Write, r: &fabric::FabricReport) -> io::Result<()> {
     writeln!(
         out,
-        "Fabric: {} links, {} devices, {} paused edges",
-        r.links.len(),
-        r.devices.len(),
-        r.edges.len()
+        "Fabric: {}, {}, {}",
+        crate::output::text::count(r.links.len() as u64, "link", "links"),
+        crate::output::text::count(r.devices.len() as u64, "device", "devices"),
+        crate::output::text::count(r.edges.len() as u64, "paused edge", "paused edges")
     )?;
     writeln!(out)?;
     writeln!(out, "Pause graph (X → Y: X's egress to Y paused by Y)")?;
@@ -245,8 +245,8 @@ fn text(out: &mut dyn Write, r: &fabric::FabricReport) -> io::Result<()> {
         writeln!(out)?;
         writeln!(
             out,
-            "Pause propagation ({} spreads within {}; the first 20):",
-            r.propagation_total,
+            "Pause propagation ({} within {}; the first 20):",
+            crate::output::text::count(r.propagation_total, "spread", "spreads"),
             human_ns(r.threshold_ns)
         )?;
         for s in r.propagation.iter().take(20) {

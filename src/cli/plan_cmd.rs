@@ -208,11 +208,11 @@ fn write_replay(out: &mut impl Write, r: &Replay) -> io::Result<()> {
     let params = &p.run.params;
     writeln!(
         out,
-        "Flow {} → {} QP {:#x}: {} CNPs to its sender over {}",
+        "Flow {} → {} QP {:#x}: {} to its sender over {}",
         r.flow.src,
         r.flow.dst,
         r.flow.destqp,
-        r.cnps,
+        crate::output::text::count(r.cnps, "CNP", "CNPs"),
         human_ns(
             p.run.cnps_ns.last().copied().unwrap_or(0)
                 - p.run.cnps_ns.first().copied().unwrap_or(0)
@@ -283,9 +283,9 @@ fn write_replay(out: &mut impl Write, r: &Replay) -> io::Result<()> {
         p.expected_recovery_ns
             .map_or("not by the flow's end".to_string(), human_ns),
         observed.map_or("-".to_string(), |ns| format!(
-            "{} (mean of {} trains)",
+            "{} (mean of {})",
             human_ns(ns),
-            r.cc.map_or(0, |c| c.recoveries)
+            crate::output::text::count(r.cc.map_or(0, |c| c.recoveries), "train", "trains")
         ))
     )?;
     if let Some(m) = p.mean_ratio {

@@ -282,10 +282,9 @@ fn nvme_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
         s,
         "\n{}",
         st.bold(&format!(
-            "NVMe-oF ({} queue{}, {} commands, {} failed, {} unanswered; README \"NVMe-oF\")",
-            n.queues.len(),
-            if n.queues.len() == 1 { "" } else { "s" },
-            grouped(n.commands),
+            "NVMe-oF ({}, {}, {} failed, {} unanswered; README \"NVMe-oF\")",
+            count(n.queues.len() as u64, "queue", "queues"),
+            count(n.commands, "command", "commands"),
             grouped(failed),
             grouped(n.unanswered_total),
         ))

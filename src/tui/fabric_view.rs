@@ -111,9 +111,9 @@ impl FabricView {
     fn graph(&self, f: &mut Frame, area: Rect) {
         let r = &self.report;
         let title = format!(
-            " Pause graph: {} devices, {} edges, {} ",
-            r.devices.len(),
-            r.edges.len(),
+            " Pause graph: {}, {}, {} ",
+            crate::output::text::count(r.devices.len() as u64, "device", "devices"),
+            crate::output::text::count(r.edges.len() as u64, "edge", "edges"),
             match r.deadlocks.len() {
                 0 => "no deadlock".to_string(),
                 1 => "1 DEADLOCK".to_string(),

@@ -356,9 +356,9 @@ pub fn run(
             let _ = terminal.draw(|f| {
                 let g = Gauge::default()
                     .block(Block::default().borders(Borders::ALL).title(format!(
-                        " Reading {} ({} frames) ",
+                        " Reading {} ({}) ",
                         path.display(),
-                        crate::output::report::grouped(frames)
+                        crate::output::text::count(frames, "frame", "frames")
                     )))
                     .ratio(ratio.clamp(0.0, 1.0));
                 let a = f.area();

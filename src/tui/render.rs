@@ -771,8 +771,8 @@ fn chart(app: &App, f: &mut Frame, area: Rect, flow: usize) {
 fn duration_bars(f: &mut Frame, area: Rect, title: &str, samples: &[u64], color: Color) {
     use crate::output::packets::human_ns;
     let block = Block::default().borders(Borders::ALL).title(format!(
-        " {title} ({} samples) ",
-        grouped(samples.len() as u64)
+        " {title} ({}) ",
+        crate::output::text::count(samples.len() as u64, "sample", "samples")
     ));
     let rows = usize::from(area.height.saturating_sub(2)).clamp(1, 12);
     let buckets = super::app::histogram(samples, rows);

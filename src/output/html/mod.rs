@@ -17,6 +17,7 @@ use crate::analysis::Report;
 use crate::analysis::report::{EventKind, FlowReport};
 use crate::output::packets::human_ns;
 use crate::output::report::{grouped, human_bps, human_bytes};
+use crate::output::text::count;
 use svg::{Anomaly, Lane};
 
 /// Flows given their own section (charts) at most, most trouble first.
@@ -107,13 +108,13 @@ fn capture(s: &mut String, r: &Report, id: &str, heading: bool) {
     let sum = |f: &dyn Fn(&FlowReport) -> u64| r.flows.iter().map(f).sum::<u64>();
     let _ = writeln!(
         s,
-        "<p class=\"muted\">{} · {} frames, {} RoCE · {} · {} flows in {} connections</p>",
+        "<p class=\"muted\">{} · {}, {} RoCE · {} · {} in {}</p>",
         esc(&c.format),
-        grouped(c.frames),
+        count(c.frames, "frame", "frames"),
         grouped(c.roce_frames),
         human_ns(c.duration_ns),
-        grouped(r.flows.len() as u64),
-        grouped(r.connections.len() as u64)
+        count(r.flows.len() as u64, "flow", "flows"),
+        count(r.connections.len() as u64, "connection", "connections")
     );
     // The verdict: the hints in plain words.
     s.push_str("<section><h2>Verdict</h2>");
@@ -267,18 +268,18 @@ fn flow_section(
 ) {
     let _ = write!(
         s,
-        "<section id=\"{id}flow-{}\"><h3>Flow #{}: {}</h3><p class=\"muted\">{} packets · {} retransmits in {} episodes · {} out of order · {} missing · {} NAKs · {} CE · {} CNPs</p>",
+        "<section id=\"{id}flow-{}\"><h3>Flow #{}: {}</h3><p class=\"muted\">{} · {} in {} · {} out of order · {} missing · {} · {} CE · {}</p>",
         i + 1,
         i + 1,
         esc(&flow_name(f)),
-        grouped(f.packets),
-        grouped(f.retransmits),
-        grouped(f.retransmit_episodes),
+        count(f.packets, "packet", "packets"),
+        count(f.retransmits, "retransmit", "retransmits"),
+        count(f.retransmit_episodes, "episode", "episodes"),
         grouped(f.out_of_order),
         grouped(f.missing),
-        grouped(f.naks.total()),
+        count(f.naks.total(), "NAK", "NAKs"),
         grouped(f.ecn_ce),
-        grouped(f.cnps)
+        count(f.cnps, "CNP", "CNPs")
     );
     let tp = f.timing.as_ref().and_then(|t| t.throughput.as_ref());
     // The flow's anomalies and what its peer said back (NAKs, CNPs).
@@ -437,8 +438,8 @@ fn flow_section(
                 };
                 let _ = write!(
                     s,
-                    "<h4>{name} histogram</h4><p class=\"muted\">{} samples kept of {}</p>",
-                    grouped(hist.counts.iter().sum()),
+                    "<h4>{name} histogram</h4><p class=\"muted\">{} kept of {}</p>",
+                    count(hist.counts.iter().sum(), "sample", "samples"),
                     grouped(st.count)
                 );
                 s.push_str(&svg::histogram_chart(
@@ -471,10 +472,10 @@ fn pfc_section(s: &mut String, r: &Report, t0: u64, span: (u64, u64)) {
             .map(|f| format!("#{}", f + 1))
             .collect();
         let tip = format!(
-            "{name}: {} from {} ({} frames){}{}",
+            "{name}: {} from {} ({}){}{}",
             human_ns(iv.duration_ns),
             human_ns(iv.start_ns.saturating_sub(t0)),
-            iv.frames,
+            count(iv.frames, "frame", "frames"),
             if iv.storm { ", a storm" } else { "" },
             if flows.is_empty() {
                 String::new()
@@ -501,9 +502,13 @@ fn pfc_section(s: &mut String, r: &Report, t0: u64, span: (u64, u64)) {
     }
     let _ = write!(
         s,
-        "<section><h2>PFC timeline</h2><p class=\"muted\">{} pause intervals from {} senders of pauses; hover a bar for the flows that sent meanwhile.</p>",
-        grouped(r.pfc.intervals.len() as u64),
-        lanes.len()
+        "<section><h2>PFC timeline</h2><p class=\"muted\">{} from {}; hover a bar for the flows that sent meanwhile.</p>",
+        count(
+            r.pfc.intervals.len() as u64,
+            "pause interval",
+            "pause intervals"
+        ),
+        count(lanes.len() as u64, "sender of pauses", "senders of pauses")
     );
     s.push_str(&svg::lanes_chart("PFC pause intervals", t0, span, &lanes));
     s.push_str("</section>\n");
@@ -573,11 +578,11 @@ fn nvme_section(s: &mut String, r: &Report) {
     let Some(n) = &r.nvme else { return };
     let _ = write!(
         s,
-        "<section><h2>NVMe-oF I/O</h2><p class=\"muted\">{} commands, {} completed, {} unanswered, {} queues</p>",
-        grouped(n.commands),
+        "<section><h2>NVMe-oF I/O</h2><p class=\"muted\">{}, {} completed, {} unanswered, {}</p>",
+        count(n.commands, "command", "commands"),
         grouped(n.completed),
         grouped(n.unanswered_total),
-        n.queues.len()
+        count(n.queues.len() as u64, "queue", "queues")
     );
     let rows: Vec<(String, [u64; 5])> = n
         .queues
