@@ -390,6 +390,29 @@ fn a_flow_filter_that_matches_nothing_says_so() {
         "{err}"
     );
     assert!(err.contains("326 frames read"), "{err}");
+
+    // With -w, an existing file is left as it was and no new one is made:
+    // the error is the answer, not an empty capture.
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("old.pcap");
+    std::fs::write(&old, b"earlier").unwrap();
+    let new = dir.path().join("new.pcap");
+    for w in [&old, &new] {
+        let (code, _, err) = run(&[
+            "packets",
+            "--flow",
+            "10.9.9.9,10.0.1.1,0x4001",
+            "-w",
+            w.to_str().unwrap(),
+            cap.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 1);
+        assert!(err.contains("no frame of flow"), "{err}");
+        assert!(err.contains("was not written"), "{err}");
+    }
+    assert_eq!(std::fs::read(&old).unwrap(), b"earlier");
+    assert!(!new.exists());
+    assert_eq!(common::names_in(dir.path()), ["old.pcap"]);
 }
 
 #[test]

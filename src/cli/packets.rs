@@ -420,6 +420,27 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
     written.into_inner()?;
     out.flush()?;
     let report = result.map_err(|e| source_error(e, path))?;
+    // A flow with no frame is most likely a mistyped one: say so, and
+    // leave a file named by -w as it was rather than an empty capture.
+    let mut no_flow = match &args.flow {
+        Some(f) if shown == 0 => Some(format!(
+            "no frame of flow {},{},0x{:06x} in {} ({} read; `roce-dissect {}` lists its flows)",
+            f.src,
+            f.dst,
+            f.dest_qp,
+            crate::output::text::terminal_safe(&path.display().to_string()),
+            crate::output::text::count(report.capture.frames, "frame", "frames"),
+            crate::output::text::shell_quote(&path.display().to_string()),
+        )),
+        _ => None,
+    };
+    if let Some(c) = capture_out.take_if(|c| no_flow.is_some() && !c.in_place()) {
+        let to = terminal_safe(&c.path().display().to_string());
+        drop(c);
+        if let Some(msg) = &mut no_flow {
+            msg.push_str(&format!("; {to} was not written (a file of that name is as it was)"));
+        }
+    }
     if let Some(c) = capture_out {
         let to = c.path().to_path_buf();
         let n = c.finish()?;
@@ -442,18 +463,8 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
         .cloned()
         .collect();
     print_warnings(&warnings, warnings.len() as u64, None);
-    if shown == 0
-        && let Some(f) = &args.flow
-    {
-        return Err(RunError::NothingFound(format!(
-            "no frame of flow {},{},0x{:06x} in {} ({} read; `roce-dissect {}` lists its flows)",
-            f.src,
-            f.dst,
-            f.dest_qp,
-            crate::output::text::terminal_safe(&path.display().to_string()),
-            crate::output::text::count(report.capture.frames, "frame", "frames"),
-            crate::output::text::shell_quote(&path.display().to_string()),
-        )));
+    match no_flow {
+        Some(msg) => Err(RunError::NothingFound(msg)),
+        None => Ok(()),
     }
-    Ok(())
 }
