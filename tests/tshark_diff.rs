@@ -2,6 +2,7 @@
 //! capture and of generated captures covering every opcode decodes to the
 //! same BTH, RETH, AETH, DETH, ImmDt, IETH and AtomicETH fields as tshark.
 //! Where tshark is wrong the test asserts the right answer and says why.
+//! The IGMP frames beside them have tshark's summary lines.
 
 mod common;
 
@@ -289,6 +290,56 @@ fn external_captures_match_tshark() {
             total, 420,
             "SOURCES.md counts 420 RoCE frames in the external set"
         );
+    }
+}
+
+/// The summary lines of the IGMP messages a mirror carries beside RoCE
+/// (queries, version 2 and 3 reports) are tshark's, protocol and info.
+#[test]
+fn igmp_summary_lines_are_tsharks() {
+    if !common::have_tshark() {
+        return;
+    }
+    let caps = common::external_captures();
+    let cols = [
+        "-e",
+        "frame.number",
+        "-e",
+        "_ws.col.Protocol",
+        "-e",
+        "_ws.col.Info",
+    ];
+    let mut compared = 0;
+    for c in &caps {
+        let theirs = Command::new("tshark")
+            .args(["-n", "-r"])
+            .arg(c)
+            .args(["-T", "fields"])
+            .args(cols)
+            .output()
+            .unwrap();
+        let ours = common::bin()
+            .arg("packets")
+            .arg(c)
+            .args(["-T", "fields"])
+            .args(cols)
+            .output()
+            .unwrap();
+        let ours = String::from_utf8_lossy(&ours.stdout).into_owned();
+        let ours: HashMap<&str, &str> = ours.lines().filter_map(|l| l.split_once('\t')).collect();
+        for line in String::from_utf8_lossy(&theirs.stdout).lines() {
+            let Some((n, rest)) = line.split_once('\t') else {
+                continue;
+            };
+            if rest.starts_with("IGMP") {
+                assert_eq!(ours.get(n), Some(&rest), "{} frame {n}", c.display());
+                compared += 1;
+            }
+        }
+    }
+    if !caps.is_empty() {
+        eprintln!("{compared} IGMP frames equal tshark's");
+        assert!(compared >= 15, "{compared} IGMP frames");
     }
 }
 

@@ -273,7 +273,13 @@ pub(super) fn dissect_link_at(
                 code: i.code_u8(),
             })
         }
-        Some(_) => {}
+        Some(TransportSlice::Igmp(g)) => {
+            let bytes = g.slice();
+            pkt.other_l4 = Some(OtherL4::Igmp {
+                offset: to_u16(offset_in(data, bytes)),
+                len: to_u16(bytes.len()),
+            })
+        }
         None => {
             let proto = ip_payload.ip_number.0;
             pkt.other_l4 = Some(OtherL4::Other(proto));

@@ -210,9 +210,24 @@ pub struct Udp {
 /// Other transport protocols, named in the summary line only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OtherL4 {
-    Tcp { sport: u16, dport: u16 },
-    Icmp { kind: u8, code: u8 },
-    Icmpv6 { kind: u8, code: u8 },
+    Tcp {
+        sport: u16,
+        dport: u16,
+    },
+    Icmp {
+        kind: u8,
+        code: u8,
+    },
+    Icmpv6 {
+        kind: u8,
+        code: u8,
+    },
+    /// IGMP: where its message starts in the frame and how long it is
+    /// (its type, group and records are read from the frame's bytes).
+    Igmp {
+        offset: u16,
+        len: u16,
+    },
     Other(u8),
 }
 

@@ -6,6 +6,7 @@ use super::json::{JsonWriter, mac_string};
 use crate::dissect::{OtherL4, Packet, RoceVersion};
 use crate::q;
 use crate::wire::aeth::{AckKind, nak, rnr_timer_us};
+use crate::wire::igmp::{self, Igmp};
 use crate::wire::mad::CmMessage;
 use crate::wire::pause::{PauseRepr, quanta_to_ns};
 
@@ -43,6 +44,14 @@ pub fn protocol(p: &Packet<'_>) -> &'static str {
         Some(OtherL4::Tcp { .. }) => return "TCP",
         Some(OtherL4::Icmp { .. }) => return "ICMP",
         Some(OtherL4::Icmpv6 { .. }) => return "ICMPv6",
+        Some(OtherL4::Igmp { offset, len }) => {
+            return match igmp(p, offset, len).and_then(|m| m.version()) {
+                Some(1) => "IGMPv1",
+                Some(2) => "IGMPv2",
+                Some(3) => "IGMPv3",
+                _ => "IGMP",
+            };
+        }
         _ => {}
     }
     if let Some(ip) = &p.ip {
@@ -58,6 +67,43 @@ pub fn protocol(p: &Packet<'_>) -> &'static str {
         }
         Some(t) => super::names::ethertype(t).unwrap_or("Ethernet"),
         None => "Ethernet",
+    }
+}
+
+/// The IGMP message of a frame, as the decoder located it.
+pub fn igmp<'a>(p: &Packet<'a>, offset: u16, len: u16) -> Option<Igmp<'a>> {
+    let at = usize::from(offset);
+    Igmp::new(p.data.get(at..at.checked_add(usize::from(len))?)?)
+}
+
+/// An IGMP message's summary, as tshark words it: `Membership Report group
+/// 224.0.0.251`, `Membership Query, general`, `Membership Report / Join
+/// group 224.1.1.50 for any sources`.
+fn write_igmp(s: &mut String, m: &Igmp<'_>) {
+    s.push_str(m.kind_name());
+    match m.kind() {
+        igmp::MEMBERSHIP_QUERY if m.group().is_unspecified() => s.push_str(", general"),
+        igmp::MEMBERSHIP_QUERY => {
+            let _ = write!(s, ", specific for group {}", m.group());
+        }
+        igmp::V1_REPORT | igmp::V2_REPORT => {
+            let _ = write!(s, " group {}", m.group());
+        }
+        igmp::LEAVE_GROUP => {
+            let _ = write!(s, " {}", m.group());
+        }
+        igmp::V3_REPORT => {
+            for r in m.records() {
+                s.push_str(" / ");
+                s.push_str(&r.describe());
+            }
+            if usize::from(m.record_count()) > igmp::MAX_RECORDS {
+                let _ = write!(s, " / ... ({} records)", m.record_count());
+            }
+        }
+        other => {
+            let _ = write!(s, ": 0x{other:02x}");
+        }
     }
 }
 
@@ -262,6 +308,10 @@ pub fn write_info(s: &mut String, p: &Packet<'_>, link_bps: u64) {
             }
             OtherL4::Icmp { kind, code } => s.push_str(&super::names::icmp(kind, code)),
             OtherL4::Icmpv6 { kind, code } => s.push_str(&super::names::icmpv6(kind, code)),
+            OtherL4::Igmp { offset, len } => match igmp(p, offset, len) {
+                Some(m) => write_igmp(s, &m),
+                None => s.push_str("IGMP, cut short"),
+            },
             OtherL4::Other(proto) => {
                 let _ = write!(
                     s,

@@ -617,11 +617,73 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64) {
             t.text(1, format_args!("Type: {kind}"));
             t.text(1, format_args!("Code: {code}"));
         }
+        Some(OtherL4::Igmp { offset, len }) => {
+            if let Some(m) = super::packets::igmp(p, offset, len) {
+                let at = usize::from(offset);
+                let version = m.version().map_or("?".to_string(), |v| v.to_string());
+                t.add(
+                    0,
+                    at,
+                    usize::from(len),
+                    format_args!("Internet Group Management Protocol"),
+                );
+                // Generated, as tshark brackets it.
+                t.text(1, format_args!("[IGMP Version: {version}]"));
+                t.add(
+                    1,
+                    at,
+                    1,
+                    format_args!("Type: {} (0x{:02x})", m.kind_name(), m.kind()),
+                );
+                if let Some(tenths) = m.max_resp_time() {
+                    t.add(
+                        1,
+                        at + 1,
+                        1,
+                        format_args!(
+                            "Max Resp Time: {}.{} sec (0x{:02x})",
+                            tenths / 10,
+                            tenths % 10,
+                            m.max_resp()
+                        ),
+                    );
+                }
+                t.add(
+                    1,
+                    at + 2,
+                    2,
+                    format_args!("Checksum: 0x{:04x}", m.checksum()),
+                );
+                if m.kind() == crate::wire::igmp::V3_REPORT {
+                    t.add(
+                        1,
+                        at + 6,
+                        2,
+                        format_args!("Num Group Records: {}", m.record_count()),
+                    );
+                    for r in m.records() {
+                        t.text(1, format_args!("Group Record: {}", r.describe()));
+                        t.text(2, format_args!("Record Type: {}", r.kind));
+                        t.text(2, format_args!("Num Src: {}", r.sources));
+                        t.text(2, format_args!("Multicast Address: {}", r.group));
+                    }
+                } else {
+                    t.add(
+                        1,
+                        at + 4,
+                        4,
+                        format_args!("Multicast Address: {}", m.group()),
+                    );
+                }
+            }
+        }
         Some(OtherL4::Tcp { sport, dport }) => {
             t.text(
                 0,
                 format_args!("Transmission Control Protocol, Src Port: {sport}, Dst Port: {dport}"),
             );
+            t.text(1, format_args!("Source Port: {sport}"));
+            t.text(1, format_args!("Destination Port: {dport}"));
         }
         _ => {}
     }

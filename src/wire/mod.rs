@@ -21,6 +21,7 @@ pub mod deth;
 pub mod erf;
 pub mod grh;
 pub mod icrc;
+pub mod igmp;
 pub mod lrh;
 pub mod mad;
 pub mod nvme;
