@@ -177,7 +177,7 @@ fn registry_types_and_bases_are_wiresharks() {
                 }
                 let our_base = f.base.wireshark_name();
                 let theirs = match *base {
-                    "BASE_PT_UDP" => "BASE_DEC",
+                    "BASE_PT_UDP" | "BASE_PT_TCP" => "BASE_DEC",
                     b if b.starts_with("BASE_") => b,
                     _ => "",
                 };

@@ -438,7 +438,9 @@ pub fn run(args: &PacketsArgs) -> Result<(), RunError> {
         let to = terminal_safe(&c.path().display().to_string());
         drop(c);
         if let Some(msg) = &mut no_flow {
-            msg.push_str(&format!("; {to} was not written (a file of that name is as it was)"));
+            msg.push_str(&format!(
+                "; {to} was not written (a file of that name is as it was)"
+            ));
         }
     }
     if let Some(c) = capture_out {

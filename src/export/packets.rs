@@ -29,6 +29,7 @@ const LEFT_OUT: &[&str] = &[
     "ip.addr",
     "ipv6.addr",
     "udp.port",
+    "tcp.port",
     // `ts` in words.
     "frame.time",
 ];

@@ -11,7 +11,7 @@ use super::names;
 use super::{Base, Field, FieldType, Value};
 use crate::analysis::Mark;
 use crate::analysis::marks::NvmeRole;
-use crate::dissect::{Packet, RoceVersion};
+use crate::dissect::{OtherL4, Packet, RoceVersion};
 use crate::output::packets as out;
 use crate::wire::PauseRepr;
 use crate::wire::aeth::AckKind;
@@ -144,6 +144,14 @@ fn ipv4_header<'a>(p: &Packet<'a>) -> Option<&'a [u8]> {
     p.data.get(at..at.checked_add(20)?)
 }
 
+/// The frame's IGMP message.
+fn igmp<'a>(p: &Packet<'a>) -> Option<crate::wire::igmp::Igmp<'a>> {
+    match p.other_l4 {
+        Some(OtherL4::Igmp { offset, len }) => out::igmp(p, offset, len),
+        _ => None,
+    }
+}
+
 fn ipv6_header<'a>(p: &Packet<'a>) -> Option<&'a [u8]> {
     let ip = p.ip.filter(|ip| ip.version == 6)?;
     let at = usize::from(ip.offset);
@@ -246,6 +254,13 @@ fn protocols(c: &Ctx<'_, '_>) -> String {
         }
         if p.udp.is_some() {
             parts.push("udp");
+        }
+        match p.other_l4 {
+            Some(OtherL4::Tcp { .. }) => parts.push("tcp"),
+            Some(OtherL4::Icmp { .. }) => parts.push("icmp"),
+            Some(OtherL4::Icmpv6 { .. }) => parts.push("icmpv6"),
+            Some(OtherL4::Igmp { .. }) => parts.push("igmp"),
+            _ => {}
         }
         if p.roce.is_some() {
             parts.push("infiniband");
@@ -691,6 +706,143 @@ pub static FIELDS: &[Field] = &[
     uint!("udp.checksum", "Checksum", 16, Hex, |p| p
         .udp
         .map(|u| u.checksum)),
+    // tcp, icmp, icmpv6, igmp, arp: what a mirror carries beside RoCE,
+    // named so that a filter can keep it out (`-Y '!tcp && !arp'`).
+    presence!("tcp", "Transmission Control Protocol", |p| matches!(
+        p.other_l4,
+        Some(OtherL4::Tcp { .. })
+    )),
+    uint!(
+        "tcp.srcport",
+        "Source Port",
+        16,
+        Dec,
+        |p| match p.other_l4 {
+            Some(OtherL4::Tcp { sport, .. }) => Some(sport),
+            _ => None,
+        }
+    ),
+    uint!(
+        "tcp.dstport",
+        "Destination Port",
+        16,
+        Dec,
+        |p| match p.other_l4 {
+            Some(OtherL4::Tcp { dport, .. }) => Some(dport),
+            _ => None,
+        }
+    ),
+    Field {
+        name: "tcp.port",
+        title: "Source or Destination Port",
+        ty: Uint(16),
+        base: Dec,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some(OtherL4::Tcp { sport, dport }) = c.pkt.other_l4 {
+                o.push(Value::Uint(u64::from(sport)));
+                o.push(Value::Uint(u64::from(dport)));
+            }
+        },
+    },
+    presence!("icmp", "Internet Control Message Protocol", |p| matches!(
+        p.other_l4,
+        Some(OtherL4::Icmp { .. })
+    )),
+    uint!("icmp.type", "Type", 8, Dec, |p| match p.other_l4 {
+        Some(OtherL4::Icmp { kind, .. }) => Some(kind),
+        _ => None,
+    }),
+    uint!("icmp.code", "Code", 8, Dec, |p| match p.other_l4 {
+        Some(OtherL4::Icmp { code, .. }) => Some(code),
+        _ => None,
+    }),
+    presence!(
+        "icmpv6",
+        "Internet Control Message Protocol v6",
+        |p| matches!(p.other_l4, Some(OtherL4::Icmpv6 { .. }))
+    ),
+    uint!("icmpv6.type", "Type", 8, Dec, |p| match p.other_l4 {
+        Some(OtherL4::Icmpv6 { kind, .. }) => Some(kind),
+        _ => None,
+    }),
+    uint!("icmpv6.code", "Code", 8, Dec, |p| match p.other_l4 {
+        Some(OtherL4::Icmpv6 { code, .. }) => Some(code),
+        _ => None,
+    }),
+    presence!("igmp", "Internet Group Management Protocol", |p| matches!(
+        p.other_l4,
+        Some(OtherL4::Igmp { .. })
+    )),
+    uint!("igmp.version", "IGMP Version", 8, Dec, |p| igmp(p)
+        .and_then(|m| m.version())),
+    uint!("igmp.type", "Type", 8, Hex, |p| igmp(p).map(|m| m.kind())),
+    uint!("igmp.max_resp", "Max Resp Time", 8, Dec, |p| igmp(p)
+        .and_then(|m| m.max_resp_time())),
+    uint!("igmp.checksum", "Checksum", 16, Hex, |p| igmp(p)
+        .map(|m| m.checksum())),
+    uint!("igmp.num_grp_recs", "Num Group Records", 16, Dec, |p| igmp(
+        p
+    )
+    .filter(|m| m.kind() == crate::wire::igmp::V3_REPORT)
+    .map(|m| m.record_count())),
+    Field {
+        name: "igmp.maddr",
+        title: "Multicast Address",
+        ty: Ipv4,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            let Some(m) = igmp(c.pkt) else { return };
+            if m.kind() == crate::wire::igmp::V3_REPORT {
+                o.extend(m.records().map(|r| Value::Ipv4(r.group)));
+            } else if m.version().is_some() {
+                o.push(Value::Ipv4(m.group()));
+            }
+        },
+    },
+    presence!("arp", "Address Resolution Protocol", |p| p.arp.is_some()),
+    uint!("arp.opcode", "Opcode", 16, Dec, |p| p
+        .arp
+        .map(|a| a.operation)),
+    Field {
+        name: "arp.src.hw_mac",
+        title: "Sender MAC address",
+        ty: Ether,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| o.extend(c.pkt.arp.map(|a| Value::Ether(a.sender_mac))),
+    },
+    Field {
+        name: "arp.src.proto_ipv4",
+        title: "Sender IP address",
+        ty: Ipv4,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| o.extend(c.pkt.arp.map(|a| Value::Ipv4(a.sender_ip))),
+    },
+    Field {
+        name: "arp.dst.hw_mac",
+        title: "Target MAC address",
+        ty: Ether,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| o.extend(c.pkt.arp.map(|a| Value::Ether(a.target_mac))),
+    },
+    Field {
+        name: "arp.dst.proto_ipv4",
+        title: "Target IP address",
+        ty: Ipv4,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| o.extend(c.pkt.arp.map(|a| Value::Ipv4(a.target_ip))),
+    },
     // MAC control: 802.3x PAUSE and PFC
     presence!("macc", "MAC Control", |p| p.pause.is_some()),
     named(
