@@ -80,19 +80,43 @@ pub fn igmp<'a>(p: &Packet<'a>, offset: u16, len: u16) -> Option<Igmp<'a>> {
 /// 224.0.0.251`, `Membership Query, general`, `Membership Report / Join
 /// group 224.1.1.50 for any sources`.
 fn write_igmp(s: &mut String, m: &Igmp<'_>) {
-    s.push_str(m.kind_name());
-    match m.kind() {
-        igmp::MEMBERSHIP_QUERY if m.group().is_unspecified() => s.push_str(", general"),
-        igmp::MEMBERSHIP_QUERY => {
-            let _ = write!(s, ", specific for group {}", m.group());
+    let Some(name) = m.kind_name() else {
+        let _ = write!(s, "Unknown Type:0x{:02x}", m.kind());
+        return;
+    };
+    s.push_str(name);
+    let group = m.group();
+    match m.version() {
+        Some(2) if group.is_unspecified() => s.push_str(", general"),
+        Some(2) if m.kind() == igmp::LEAVE_GROUP => {
+            let _ = write!(s, " {group}");
         }
-        igmp::V1_REPORT | igmp::V2_REPORT => {
-            let _ = write!(s, " group {}", m.group());
+        Some(2) if m.kind() == igmp::MEMBERSHIP_QUERY => {
+            let _ = write!(s, ", specific for group {group}");
         }
-        igmp::LEAVE_GROUP => {
-            let _ = write!(s, " {}", m.group());
+        Some(2) => {
+            let _ = write!(s, " group {group}");
         }
-        igmp::V3_REPORT => {
+        Some(3) if m.kind() == igmp::MEMBERSHIP_QUERY => {
+            if group.is_unspecified() {
+                s.push_str(", general");
+            } else {
+                let _ = write!(s, ", specific for group {group}");
+            }
+            let sources: Vec<_> = m.query_sources().collect();
+            if !sources.is_empty() {
+                let _ = write!(
+                    s,
+                    ", source{} {{{}}}",
+                    if sources.len() > 1 { "s" } else { "" },
+                    igmp::join(sources.into_iter())
+                );
+            }
+        }
+        Some(3) => {
+            if m.record_count() == 0 {
+                s.push_str(" - General query");
+            }
             for r in m.records() {
                 s.push_str(" / ");
                 s.push_str(&r.describe());
@@ -101,9 +125,8 @@ fn write_igmp(s: &mut String, m: &Igmp<'_>) {
                 let _ = write!(s, " / ... ({} records)", m.record_count());
             }
         }
-        other => {
-            let _ = write!(s, ": 0x{other:02x}");
-        }
+        // Version 1 names the message only.
+        _ => {}
     }
 }
 

@@ -633,7 +633,11 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64) {
                     1,
                     at,
                     1,
-                    format_args!("Type: {} (0x{:02x})", m.kind_name(), m.kind()),
+                    format_args!(
+                        "Type: {} (0x{:02x})",
+                        m.kind_name().unwrap_or("Unknown"),
+                        m.kind()
+                    ),
                 );
                 if let Some(tenths) = m.max_resp_time() {
                     t.add(
@@ -662,18 +666,38 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64) {
                         format_args!("Num Group Records: {}", m.record_count()),
                     );
                     for r in m.records() {
-                        t.text(1, format_args!("Group Record: {}", r.describe()));
-                        t.text(2, format_args!("Record Type: {}", r.kind));
-                        t.text(2, format_args!("Num Src: {}", r.sources));
+                        t.text(
+                            1,
+                            format_args!(
+                                "Group Record : {}  {}",
+                                r.group,
+                                r.kind_name().unwrap_or("")
+                            ),
+                        );
+                        t.text(
+                            2,
+                            format_args!(
+                                "Record Type: {} ({})",
+                                r.kind_name().unwrap_or("Unknown"),
+                                r.kind
+                            ),
+                        );
+                        t.text(2, format_args!("Num Src: {}", r.source_count()));
                         t.text(2, format_args!("Multicast Address: {}", r.group));
+                        for a in r.sources() {
+                            t.text(2, format_args!("Source Address: {a}"));
+                        }
                     }
-                } else {
+                } else if m.version().is_some() {
                     t.add(
                         1,
                         at + 4,
                         4,
                         format_args!("Multicast Address: {}", m.group()),
                     );
+                    for a in m.query_sources() {
+                        t.text(1, format_args!("Source Address: {a}"));
+                    }
                 }
             }
         }
