@@ -523,40 +523,7 @@ fn the_command_the_report_ends_with_runs() {
 /// no RoCE at all says where RoCE is captured.
 #[test]
 fn roce_on_another_port_is_named() {
-    use roce_dissect::capture::{Frame, FrameReader, LinkType};
-    use roce_dissect::dissect::{DissectOptions, dissect};
-    let bytes = std::fs::read(capture("loss.pcap")).unwrap();
-    let at_4792 = DissectOptions {
-        roce_port: 4792,
-        ..DissectOptions::default()
-    };
-    let frames: Vec<Vec<u8>> = FrameReader::new(&bytes)
-        .unwrap()
-        .map(|f| f.unwrap().data.to_vec())
-        .collect();
-    let moved: Vec<Vec<u8>> = frames
-        .iter()
-        .map(|f| {
-            let mut data = f.clone();
-            let udp = dissect(
-                &Frame::whole(&data, LinkType::Ethernet),
-                &DissectOptions::default(),
-            )
-            .udp
-            .unwrap();
-            let at = usize::from(udp.offset) + 2;
-            data[at..at + 2].copy_from_slice(&4792u16.to_be_bytes());
-            // The ICRC covers the UDP header: the one of the new port.
-            let icrc = dissect(&Frame::whole(&data, LinkType::Ethernet), &at_4792)
-                .icrc
-                .unwrap()
-                .expected
-                .unwrap();
-            let end = data.len();
-            data[end - 4..].copy_from_slice(&icrc.to_be_bytes());
-            data
-        })
-        .collect();
+    let (frames, moved) = common::moved_to_port(&capture("loss.pcap"), 4792);
     let dir = tempfile::tempdir().unwrap();
     let moved = common::write_pcap(dir.path(), "at-4792.pcap", &moved);
     let moved = moved.to_str().unwrap();

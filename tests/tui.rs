@@ -1,6 +1,8 @@
 //! The TUI through ratatui's TestBackend: every view as a snapshot, driven
 //! by scripted key events, and the event loop itself.
 
+mod common;
+
 use std::path::Path;
 
 use ratatui::Terminal;
@@ -752,4 +754,63 @@ fn w_writes_the_frames_listed_to_a_capture() {
         .unwrap()
         .count();
     assert_eq!(n, 17);
+}
+
+#[test]
+fn the_verdict_says_what_the_hints_say() {
+    let mut a = app("incast.pcapng");
+    assert!(!a.report.hints.is_empty());
+    press(&mut a, "v");
+    assert_eq!(a.view(), View::Verdict);
+    let s = screen_of(&mut a, 80, 24);
+    insta::assert_snapshot!("tui_verdict_80x24", s);
+    // Every hint is there, with its count.
+    let text = flat(&s);
+    for h in &a.report.hints {
+        assert!(
+            text.contains(&format!("! [{}×] {}", h.count, h.text)),
+            "{text}"
+        );
+    }
+    // A short screen scrolls, to the last line and no further.
+    let short = screen_of(&mut a, 80, 10);
+    press(&mut a, &"j".repeat(100));
+    let end = screen_of(&mut a, 80, 10);
+    assert_ne!(short, end);
+    assert_eq!(a.verdict_top, a.verdict_lines - a.page);
+    assert!(end.contains("head-of-line blocking"), "{end}");
+    press(&mut a, "v");
+    assert_eq!(a.view(), View::Flows);
+    // A capture with nothing wrong says so.
+    let mut clean = app("clean.pcapng");
+    press(&mut clean, "v");
+    assert!(screen(&mut clean).contains("Nothing wrong found"));
+}
+
+#[test]
+fn a_capture_without_roce_says_why_in_place_of_the_flows() {
+    let dir = tempfile::tempdir().unwrap();
+    // ARP only: no RoCE.
+    let mut arp = vec![0xff; 6];
+    arp.extend([2, 0, 0, 0, 0, 1, 0x08, 0x06]);
+    arp.extend([0, 1, 8, 0, 6, 4, 0, 1, 2, 0, 0, 0, 0, 1, 10, 0, 0, 1]);
+    arp.extend([0, 0, 0, 0, 0, 0, 10, 0, 0, 2]);
+    let p = common::write_pcap(dir.path(), "arp.pcap", &[arp.clone(), arp]);
+    let mut a = tui::load(&p, &Default::default(), Default::default(), &mut |_, _| {}).unwrap();
+    a.title = "arp.pcap".into();
+    let s = flat(&screen_of(&mut a, 80, 24));
+    assert!(s.contains("No RoCE flows"), "{s}");
+    assert!(s.contains("No RoCE frame in this capture"), "{s}");
+    assert!(s.contains("tcpdump -i mlx5_0"), "{s}");
+}
+
+/// A screen's text as one line: borders and the spaces around each line
+/// taken off, lines joined by a space (wrapped text whole again).
+fn flat(screen: &str) -> String {
+    screen
+        .lines()
+        .map(|l| l.trim_matches(|c| c == '│' || c == ' ' || c == '"'))
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }

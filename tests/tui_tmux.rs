@@ -164,3 +164,41 @@ fn a_signal_gives_the_terminal_back() {
         "the terminal is still raw: {stty}"
     );
 }
+
+/// RoCE v2 on another UDP port: the TUI, like the report, reads the file
+/// again and says which port to name (`--roce-port`), where the flows
+/// would be.
+#[test]
+fn roce_on_another_port_is_named_in_place_of_the_flows() {
+    if !common::have("tmux", "-V", "the TUI in a real terminal") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let loss = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/loss.pcap");
+    let (_, moved) = common::moved_to_port(&loss, 4792);
+    let cap = common::write_pcap(dir.path(), "at-4792.pcap", &moved);
+    let bin = env!("CARGO_BIN_EXE_roce-dissect");
+    let session = format!("roce-dissect-port-{}", std::process::id());
+    let cmd = format!("{bin} tui {}", cap.display());
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &session,
+        "-x",
+        "100",
+        "-y",
+        "30",
+        &cmd,
+    ]);
+    let screen = wait_for(&session, "No RoCE flows");
+    keys(&session, "q");
+    tmux(&["kill-session", "-t", &session]);
+    let flat: String = screen
+        .lines()
+        .map(|l| l.trim_matches(|c| c == '│' || c == ' '))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(flat.contains("UDP port 4792 are RoCE v2"), "{screen}");
+    assert!(flat.contains("--roce-port 4792"), "{screen}");
+}

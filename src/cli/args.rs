@@ -666,7 +666,7 @@ pub const COMMANDS: [&str; 9] = [
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Keys: arrows/hjkl move, Enter drills in, Esc/Backspace back, Tab switches panes, / filter (a display filter, or address or QP words), s sort, p PSN chart, t PFC timeline, a all frames, g/G top/end, ? help, q quit, Ctrl-C quits anywhere."
+    after_help = "Keys: arrows/hjkl move, Enter drills in, Esc/Backspace back, Tab switches panes, / filter (a display filter, or address or QP words), s sort, p PSN chart, t PFC timeline, v verdict (the hints), a all frames, g/G top/end, ? help, q quit, Ctrl-C quits anywhere."
 )]
 pub struct TuiArgs {
     /// Capture file (pcap or pcapng, plain or gzip/zstd/xz; `-` reads

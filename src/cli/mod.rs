@@ -14,7 +14,7 @@ mod ordered;
 mod packets;
 mod plan_cmd;
 mod progress;
-mod report;
+pub(crate) mod report;
 mod sink;
 mod stop;
 

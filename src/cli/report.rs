@@ -95,7 +95,7 @@ fn single(path: &Path, cli: &Cli, threads: usize) -> Result<(), RunError> {
     };
     progress.finish();
     let mut report = result.map_err(|e| capture_error(e, path))?;
-    look_elsewhere(&mut report, path, cli);
+    look_elsewhere(&mut report, path, &cli.decode.dissect_options());
     print_notes(&report, None);
     if let Some(html) = &cli.report.html {
         print_warnings(
@@ -120,7 +120,11 @@ const PROBE_FRAMES: u64 = 100_000;
 /// decoded again as RoCE v2 at their own UDP ports, and when some are
 /// (their ICRCs check), a hint names the port (`--roce-port`). Standard
 /// input and pipes, read once already, are not read again.
-fn look_elsewhere(report: &mut Report, path: &Path, cli: &Cli) {
+pub(crate) fn look_elsewhere(
+    report: &mut Report,
+    path: &Path,
+    opts: &crate::dissect::DissectOptions,
+) {
     let c = &report.capture;
     if c.roce_frames > 0 || c.frames == 0 || !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
         return;
@@ -128,9 +132,7 @@ fn look_elsewhere(report: &mut Report, path: &Path, cli: &Cli) {
     let Ok(mut source) = crate::capture::open_stream(path) else {
         return;
     };
-    let opts = cli.decode.dissect_options();
-    if let Some((port, n)) =
-        crate::dissect::probe::other_roce_port(&mut source, &opts, PROBE_FRAMES)
+    if let Some((port, n)) = crate::dissect::probe::other_roce_port(&mut source, opts, PROBE_FRAMES)
     {
         crate::analysis::hints::roce_on_other_port(&mut report.hints, opts.roce_port, port, n);
     }
@@ -216,7 +218,7 @@ fn many(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> {
             }
             match result {
                 Ok(mut report) if cli.report.html.is_some() => {
-                    look_elsewhere(&mut report, &paths[i], cli);
+                    look_elsewhere(&mut report, &paths[i], &cli.decode.dissect_options());
                     let of = Some(report.capture.file.as_str());
                     progress.suspend(|| {
                         print_notes(&report, of);
@@ -231,7 +233,7 @@ fn many(paths: &[PathBuf], cli: &Cli, threads: usize) -> Result<(), RunError> {
                     pages.push((i, report));
                 }
                 Ok(mut report) => {
-                    look_elsewhere(&mut report, &paths[i], cli);
+                    look_elsewhere(&mut report, &paths[i], &cli.decode.dissect_options());
                     frames += report.capture.frames;
                     let _ = progress.update(read_bytes, total_bytes, frames);
                     progress.suspend(|| {

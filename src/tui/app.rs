@@ -44,6 +44,9 @@ pub enum View {
     Pauses,
     /// The I/Os of an NVMe-oF queue (its index in the report's `nvme`).
     Ios(usize),
+    /// What the report's hints say (the text report's "Hints", the HTML
+    /// page's "Verdict").
+    Verdict,
 }
 
 /// One NVMe-oF I/O of the queue on screen, read from its capsules.
@@ -266,6 +269,10 @@ pub struct App {
     pub timing: Option<TimingData>,
     pub ios: Option<IoList>,
     pub pause_sel: usize,
+    /// The first line of the verdict on screen, and its lines at the last
+    /// draw's width.
+    pub verdict_top: usize,
+    pub verdict_lines: usize,
     pub status: String,
     /// Height of the list area at the last draw.
     pub page: usize,
@@ -324,6 +331,8 @@ impl App {
             timing: None,
             ios: None,
             pause_sel: 0,
+            verdict_top: 0,
+            verdict_lines: 0,
             status: String::new(),
             page: 20,
             hex_bytes: 16,
@@ -900,6 +909,12 @@ impl App {
     pub fn prepare(&mut self, size: ratatui::layout::Rect) {
         self.page = super::render::list_height(size).max(1);
         self.hex_bytes = super::render::hex_row_bytes(size.width);
+        if self.view() == View::Verdict {
+            self.verdict_lines = super::render::verdict_text(&self.report, size.width).len();
+            self.verdict_top = self
+                .verdict_top
+                .min(self.verdict_lines.saturating_sub(self.page));
+        }
         if self.flow_sel < self.flow_top {
             self.flow_top = self.flow_sel;
         } else if self.flow_sel >= self.flow_top + self.page {
@@ -977,6 +992,10 @@ impl App {
                 if let Some(l) = self.ios.as_mut() {
                     l.sel = step(l.sel, l.rows.len());
                 }
+            }
+            View::Verdict => {
+                let last = self.verdict_lines.saturating_sub(self.page);
+                self.verdict_top = step(self.verdict_top, last + 1);
             }
             View::Chart(_) | View::Timing(_) => {}
         }
@@ -1147,6 +1166,11 @@ impl App {
                 }
             }
             KeyCode::Char('t') if self.view() != View::Pauses => self.stack.push(View::Pauses),
+            KeyCode::Char('v') if self.view() == View::Verdict => return self.back(),
+            KeyCode::Char('v') => {
+                self.verdict_top = 0;
+                self.stack.push(View::Verdict);
+            }
             KeyCode::Char('n') if matches!(self.view(), View::Flows | View::Packets(_)) => {
                 self.open_ios()
             }

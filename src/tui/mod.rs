@@ -375,6 +375,11 @@ pub fn run(
         })
         .map_err(|e| crate::cli::RunError::Capture(path.to_path_buf(), e))?;
         app.reading = paths.to_vec();
+        // No RoCE: whether it is there at another UDP port, as the report
+        // tells.
+        if paths.len() == 1 {
+            crate::cli::report::look_elsewhere(&mut app.report, first, dissect_opts);
+        }
         if let Some(f) = display_filter {
             app.start_with_filter(f);
         }

@@ -96,11 +96,13 @@ pub fn render(app: &App, f: &mut Frame) {
         View::Timing(flow) => timing(app, f, body, flow),
         View::Pauses => pauses(app, f, body),
         View::Ios(q) => ios(app, f, body, q),
+        View::Verdict => verdict(app, f, body),
     }
     let keys: &[&str] = match app.view() {
         View::Flows => &[
             "↑↓ move",
             "Enter packets",
+            "v verdict",
             "a all",
             "p PSN",
             "w timing",
@@ -122,6 +124,7 @@ pub fn render(app: &App, f: &mut Frame) {
         View::Chart(_) | View::Timing(_) => &["Esc back"],
         View::Pauses => &["↑↓ move", "Enter frames", "Esc back"],
         View::Ios(_) => &["↑↓ move", "Enter its frames", "s sort", "Esc back"],
+        View::Verdict => &["↑↓ scroll", "Esc back"],
     };
     let foot_width = usize::from(foot.width);
     let foot_text = if let Some(t) = &app.saving {
@@ -435,6 +438,11 @@ fn ellipsize(s: &str, width: usize) -> String {
 }
 
 fn flows(app: &App, f: &mut Frame, area: Rect) {
+    // No flow at all: the verdict says why (no RoCE, another port).
+    if app.report.flows.is_empty() {
+        verdict_block(&app.report, f, area, " No RoCE flows: the verdict ", 0);
+        return;
+    }
     // The # column is as wide as the largest flow number.
     let number_w = (app.report.flows.len().to_string().len() as u16 + 1).max(4);
     let column_width = |i: usize| {
@@ -545,6 +553,73 @@ fn flows(app: &App, f: &mut Frame, area: Rect) {
         .highlight_symbol("▶ ");
     let mut state = TableState::default().with_selected(Some(app.flow_sel.saturating_sub(top)));
     f.render_stateful_widget(table, area, &mut state);
+}
+
+/// The verdict's lines for a block `width` columns wide: each hint of the
+/// report as the text report writes it (`! [3×] ...`), wrapped, a blank
+/// line between them.
+pub fn verdict_text(report: &crate::analysis::Report, width: u16) -> Vec<String> {
+    let inner = usize::from(width.saturating_sub(2)).max(20);
+    if report.hints.is_empty() {
+        return crate::output::fit::wrap(
+            "Nothing wrong found: no replays, NAKs, gaps, pauses or congestion the analysis would explain.",
+            inner,
+        )
+        .lines()
+        .map(String::from)
+        .collect();
+    }
+    let mut lines = Vec::new();
+    for (i, h) in report.hints.iter().enumerate() {
+        if i > 0 {
+            lines.push(String::new());
+        }
+        let text = format!("! [{}×] {}", grouped(h.count), terminal_safe(&h.text));
+        lines.extend(
+            crate::output::fit::wrap(&text, inner)
+                .lines()
+                .map(String::from),
+        );
+    }
+    lines
+}
+
+/// The verdict in a block, from line `top` on.
+fn verdict_block(
+    report: &crate::analysis::Report,
+    f: &mut Frame,
+    area: Rect,
+    title: &str,
+    top: usize,
+) {
+    let lines: Vec<Line> = verdict_text(report, area.width)
+        .into_iter()
+        .skip(top)
+        .map(|l| match l.strip_prefix('!') {
+            Some(rest) => Line::from(vec![
+                Span::styled("!", Style::new().fg(Color::Yellow)),
+                Span::raw(rest.to_string()),
+            ]),
+            None => Line::from(l),
+        })
+        .collect();
+    f.render_widget(
+        Paragraph::new(lines).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(block_title(title, area.width)),
+        ),
+        area,
+    );
+}
+
+/// What the report's hints say, scrolled to the app's line.
+fn verdict(app: &App, f: &mut Frame, area: Rect) {
+    let title = format!(
+        " Verdict: {} ",
+        crate::output::text::count(app.report.hints.len() as u64, "hint", "hints")
+    );
+    verdict_block(&app.report, f, area, &title, app.verdict_top);
 }
 
 fn packets(app: &App, f: &mut Frame, area: Rect, scope: Scope) {
@@ -1003,6 +1078,7 @@ const HELP: &[(&str, &str)] = &[
     ("p", "PSN chart of the selected flow"),
     ("w", "where the time went (RTT, completion, rate)"),
     ("t", "PFC timeline"),
+    ("v", "the verdict: what the report's hints say"),
     ("W", "write the frames listed to a capture file"),
     ("n", "NVMe-oF I/Os of the flow's queue (s: sort)"),
     ("/", "filter: display filter, or address or QP"),

@@ -227,3 +227,42 @@ pub fn interrupted_leaving(child: std::process::Child, out: &Path) {
         )
     );
 }
+
+/// The frames of a sample Ethernet capture of RoCE v2, as they are and
+/// with their UDP destination port moved to `port` (each ICRC computed
+/// again, since it covers the UDP header).
+pub fn moved_to_port(capture: &Path, port: u16) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    use roce_dissect::capture::{Frame, FrameReader, LinkType};
+    let bytes = std::fs::read(capture).unwrap();
+    let at_port = DissectOptions {
+        roce_port: port,
+        ..DissectOptions::default()
+    };
+    let frames: Vec<Vec<u8>> = FrameReader::new(&bytes)
+        .unwrap()
+        .map(|f| f.unwrap().data.to_vec())
+        .collect();
+    let moved = frames
+        .iter()
+        .map(|f| {
+            let mut data = f.clone();
+            let udp = dissect(
+                &Frame::whole(&data, LinkType::Ethernet),
+                &DissectOptions::default(),
+            )
+            .udp
+            .unwrap();
+            let at = usize::from(udp.offset) + 2;
+            data[at..at + 2].copy_from_slice(&port.to_be_bytes());
+            let icrc = dissect(&Frame::whole(&data, LinkType::Ethernet), &at_port)
+                .icrc
+                .unwrap()
+                .expected
+                .unwrap();
+            let end = data.len();
+            data[end - 4..].copy_from_slice(&icrc.to_be_bytes());
+            data
+        })
+        .collect();
+    (frames, moved)
+}
