@@ -185,6 +185,7 @@ other_inputs() {
         "packets -Y 'eth.src matches ...' (a regular expression)|$f|$bin packets $f -Y 'eth.src matches \"\\\\x02\\\\x00\\\\x00\\\\x00\\\\x01\\\\x01\"'|tshark -n -r $f -Y 'eth.src matches \"\\\\x02\\\\x00\\\\x00\\\\x00\\\\x01\\\\x01\"'"
         "packets -T fields -e frame.time (times in words)|$f|$bin packets $f -T fields -e frame.number -e frame.time|tshark -n -r $f -T fields -e frame.number -e frame.time"
         "packets -Y a 10 ms window by frame.time, ip.proto by name|$f|$bin packets $f -Y 'frame.time >= \"2026-01-01 00:00:00.05 UTC\" && frame.time < \"2026-01-01 00:00:00.06 UTC\" && ip.proto == \"UDP\"'|tshark -n -r $f -Y 'frame.time >= \"2026-01-01 00:00:00.05 UTC\" && frame.time < \"2026-01-01 00:00:00.06 UTC\" && ip.proto == \"UDP\"'"
+        "packets -Y '!tcp && !arp && !igmp' (a mirror's other traffic out)|$f|$bin packets $f -Y '!tcp && !arp && !igmp'|tshark -n -r $f -Y '!tcp && !arp && !igmp'"
         "packets -Y ... -w: one QP's frames written as a capture|$f|$bin packets $f -Y 'bth.destqp == 0x00401d' -w $out/qp.pcapng|tshark -n -r $f -Y 'infiniband.bth.destqp == 0x00401d' -w $out/qp-tshark.pcapng"
         "report for 80 columns (--width 80 --all)|$f|$bin $f --all --width 80|tshark -n -r $f -q -z conv,udp"
         "report --timeline (RTT, completion, rates)|$f|$bin $f --json --timeline|tshark -n -r $f -T fields -e frame.time_epoch -e frame.len ${fields[*]:2} -e infiniband.aeth.syndrome"

@@ -175,7 +175,7 @@ fn a_cut_capture_is_read_and_said() {
     assert!(
         String::from_utf8(out.stdout)
             .unwrap()
-            .starts_with("Fabric: 1 links")
+            .starts_with("Fabric: 1 link, ")
     );
 }
 
