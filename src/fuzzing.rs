@@ -87,7 +87,14 @@ pub fn display_filter(data: &[u8]) {
     use crate::filter::Filter;
     use std::sync::OnceLock;
     static FRAMES: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
-    let frames = FRAMES.get_or_init(|| crate::synth::samples::every_opcode(1));
+    let frames = FRAMES.get_or_init(|| {
+        let mut f: Vec<Vec<u8>> = crate::synth::samples::every_opcode(1)
+            .into_iter()
+            .step_by(7)
+            .collect();
+        f.extend(crate::synth::samples::other_traffic());
+        f
+    });
     let text = String::from_utf8_lossy(data);
     let f = match Filter::parse(&text) {
         Ok(f) => f,
@@ -98,7 +105,7 @@ pub fn display_filter(data: &[u8]) {
     };
     let not = Filter::parse(&format!("not ({text})")).expect("the negation of a filter parses");
     let twice = Filter::parse(&format!("({text}) or ({text})")).expect("F or F parses");
-    for (i, bytes) in frames.iter().enumerate().step_by(7) {
+    for (i, bytes) in frames.iter().enumerate() {
         let fr = Frame {
             number: i as u64 + 1,
             ts_ns: i as u64 * 1000,

@@ -81,47 +81,6 @@ const OTHERWISE: &[&str] = &[
     "macc.pause_time",
 ];
 
-/// TCP, ICMP, ICMPv6, IGMP (a version 2 and a version 3 report) and ARP
-/// frames, built by hand.
-fn other_traffic() -> Vec<Vec<u8>> {
-    let eth = |ty: u16| {
-        let mut f = vec![0x01, 0x00, 0x5e, 0, 0, 0xfb, 2, 0, 0, 0, 0, 1];
-        f.extend(ty.to_be_bytes());
-        f
-    };
-    let ipv4 = |proto: u8, payload: &[u8]| {
-        let mut f = eth(0x0800);
-        let len = (20 + payload.len()) as u16;
-        f.extend([0x45, 0]);
-        f.extend(len.to_be_bytes());
-        f.extend([0, 1, 0x40, 0, 64, proto, 0, 0, 10, 0, 0, 1, 224, 0, 0, 251]);
-        f.extend(payload);
-        f
-    };
-    let tcp = [
-        0x9c, 0x40, 0, 22, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0xff, 0xff, 0, 0, 0, 0,
-    ];
-    let icmp = [8, 0, 0, 0, 0, 1, 0, 1];
-    let igmp2 = [0x16, 0, 0x09, 0x04, 224, 0, 0, 251];
-    let igmp3 = [0x22, 0, 0, 0, 0, 0, 0, 1, 4, 0, 0, 0, 224, 1, 1, 50];
-    let mut icmp6 = eth(0x86dd);
-    icmp6.extend([0x60, 0, 0, 0, 0, 8, 58, 64]);
-    icmp6.extend([0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
-    icmp6.extend([0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
-    icmp6.extend([128, 0, 0, 0, 0, 1, 0, 1]);
-    let mut arp = eth(0x0806);
-    arp.extend([0, 1, 8, 0, 6, 4, 0, 1, 2, 0, 0, 0, 0, 1, 10, 0, 0, 1]);
-    arp.extend([0, 0, 0, 0, 0, 0, 10, 0, 0, 2]);
-    vec![
-        ipv4(6, &tcp),
-        ipv4(1, &icmp),
-        ipv4(2, &igmp2),
-        ipv4(2, &igmp3),
-        icmp6,
-        arp,
-    ]
-}
-
 #[test]
 fn the_tree_shows_every_registry_field() {
     let mut frames = Vec::new();
@@ -134,7 +93,7 @@ fn the_tree_shows_every_registry_field() {
         }
     }
     // What a mirror carries beside RoCE.
-    for f in other_traffic() {
+    for f in roce_dissect::synth::samples::other_traffic() {
         frames.push((f, LinkType::Ethernet));
     }
     let mut wrong = std::collections::BTreeSet::new();
