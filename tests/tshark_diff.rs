@@ -332,17 +332,42 @@ fn igmp_frames() -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// The summary lines and fields of the IGMP messages a mirror carries
-/// beside RoCE (UD multicast joins) are tshark's: those of the external
-/// captures and [`igmp_frames`].
+/// ARP requests and replies as RFC 5227 sorts them: an announcement, a
+/// gratuitous request and reply, a probe, a plain request and reply.
+fn arp_frames() -> Vec<Vec<u8>> {
+    let arp = |op: u8, sip: [u8; 4], tha: [u8; 6], tip: [u8; 4]| {
+        let mut f = vec![0xff; 6];
+        f.extend([2, 0, 0, 0, 0, 1, 0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, op]);
+        f.extend([2, 0, 0, 0, 0, 1]);
+        f.extend(sip);
+        f.extend(tha);
+        f.extend(tip);
+        f
+    };
+    let (a, b, zero, any) = ([10, 0, 0, 1], [10, 0, 0, 2], [0; 6], [0; 4]);
+    let bcast = [0xff; 6];
+    vec![
+        arp(1, a, zero, a),
+        arp(1, a, bcast, a),
+        arp(2, a, bcast, a),
+        arp(1, any, zero, b),
+        arp(1, a, zero, b),
+        arp(2, b, [2, 0, 0, 0, 0, 1], a),
+    ]
+}
+
+/// The summary lines and fields of the IGMP and ARP messages a mirror
+/// carries beside RoCE (UD multicast joins, neighbours) are tshark's: those
+/// of the external captures, [`igmp_frames`] and [`arp_frames`].
 #[test]
-fn igmp_lines_and_fields_are_tsharks() {
+fn igmp_and_arp_lines_are_tsharks() {
     if !common::have_tshark() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
     let mut caps = common::external_captures();
-    caps.push(common::write_pcap(tmp.path(), "igmp.pcap", &igmp_frames()));
+    let generated = [igmp_frames(), arp_frames()].concat();
+    caps.push(common::write_pcap(tmp.path(), "igmp-arp.pcap", &generated));
     let cols = [
         "frame.number",
         "_ws.col.Protocol",
@@ -376,15 +401,16 @@ fn igmp_lines_and_fields_are_tsharks() {
             let Some((n, rest)) = line.split_once('\t') else {
                 continue;
             };
-            if rest.starts_with("IGMP") {
+            if rest.starts_with("IGMP") || rest.starts_with("ARP\t") {
                 assert_eq!(ours.get(n), Some(&rest), "{} frame {n}", c.display());
                 compared += 1;
             }
         }
     }
-    eprintln!("{compared} IGMP frames equal tshark's");
-    let external = if caps.len() > 1 { 15 } else { 0 };
-    assert_eq!(compared, external + igmp_frames().len());
+    eprintln!("{compared} IGMP and ARP frames equal tshark's");
+    // The external captures' 15 IGMP and 114 ARP frames.
+    let external = if caps.len() > 1 { 15 + 114 } else { 0 };
+    assert_eq!(compared, external + generated.len());
 }
 
 #[test]

@@ -344,9 +344,25 @@ pub fn write_info(s: &mut String, p: &Packet<'_>, link_bps: u64) {
             }
         }
     } else if let Some(a) = &p.arp {
+        // Gratuitous ARP, announcements and probes (RFC 5227) as tshark
+        // names them.
+        let gratuitous = a.sender_ip == a.target_ip;
+        let no_target_mac = a.target_mac == [0; 6];
         match a.operation {
+            1 if gratuitous && no_target_mac => {
+                let _ = write!(s, "ARP Announcement for {}", a.target_ip);
+            }
+            1 if gratuitous => {
+                let _ = write!(s, "Gratuitous ARP for {} (Request)", a.target_ip);
+            }
+            1 if no_target_mac && a.sender_ip.is_unspecified() => {
+                let _ = write!(s, "Who has {}? (ARP Probe)", a.target_ip);
+            }
             1 => {
                 let _ = write!(s, "Who has {}? Tell {}", a.target_ip, a.sender_ip);
+            }
+            2 if gratuitous => {
+                let _ = write!(s, "Gratuitous ARP for {} (Reply)", a.sender_ip);
             }
             2 => {
                 let _ = write!(s, "{} is at {}", a.sender_ip, mac_string(&a.sender_mac));
