@@ -765,7 +765,7 @@ fn the_verdict_says_what_the_hints_say() {
     let s = screen_of(&mut a, 80, 24);
     insta::assert_snapshot!("tui_verdict_80x24", s);
     // Every hint is there, with its count.
-    let text = flat(&s);
+    let text = common::flat_screen(&s);
     for h in &a.report.hints {
         assert!(
             text.contains(&format!("! [{}×] {}", h.count, h.text)),
@@ -798,19 +798,8 @@ fn a_capture_without_roce_says_why_in_place_of_the_flows() {
     let p = common::write_pcap(dir.path(), "arp.pcap", &[arp.clone(), arp]);
     let mut a = tui::load(&p, &Default::default(), Default::default(), &mut |_, _| {}).unwrap();
     a.title = "arp.pcap".into();
-    let s = flat(&screen_of(&mut a, 80, 24));
+    let s = common::flat_screen(&screen_of(&mut a, 80, 24));
     assert!(s.contains("No RoCE flows"), "{s}");
     assert!(s.contains("No RoCE frame in this capture"), "{s}");
     assert!(s.contains("tcpdump -i mlx5_0"), "{s}");
-}
-
-/// A screen's text as one line: borders and the spaces around each line
-/// taken off, lines joined by a space (wrapped text whole again).
-fn flat(screen: &str) -> String {
-    screen
-        .lines()
-        .map(|l| l.trim_matches(|c| c == '│' || c == ' ' || c == '"'))
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
 }

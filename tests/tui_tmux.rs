@@ -39,6 +39,22 @@ fn flow_rows(screen: &str) -> usize {
     screen.matches("0x0040").count() + screen.matches("0x0001").count()
 }
 
+/// A detached tmux session of `cols` by `rows` running `cmd`.
+fn start(session: &str, cols: u16, rows: u16, cmd: &str) {
+    let (cols, rows) = (cols.to_string(), rows.to_string());
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        session,
+        "-x",
+        &cols,
+        "-y",
+        &rows,
+        cmd,
+    ]);
+}
+
 fn keys(session: &str, k: &str) {
     tmux(&["send-keys", "-t", session, k]);
     // Separate keys, or the terminal reads Esc + key as Alt+key.
@@ -59,17 +75,7 @@ fn browse_in_a_real_terminal() {
         cap.display(),
         status.display()
     );
-    tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        &session,
-        "-x",
-        "140",
-        "-y",
-        "40",
-        &cmd,
-    ]);
+    start(&session, 140, 40, &cmd);
     // Every flow is on the screen (and never more than eight rows).
     let screen = wait_until(&session, "the eight flows", |s| {
         s.contains("Flows (8 shown)") && flow_rows(s) >= 8
@@ -115,17 +121,7 @@ fn a_signal_gives_the_terminal_back() {
         cap.display(),
         out = out.display()
     );
-    tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        &session,
-        "-x",
-        "100",
-        "-y",
-        "30",
-        &cmd,
-    ]);
+    start(&session, 100, 30, &cmd);
     wait_for(&session, "Flows (");
     // The TUI itself (argv: the binary, tui, the capture), not the shell
     // around it.
@@ -180,25 +176,11 @@ fn roce_on_another_port_is_named_in_place_of_the_flows() {
     let bin = env!("CARGO_BIN_EXE_roce-dissect");
     let session = format!("roce-dissect-port-{}", std::process::id());
     let cmd = format!("{bin} tui {}", cap.display());
-    tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        &session,
-        "-x",
-        "100",
-        "-y",
-        "30",
-        &cmd,
-    ]);
+    start(&session, 100, 30, &cmd);
     let screen = wait_for(&session, "No RoCE flows");
     keys(&session, "q");
     tmux(&["kill-session", "-t", &session]);
-    let flat: String = screen
-        .lines()
-        .map(|l| l.trim_matches(|c| c == '│' || c == ' '))
-        .collect::<Vec<_>>()
-        .join(" ");
+    let flat = common::flat_screen(&screen);
     assert!(flat.contains("UDP port 4792 are RoCE v2"), "{screen}");
     assert!(flat.contains("--roce-port 4792"), "{screen}");
 }

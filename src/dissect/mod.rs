@@ -231,6 +231,32 @@ pub enum OtherL4 {
     Other(u8),
 }
 
+impl OtherL4 {
+    /// TCP's source and destination ports.
+    pub fn tcp(self) -> Option<(u16, u16)> {
+        match self {
+            Self::Tcp { sport, dport } => Some((sport, dport)),
+            _ => None,
+        }
+    }
+
+    /// ICMP's type and code.
+    pub fn icmp(self) -> Option<(u8, u8)> {
+        match self {
+            Self::Icmp { kind, code } => Some((kind, code)),
+            _ => None,
+        }
+    }
+
+    /// ICMPv6's type and code.
+    pub fn icmpv6(self) -> Option<(u8, u8)> {
+        match self {
+            Self::Icmpv6 { kind, code } => Some((kind, code)),
+            _ => None,
+        }
+    }
+}
+
 /// An IPv6 extension header (Hop-by-Hop, Routing, Fragment, Destination
 /// Options, Authentication), in the order of the chain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -708,30 +708,18 @@ pub static FIELDS: &[Field] = &[
         .map(|u| u.checksum)),
     // tcp, icmp, icmpv6, igmp, arp: what a mirror carries beside RoCE,
     // named so that a filter can keep it out (`-Y '!tcp && !arp'`).
-    presence!("tcp", "Transmission Control Protocol", |p| matches!(
-        p.other_l4,
-        Some(OtherL4::Tcp { .. })
-    )),
-    uint!(
-        "tcp.srcport",
-        "Source Port",
-        16,
-        Dec,
-        |p| match p.other_l4 {
-            Some(OtherL4::Tcp { sport, .. }) => Some(sport),
-            _ => None,
-        }
-    ),
-    uint!(
-        "tcp.dstport",
-        "Destination Port",
-        16,
-        Dec,
-        |p| match p.other_l4 {
-            Some(OtherL4::Tcp { dport, .. }) => Some(dport),
-            _ => None,
-        }
-    ),
+    presence!("tcp", "Transmission Control Protocol", |p| p
+        .other_l4
+        .and_then(OtherL4::tcp)
+        .is_some()),
+    uint!("tcp.srcport", "Source Port", 16, Dec, |p| p
+        .other_l4
+        .and_then(OtherL4::tcp)
+        .map(|t| t.0)),
+    uint!("tcp.dstport", "Destination Port", 16, Dec, |p| p
+        .other_l4
+        .and_then(OtherL4::tcp)
+        .map(|t| t.1)),
     Field {
         name: "tcp.port",
         title: "Source or Destination Port",
@@ -740,37 +728,36 @@ pub static FIELDS: &[Field] = &[
         in_tshark: true,
         names: None,
         get: |c, o| {
-            if let Some(OtherL4::Tcp { sport, dport }) = c.pkt.other_l4 {
+            if let Some((sport, dport)) = c.pkt.other_l4.and_then(OtherL4::tcp) {
                 o.push(Value::Uint(u64::from(sport)));
                 o.push(Value::Uint(u64::from(dport)));
             }
         },
     },
-    presence!("icmp", "Internet Control Message Protocol", |p| matches!(
-        p.other_l4,
-        Some(OtherL4::Icmp { .. })
-    )),
-    uint!("icmp.type", "Type", 8, Dec, |p| match p.other_l4 {
-        Some(OtherL4::Icmp { kind, .. }) => Some(kind),
-        _ => None,
-    }),
-    uint!("icmp.code", "Code", 8, Dec, |p| match p.other_l4 {
-        Some(OtherL4::Icmp { code, .. }) => Some(code),
-        _ => None,
-    }),
-    presence!(
-        "icmpv6",
-        "Internet Control Message Protocol v6",
-        |p| matches!(p.other_l4, Some(OtherL4::Icmpv6 { .. }))
-    ),
-    uint!("icmpv6.type", "Type", 8, Dec, |p| match p.other_l4 {
-        Some(OtherL4::Icmpv6 { kind, .. }) => Some(kind),
-        _ => None,
-    }),
-    uint!("icmpv6.code", "Code", 8, Dec, |p| match p.other_l4 {
-        Some(OtherL4::Icmpv6 { code, .. }) => Some(code),
-        _ => None,
-    }),
+    presence!("icmp", "Internet Control Message Protocol", |p| p
+        .other_l4
+        .and_then(OtherL4::icmp)
+        .is_some()),
+    uint!("icmp.type", "Type", 8, Dec, |p| p
+        .other_l4
+        .and_then(OtherL4::icmp)
+        .map(|t| t.0)),
+    uint!("icmp.code", "Code", 8, Dec, |p| p
+        .other_l4
+        .and_then(OtherL4::icmp)
+        .map(|t| t.1)),
+    presence!("icmpv6", "Internet Control Message Protocol v6", |p| p
+        .other_l4
+        .and_then(OtherL4::icmpv6)
+        .is_some()),
+    uint!("icmpv6.type", "Type", 8, Dec, |p| p
+        .other_l4
+        .and_then(OtherL4::icmpv6)
+        .map(|t| t.0)),
+    uint!("icmpv6.code", "Code", 8, Dec, |p| p
+        .other_l4
+        .and_then(OtherL4::icmpv6)
+        .map(|t| t.1)),
     presence!("igmp", "Internet Group Management Protocol", |p| matches!(
         p.other_l4,
         Some(OtherL4::Igmp { .. })

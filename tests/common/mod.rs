@@ -266,3 +266,14 @@ pub fn moved_to_port(capture: &Path, port: u16) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) 
         .collect();
     (frames, moved)
 }
+
+/// A screen's text as one line: borders, quotes and the spaces around each
+/// line taken off, lines joined by a space (wrapped text whole again).
+pub fn flat_screen(screen: &str) -> String {
+    screen
+        .lines()
+        .map(|l| l.trim_matches(|c| c == '│' || c == ' ' || c == '"'))
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
