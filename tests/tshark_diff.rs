@@ -319,14 +319,22 @@ fn igmp_frames() -> Vec<Vec<u8>> {
             0, 2, 10, 0, 0, 1, 10, 0, 0, 2, 5, 0, 0, 0, 239, 0, 0, 3, 9, 0, 0, 0, 239, 0, 0, 4,
         ],
     ];
+    // A version 3 report of 12 joins: every record listed, every group a
+    // value of igmp.maddr.
+    let mut joins = vec![0x22, 0, 0, 0, 0, 0, 0, 12];
+    for i in 0..12 {
+        joins.extend([4, 0, 0, 0, 239, 0, 0, i]);
+    }
     msgs.iter()
+        .copied()
+        .chain([joins.as_slice()])
         .map(|m| {
             let mut f = vec![0x01, 0, 0x5e, 0, 0, 0x16, 2, 0, 0, 0, 0, 1, 8, 0];
             let len = (20 + m.len()) as u16;
             f.extend([0x45, 0]);
             f.extend(len.to_be_bytes());
             f.extend([0, 1, 0x40, 0, 1, 2, 0, 0, 10, 0, 0, 1, 224, 0, 0, 22]);
-            f.extend(*m);
+            f.extend(m);
             f
         })
         .collect()

@@ -121,9 +121,6 @@ fn write_igmp(s: &mut String, m: &Igmp<'_>) {
                 s.push_str(" / ");
                 s.push_str(&r.describe());
             }
-            if usize::from(m.record_count()) > igmp::MAX_RECORDS {
-                let _ = write!(s, " / ... ({} records)", m.record_count());
-            }
         }
         // Version 1 names the message only.
         _ => {}

@@ -13,10 +13,6 @@ pub const V2_REPORT: u8 = 0x16;
 pub const LEAVE_GROUP: u8 = 0x17;
 pub const V3_REPORT: u8 = 0x22;
 
-/// A version 3 report's group records listed at most (a report may hold
-/// hundreds).
-pub const MAX_RECORDS: usize = 8;
-
 /// An IGMP message: its first 8 bytes are type, max response code,
 /// checksum and group (a version 3 report has its record count there).
 #[derive(Debug, Clone, Copy)]
@@ -108,12 +104,12 @@ impl<'a> Igmp<'a> {
         addresses(self.bytes.get(12..).unwrap_or_default(), n)
     }
 
-    /// A version 3 report's group records, those captured whole, at most
-    /// [`MAX_RECORDS`].
+    /// A version 3 report's group records, those captured whole (all of
+    /// them, as tshark lists them: the frame bounds them).
     pub fn records(&self) -> impl Iterator<Item = Record<'a>> + 'a {
         let bytes = self.bytes;
         let n = if self.kind() == V3_REPORT {
-            usize::from(self.record_count()).min(MAX_RECORDS)
+            usize::from(self.record_count())
         } else {
             0
         };
@@ -242,6 +238,17 @@ mod tests {
             ]
         );
         assert!(Igmp::new(&[0x11; 7]).is_none());
+        // Every record, however many (a frame holds hundreds).
+        let mut many = vec![0x22, 0, 0, 0, 0, 0, 0, 12];
+        for i in 0..12 {
+            many.extend([4, 0, 0, 0, 239, 0, 0, i]);
+        }
+        let m = Igmp::new(&many).unwrap();
+        assert_eq!(m.records().count(), 12);
+        assert_eq!(
+            m.records().last().unwrap().group,
+            Ipv4Addr::new(239, 0, 0, 11)
+        );
         // A count larger than the records there stops at the bytes.
         let huge = [0x22, 0, 0, 0, 0, 0, 0xff, 0xff];
         assert_eq!(Igmp::new(&huge).unwrap().records().count(), 0);
