@@ -5,6 +5,11 @@
 
 use super::report::{FlowReport, Hint, HintKind, NakCounts, Report, Trigger};
 
+/// What the views without a hint say in their place (the HTML page's
+/// verdict, the TUI's).
+pub const NOTHING_WRONG: &str =
+    "Nothing wrong found: no replays, NAKs, gaps, pauses or congestion the analysis would explain.";
+
 /// Whether (nearly) every RoCE frame whose ICRC could be checked failed it:
 /// then the capture path does not keep ICRCs (a NIC that strips or
 /// recomputes them, a mirror that rewrites headers), rather than every

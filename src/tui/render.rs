@@ -561,13 +561,10 @@ fn flows(app: &App, f: &mut Frame, area: Rect) {
 pub fn verdict_text(report: &crate::analysis::Report, width: u16) -> Vec<String> {
     let inner = usize::from(width.saturating_sub(2)).max(20);
     if report.hints.is_empty() {
-        return crate::output::fit::wrap(
-            "Nothing wrong found: no replays, NAKs, gaps, pauses or congestion the analysis would explain.",
-            inner,
-        )
-        .lines()
-        .map(String::from)
-        .collect();
+        return crate::output::fit::wrap(crate::analysis::hints::NOTHING_WRONG, inner)
+            .lines()
+            .map(String::from)
+            .collect();
     }
     let mut lines = Vec::new();
     for (i, h) in report.hints.iter().enumerate() {

@@ -119,7 +119,11 @@ fn capture(s: &mut String, r: &Report, id: &str, heading: bool) {
     // The verdict: the hints in plain words.
     s.push_str("<section><h2>Verdict</h2>");
     if r.hints.is_empty() {
-        s.push_str("<p class=\"ok\">Nothing wrong found: no replays, NAKs, gaps, pauses or congestion the analysis would explain.</p>");
+        let _ = write!(
+            s,
+            "<p class=\"ok\">{}</p>",
+            esc(crate::analysis::hints::NOTHING_WRONG)
+        );
     } else {
         s.push_str("<ul class=\"verdict\">");
         for h in &r.hints {
