@@ -364,17 +364,58 @@ fn arp_frames() -> Vec<Vec<u8>> {
     ]
 }
 
-/// The summary lines and fields of the IGMP and ARP messages a mirror
-/// carries beside RoCE (UD multicast joins, neighbours) are tshark's: those
-/// of the external captures, [`igmp_frames`] and [`arp_frames`].
+/// IPv6 neighbour discovery: a solicitation with the sender's MAC, an
+/// advertisement with each flag set and the target's MAC, one with none, a
+/// router solicitation and advertisement, a redirect, an option of length 0.
+fn nd_frames() -> Vec<Vec<u8>> {
+    let target = [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2];
+    let sll = [1, 1, 2, 0, 0, 0, 0, 1];
+    let tll = [2, 1, 2, 0, 0, 0, 0, 2];
+    let msgs: Vec<Vec<u8>> = vec![
+        [&[135, 0, 0, 0, 0, 0, 0, 0][..], &target, &sll].concat(),
+        [&[136, 0, 0, 0, 0xe0, 0, 0, 0][..], &target, &tll].concat(),
+        [&[136, 0, 0, 0, 0x40, 0, 0, 0][..], &target, &tll].concat(),
+        [&[136, 0, 0, 0, 0, 0, 0, 0][..], &target].concat(),
+        [&[133, 0, 0, 0, 0, 0, 0, 0][..], &sll].concat(),
+        [
+            &[134, 0, 0, 0, 64, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0][..],
+            &sll,
+        ]
+        .concat(),
+        [&[137, 0, 0, 0, 0, 0, 0, 0][..], &target, &target, &tll].concat(),
+        [
+            &[135, 0, 0, 0, 0, 0, 0, 0][..],
+            &target,
+            &[1, 0, 2, 0, 0, 0, 0, 1],
+        ]
+        .concat(),
+    ];
+    msgs.iter()
+        .map(|m| {
+            let mut f = vec![0x33, 0x33, 0, 0, 0, 1, 2, 0, 0, 0, 0, 1, 0x86, 0xdd];
+            f.extend([0x60, 0, 0, 0]);
+            f.extend((m.len() as u16).to_be_bytes());
+            f.extend([58, 255]);
+            f.extend([0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+            f.extend([0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+            f.extend(m);
+            f
+        })
+        .collect()
+}
+
+/// The summary lines and fields of the IGMP, ARP and ICMPv6 messages a
+/// mirror carries beside RoCE (UD multicast joins, neighbours) are
+/// tshark's: those of the external captures, [`igmp_frames`],
+/// [`arp_frames`] and [`nd_frames`].
 #[test]
-fn igmp_and_arp_lines_are_tsharks() {
+fn igmp_arp_and_icmpv6_lines_are_tsharks() {
     if !common::have_tshark() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
     let mut caps = common::external_captures();
-    let generated = [igmp_frames(), arp_frames()].concat();
+    let generated = [igmp_frames(), arp_frames(), nd_frames()].concat();
     caps.push(common::write_pcap(tmp.path(), "igmp-arp.pcap", &generated));
     let cols = [
         "frame.number",
@@ -409,15 +450,18 @@ fn igmp_and_arp_lines_are_tsharks() {
             let Some((n, rest)) = line.split_once('\t') else {
                 continue;
             };
-            if rest.starts_with("IGMP") || rest.starts_with("ARP\t") {
+            if ["IGMP", "ARP\t", "ICMPv6\t"]
+                .iter()
+                .any(|p| rest.starts_with(p))
+            {
                 assert_eq!(ours.get(n), Some(&rest), "{} frame {n}", c.display());
                 compared += 1;
             }
         }
     }
-    eprintln!("{compared} IGMP and ARP frames equal tshark's");
-    // The external captures' 15 IGMP and 114 ARP frames.
-    let external = if caps.len() > 1 { 15 + 114 } else { 0 };
+    eprintln!("{compared} IGMP, ARP and ICMPv6 frames equal tshark's");
+    // The external captures' 15 IGMP, 114 ARP and 238 ICMPv6 frames.
+    let external = if caps.len() > 1 { 15 + 114 + 238 } else { 0 };
     assert_eq!(compared, external + generated.len());
 }
 

@@ -268,9 +268,12 @@ pub(super) fn dissect_link_at(
             })
         }
         Some(TransportSlice::Icmpv6(i)) => {
+            let bytes = i.slice();
             pkt.other_l4 = Some(OtherL4::Icmpv6 {
                 kind: i.type_u8(),
                 code: i.code_u8(),
+                offset: to_u16(offset_in(data, bytes)),
+                len: to_u16(bytes.len()),
             })
         }
         Some(TransportSlice::Igmp(g)) => {

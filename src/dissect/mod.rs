@@ -218,9 +218,13 @@ pub enum OtherL4 {
         kind: u8,
         code: u8,
     },
+    /// ICMPv6, with where its message starts in the frame and how long
+    /// it is (neighbour discovery's target and options are read from it).
     Icmpv6 {
         kind: u8,
         code: u8,
+        offset: u16,
+        len: u16,
     },
     /// IGMP: where its message starts in the frame and how long it is
     /// (its type, group and records are read from the frame's bytes).
@@ -251,7 +255,7 @@ impl OtherL4 {
     /// ICMPv6's type and code.
     pub fn icmpv6(self) -> Option<(u8, u8)> {
         match self {
-            Self::Icmpv6 { kind, code } => Some((kind, code)),
+            Self::Icmpv6 { kind, code, .. } => Some((kind, code)),
             _ => None,
         }
     }

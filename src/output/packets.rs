@@ -127,6 +127,33 @@ fn write_igmp(s: &mut String, m: &Igmp<'_>) {
     }
 }
 
+/// What tshark adds to a neighbour discovery message's name: the target
+/// (`for fe80::1`; an advertisement's flags, `fe80::1 (rtr, sol)`) and the
+/// link-layer address its options give (`from 02:00:..`, `is at 02:00:..`).
+fn write_nd(s: &mut String, kind: u8, msg: &[u8]) {
+    use crate::wire::ndp;
+    match kind {
+        ndp::NEIGHBOR_SOLICIT => {
+            if let Some(t) = ndp::target(msg) {
+                let _ = write!(s, " for {t}");
+            }
+        }
+        ndp::NEIGHBOR_ADVERT => {
+            if let Some(t) = ndp::target(msg) {
+                let _ = write!(s, " {t} ({})", ndp::advert_flags(msg));
+            }
+        }
+        ndp::ROUTER_SOLICIT | ndp::ROUTER_ADVERT | ndp::REDIRECT => {}
+        _ => return,
+    }
+    for (kind, mac) in ndp::link_addresses(kind, msg) {
+        let _ = match kind {
+            ndp::SOURCE_LINK_ADDR => write!(s, " from {}", mac_string(&mac)),
+            _ => write!(s, " is at {}", mac_string(&mac)),
+        };
+    }
+}
+
 /// An IEEE 802.3 frame with an LLC header for the spanning tree (DSAP and
 /// SSAP 0x42).
 fn is_stp(p: &Packet<'_>) -> bool {
@@ -327,7 +354,18 @@ pub fn write_info(s: &mut String, p: &Packet<'_>, link_bps: u64) {
                 let _ = write!(s, "{sport} → {dport}");
             }
             OtherL4::Icmp { kind, code } => s.push_str(&super::names::icmp(kind, code)),
-            OtherL4::Icmpv6 { kind, code } => s.push_str(&super::names::icmpv6(kind, code)),
+            OtherL4::Icmpv6 {
+                kind,
+                code,
+                offset,
+                len,
+            } => {
+                s.push_str(&super::names::icmpv6(kind, code));
+                let at = usize::from(offset);
+                if let Some(msg) = p.data.get(at..at.saturating_add(usize::from(len))) {
+                    write_nd(s, kind, msg);
+                }
+            }
             OtherL4::Igmp { offset, len } => match igmp(p, offset, len) {
                 Some(m) => write_igmp(s, &m),
                 None => s.push_str("IGMP, cut short"),

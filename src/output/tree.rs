@@ -606,7 +606,7 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64) {
             t.text(1, format_args!("Type: {kind}"));
             t.text(1, format_args!("Code: {code}"));
         }
-        Some(OtherL4::Icmpv6 { kind, code }) => {
+        Some(OtherL4::Icmpv6 { kind, code, .. }) => {
             t.text(
                 0,
                 format_args!(

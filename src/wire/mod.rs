@@ -24,6 +24,7 @@ pub mod icrc;
 pub mod igmp;
 pub mod lrh;
 pub mod mad;
+pub mod ndp;
 pub mod nvme;
 pub mod opcode;
 pub mod pause;
