@@ -605,6 +605,31 @@ impl<'a> Packet<'a> {
         self.grh.map(|g| g.tclass >> 2)
     }
 
+    /// The IGMP message, where the decoder found it.
+    pub fn igmp(&self) -> Option<crate::wire::igmp::Igmp<'a>> {
+        match self.other_l4? {
+            OtherL4::Igmp { offset, len } => {
+                crate::wire::igmp::Igmp::new(self.bytes_at(offset, len)?)
+            }
+            _ => None,
+        }
+    }
+
+    /// The ICMPv6 message's bytes (type and code first), where the decoder
+    /// found it.
+    pub fn icmpv6_message(&self) -> Option<&'a [u8]> {
+        match self.other_l4? {
+            OtherL4::Icmpv6 { offset, len, .. } => self.bytes_at(offset, len),
+            _ => None,
+        }
+    }
+
+    /// `len` bytes of the frame from `offset`, if captured.
+    fn bytes_at(&self, offset: u16, len: u16) -> Option<&'a [u8]> {
+        let at = usize::from(offset);
+        self.data.get(at..at.checked_add(usize::from(len))?)
+    }
+
     pub fn is_cnp(&self) -> bool {
         self.bth
             .is_some_and(|b| b.opcode == crate::wire::Opcode::CNP)

@@ -144,14 +144,6 @@ fn ipv4_header<'a>(p: &Packet<'a>) -> Option<&'a [u8]> {
     p.data.get(at..at.checked_add(20)?)
 }
 
-/// The frame's IGMP message.
-fn igmp<'a>(p: &Packet<'a>) -> Option<crate::wire::igmp::Igmp<'a>> {
-    match p.other_l4 {
-        Some(OtherL4::Igmp { offset, len }) => out::igmp(p, offset, len),
-        _ => None,
-    }
-}
-
 fn ipv6_header<'a>(p: &Packet<'a>) -> Option<&'a [u8]> {
     let ip = p.ip.filter(|ip| ip.version == 6)?;
     let at = usize::from(ip.offset);
@@ -762,18 +754,20 @@ pub static FIELDS: &[Field] = &[
         p.other_l4,
         Some(OtherL4::Igmp { .. })
     )),
-    uint!("igmp.version", "IGMP Version", 8, Dec, |p| igmp(p)
+    uint!("igmp.version", "IGMP Version", 8, Dec, |p| p
+        .igmp()
         .and_then(|m| m.version())),
-    uint!("igmp.type", "Type", 8, Hex, |p| igmp(p).map(|m| m.kind())),
-    uint!("igmp.max_resp", "Max Resp Time", 8, Dec, |p| igmp(p)
+    uint!("igmp.type", "Type", 8, Hex, |p| p.igmp().map(|m| m.kind())),
+    uint!("igmp.max_resp", "Max Resp Time", 8, Dec, |p| p
+        .igmp()
         .and_then(|m| m.max_resp_time())),
-    uint!("igmp.checksum", "Checksum", 16, Hex, |p| igmp(p)
+    uint!("igmp.checksum", "Checksum", 16, Hex, |p| p
+        .igmp()
         .map(|m| m.checksum())),
-    uint!("igmp.num_grp_recs", "Num Group Records", 16, Dec, |p| igmp(
-        p
-    )
-    .filter(|m| m.kind() == crate::wire::igmp::V3_REPORT)
-    .map(|m| m.record_count())),
+    uint!("igmp.num_grp_recs", "Num Group Records", 16, Dec, |p| p
+        .igmp()
+        .filter(|m| m.kind() == crate::wire::igmp::V3_REPORT)
+        .map(|m| m.record_count())),
     Field {
         name: "igmp.maddr",
         title: "Multicast Address",
@@ -782,7 +776,7 @@ pub static FIELDS: &[Field] = &[
         in_tshark: true,
         names: None,
         get: |c, o| {
-            let Some(m) = igmp(c.pkt) else { return };
+            let Some(m) = c.pkt.igmp() else { return };
             if m.kind() == crate::wire::igmp::V3_REPORT {
                 o.extend(m.records().map(|r| Value::Ipv4(r.group)));
             } else if m.version().is_some() {

@@ -44,8 +44,8 @@ pub fn protocol(p: &Packet<'_>) -> &'static str {
         Some(OtherL4::Tcp { .. }) => return "TCP",
         Some(OtherL4::Icmp { .. }) => return "ICMP",
         Some(OtherL4::Icmpv6 { .. }) => return "ICMPv6",
-        Some(OtherL4::Igmp { offset, len }) => {
-            return match igmp(p, offset, len).and_then(|m| m.version()) {
+        Some(OtherL4::Igmp { .. }) => {
+            return match p.igmp().and_then(|m| m.version()) {
                 Some(1) => "IGMPv1",
                 Some(2) => "IGMPv2",
                 Some(3) => "IGMPv3",
@@ -68,12 +68,6 @@ pub fn protocol(p: &Packet<'_>) -> &'static str {
         Some(t) => super::names::ethertype(t).unwrap_or("Ethernet"),
         None => "Ethernet",
     }
-}
-
-/// The IGMP message of a frame, as the decoder located it.
-pub fn igmp<'a>(p: &Packet<'a>, offset: u16, len: u16) -> Option<Igmp<'a>> {
-    let at = usize::from(offset);
-    Igmp::new(p.data.get(at..at.checked_add(usize::from(len))?)?)
 }
 
 /// An IGMP message's summary, as tshark words it: `Membership Report group
@@ -354,19 +348,13 @@ pub fn write_info(s: &mut String, p: &Packet<'_>, link_bps: u64) {
                 let _ = write!(s, "{sport} → {dport}");
             }
             OtherL4::Icmp { kind, code } => s.push_str(&super::names::icmp(kind, code)),
-            OtherL4::Icmpv6 {
-                kind,
-                code,
-                offset,
-                len,
-            } => {
+            OtherL4::Icmpv6 { kind, code, .. } => {
                 s.push_str(&super::names::icmpv6(kind, code));
-                let at = usize::from(offset);
-                if let Some(msg) = p.data.get(at..at.saturating_add(usize::from(len))) {
+                if let Some(msg) = p.icmpv6_message() {
                     write_nd(s, kind, msg);
                 }
             }
-            OtherL4::Igmp { offset, len } => match igmp(p, offset, len) {
+            OtherL4::Igmp { .. } => match p.igmp() {
                 Some(m) => write_igmp(s, &m),
                 None => s.push_str("IGMP, cut short"),
             },

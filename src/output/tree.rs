@@ -618,7 +618,7 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64) {
             t.text(1, format_args!("Code: {code}"));
         }
         Some(OtherL4::Igmp { offset, len }) => {
-            if let Some(m) = super::packets::igmp(p, offset, len) {
+            if let Some(m) = p.igmp() {
                 let at = usize::from(offset);
                 let version = m.version().map_or("?".to_string(), |v| v.to_string());
                 t.add(
