@@ -155,8 +155,8 @@ pub fn native_frame(data: &[u8]) {
     let p = dissect(&f, &DissectOptions::default());
     let mut out = Vec::new();
     write_json_line(&mut out, &p);
-    let _ = summary_line(&p, 0, 9, 100_000_000_000);
-    let _ = header_tree(&p, 100_000_000_000);
+    let _ = summary_line(&p, 0, 9, 100_000_000_000, None);
+    let _ = header_tree(&p, 100_000_000_000, None);
     assert!(usize::from(p.frame_start) <= frame.len());
     if let (Some(l), Some(at)) = (p.lrh, p.offsets.lrh) {
         let at = usize::from(at);
@@ -185,8 +185,13 @@ pub fn dissect_frame(data: &[u8]) {
         let p = dissect(&f, &opts);
         let mut out = Vec::new();
         write_json_line(&mut out, &p);
-        let _ = summary_line(&p, 0, 9, 100_000_000_000);
-        let nodes = header_tree(&p, 100_000_000_000);
+        // A TCP segment seen twice: the second time its conversation has
+        // bases and a scale (the relative numbers may wrap).
+        let mut conversations = crate::analysis::tcp::TcpTracker::new();
+        let _ = conversations.see(&p);
+        let tcp = conversations.see(&p);
+        let _ = summary_line(&p, 0, 9, 100_000_000_000, tcp.as_ref());
+        let nodes = header_tree(&p, 100_000_000_000, tcp.as_ref());
         for n in &nodes {
             if let Some(r) = &n.bytes {
                 // Byte ranges in the tree must lie inside the frame.
@@ -195,7 +200,7 @@ pub fn dissect_frame(data: &[u8]) {
         }
         // `packets -V` writes the same tree straight out.
         let mut lines = Vec::new();
-        write_header_tree(&p, 100_000_000_000, &mut lines);
+        write_header_tree(&p, 100_000_000_000, tcp.as_ref(), &mut lines);
         assert_eq!(lines, render_tree(&nodes).into_bytes());
         let _ = hex_dump(frame);
     }

@@ -135,3 +135,81 @@ fn a_closed_pipe_ends_the_command() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// TCP conversations are followed in frame order on every path: the
+/// chunked reader (a file of more than two chunks, `-j 2`) hands every
+/// TCP frame to the analysis thread, whatever the filter passes, so the
+/// numbers relative to a conversation's first are those of one thread.
+#[test]
+fn tcp_conversations_read_by_every_core_are_one_threads() {
+    use roce_dissect::synth::samples::{Segment, every_opcode, tcp_frame};
+    let dir = tempfile::tempdir().unwrap();
+    let payload = [7u8; 1400];
+    let mut frames = Vec::new();
+    for round in 0..40u32 {
+        frames.extend(every_opcode(u64::from(round % 4) + 1));
+        for k in 0..100u16 {
+            let client = (1 + (k % 7) as u8, 40000 + k);
+            let server = (100, 22);
+            let (cs, ss) = (1000 * u32::from(k) + 1, 77 * u32::from(k) + 1);
+            let seg = |from, to, seq, ack, flags, payload| Segment {
+                from,
+                to,
+                seq,
+                ack,
+                flags,
+                window: 500,
+                urgent: 0,
+                options: &[],
+                payload,
+            };
+            let sent = 1400 * round;
+            frames.push(tcp_frame(&seg(
+                client,
+                server,
+                cs + sent,
+                ss,
+                0x018,
+                &payload[..],
+            )));
+            frames.push(tcp_frame(&seg(
+                server,
+                client,
+                ss,
+                cs + sent + 1400,
+                0x010,
+                &[][..],
+            )));
+        }
+    }
+    let cap = common::write_pcap(dir.path(), "tcp.pcap", &frames);
+    assert!(std::fs::metadata(&cap).unwrap().len() > 5 << 20);
+    for args in [
+        &["-Y", "tcp.srcport == 22"][..],
+        &[
+            "-T",
+            "fields",
+            "-e",
+            "tcp.stream",
+            "-e",
+            "tcp.seq",
+            "-e",
+            "tcp.ack",
+        ],
+        &["-Y", "tcp.ack > 20000 && tcp.dstport == 40007", "-V"],
+    ] {
+        let one = packets(&cap, 1, args);
+        assert!(one.len() > 1000, "{args:?}");
+        assert_eq!(one, packets(&cap, 2, args), "{args:?}");
+    }
+    // Relative: the server's first ACK of client 40003 acknowledges 1401.
+    let lines = String::from_utf8(packets(&cap, 2, &["-Y", "tcp.dstport == 40003"])).unwrap();
+    assert!(
+        lines
+            .lines()
+            .next()
+            .unwrap()
+            .contains("Seq=1 Ack=1401 Win=500 Len=0"),
+        "{lines}"
+    );
+}

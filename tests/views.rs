@@ -242,6 +242,7 @@ fn roce_behind_an_ipv6_hop_by_hop_header_is_decoded() {
     let tree = roce_dissect::output::tree::render_tree(&roce_dissect::output::tree::header_tree(
         &p,
         100_000_000_000,
+        None,
     ));
     assert!(tree.contains("IPv6 Hop-by-Hop Option"), "{tree}");
     assert!(tree.contains("PadN (0x01), length 4"), "{tree}");
@@ -318,8 +319,8 @@ fn written_trees_are_the_nodes_rendered() {
             let f = f.unwrap();
             let pkt = dissect(&f, &DissectOptions::default());
             let mut lines = Vec::new();
-            write_header_tree(&pkt, 25_000_000_000, &mut lines);
-            let nodes = header_tree(&pkt, 25_000_000_000);
+            write_header_tree(&pkt, 25_000_000_000, None, &mut lines);
+            let nodes = header_tree(&pkt, 25_000_000_000, None);
             assert!(!nodes.is_empty());
             assert_eq!(
                 String::from_utf8(lines).unwrap(),

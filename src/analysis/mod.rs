@@ -19,6 +19,7 @@ mod requests;
 pub mod speed;
 pub mod split;
 pub mod stages;
+pub mod tcp;
 pub mod throughput;
 pub mod timing;
 

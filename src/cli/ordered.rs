@@ -52,6 +52,7 @@ struct Shown {
     icrc: Option<Icrc>,
     vcrc: Option<Vcrc>,
     analysis: FrameAnalysis,
+    tcp: Option<crate::analysis::tcp::TcpSeen>,
     flow_number: Option<u64>,
     first_ts_ns: u64,
     prev_ts_ns: u64,
@@ -100,6 +101,7 @@ impl Batch {
             let seen = Seen {
                 pkt: &pkt,
                 analysis: &s.analysis,
+                tcp: s.tcp,
                 first_ts_ns: s.first_ts_ns,
                 prev_ts_ns: s.prev_ts_ns,
                 link: s.speed,
@@ -243,6 +245,7 @@ impl<W: Write> Output<'_, W> {
             icrc: f.icrc,
             vcrc: f.vcrc,
             analysis: *seen.analysis,
+            tcp: seen.tcp,
             flow_number,
             first_ts_ns: seen.first_ts_ns,
             prev_ts_ns: seen.prev_ts_ns,

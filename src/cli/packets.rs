@@ -109,13 +109,20 @@ impl ordered::Render for Lines<'_> {
             Mode::Text => {
                 let bps = self.link_speed.bps(pkt.if_speed);
                 let mut line = String::with_capacity(192);
-                packets::write_summary_line(&mut line, pkt, seen.first_ts_ns, self.ts_digits, bps);
+                packets::write_summary_line(
+                    &mut line,
+                    pkt,
+                    seen.first_ts_ns,
+                    self.ts_digits,
+                    bps,
+                    seen.tcp.as_ref(),
+                );
                 packets::push_nvme(&mut line, pkt, found.nvme);
                 packets::push_marks(&mut line, found.marks);
                 line.push('\n');
                 out.extend_from_slice(line.as_bytes());
                 if self.verbose {
-                    tree::write_header_tree(pkt, bps, out);
+                    tree::write_header_tree(pkt, bps, seen.tcp.as_ref(), out);
                     if let Some(role) = found.nvme {
                         tree::write_nvme_tree(pkt, role, out);
                     }

@@ -256,9 +256,12 @@ pub(super) fn dissect_link_at(
             }
         }
         Some(TransportSlice::Tcp(t)) => {
+            let bytes = t.slice();
             pkt.other_l4 = Some(OtherL4::Tcp {
                 sport: t.source_port(),
                 dport: t.destination_port(),
+                offset: to_u16(offset_in(data, bytes)),
+                len: to_u16(bytes.len()),
             })
         }
         Some(TransportSlice::Icmpv4(i)) => {

@@ -210,9 +210,14 @@ pub struct Udp {
 /// Other transport protocols, named in the summary line only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OtherL4 {
+    /// TCP: its ports, and where its segment starts in the frame and how
+    /// much of it was captured (its numbers, flags and options are read
+    /// from the frame's bytes).
     Tcp {
         sport: u16,
         dport: u16,
+        offset: u16,
+        len: u16,
     },
     Icmp {
         kind: u8,
@@ -239,7 +244,7 @@ impl OtherL4 {
     /// TCP's source and destination ports.
     pub fn tcp(self) -> Option<(u16, u16)> {
         match self {
-            Self::Tcp { sport, dport } => Some((sport, dport)),
+            Self::Tcp { sport, dport, .. } => Some((sport, dport)),
             _ => None,
         }
     }
@@ -622,6 +627,31 @@ impl<'a> Packet<'a> {
             OtherL4::Icmpv6 { offset, len, .. } => self.bytes_at(offset, len),
             _ => None,
         }
+    }
+
+    /// The TCP segment, where the decoder found it (20 bytes of header at
+    /// least).
+    pub fn tcp(&self) -> Option<crate::wire::tcp::Tcp<'a>> {
+        match self.other_l4? {
+            OtherL4::Tcp { offset, len, .. } => {
+                crate::wire::tcp::Tcp::new(self.bytes_at(offset, len)?)
+            }
+            _ => None,
+        }
+    }
+
+    /// The TCP segment's payload length as the IP header gives it (the
+    /// bytes after the TCP header up to the IP packet's claimed end;
+    /// Ethernet padding is not counted), as tshark's `tcp.len`.
+    pub fn tcp_payload_len(&self) -> Option<u32> {
+        let (ip, tcp) = (self.ip?, self.tcp()?);
+        let OtherL4::Tcp { offset, .. } = self.other_l4? else {
+            return None;
+        };
+        let end = u32::from(ip.offset).saturating_add(ip.total_len);
+        let start =
+            u32::from(offset).saturating_add(u32::try_from(tcp.header_len()).unwrap_or(u32::MAX));
+        Some(end.saturating_sub(start))
     }
 
     /// `len` bytes of the frame from `offset`, if captured.

@@ -138,6 +138,7 @@ pub struct Batch {
     data: Vec<u8>,
     held: Vec<Held>,
     analysis: Vec<FrameAnalysis>,
+    tcp: Vec<Option<crate::analysis::tcp::TcpSeen>>,
     flow: Vec<Option<u64>>,
     prev_ts: Vec<u64>,
     first_ts: u64,
@@ -182,6 +183,7 @@ impl Batch {
             end: self.data.len(),
         });
         self.analysis.push(*seen.analysis);
+        self.tcp.push(seen.tcp);
         self.flow.push(flow);
         self.prev_ts.push(seen.prev_ts_ns);
         self.first_ts = seen.first_ts_ns;
@@ -204,6 +206,7 @@ impl Batch {
         self.data.clear();
         self.held.clear();
         self.analysis.clear();
+        self.tcp.clear();
         self.flow.clear();
         self.prev_ts.clear();
     }
@@ -233,6 +236,7 @@ impl Batch {
         Ctx {
             pkt,
             analysis: Some(&self.analysis[i]),
+            tcp: self.tcp.get(i).copied().flatten(),
             flow_number: self.flow[i],
             first_ts_ns: self.first_ts,
             prev_ts_ns: self.prev_ts[i],

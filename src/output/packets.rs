@@ -3,12 +3,14 @@
 use std::fmt::Write as _;
 
 use super::json::{JsonWriter, mac_string};
+use crate::analysis::tcp::TcpSeen;
 use crate::dissect::{OtherL4, Packet, RoceVersion};
 use crate::q;
 use crate::wire::aeth::{AckKind, nak, rnr_timer_us};
 use crate::wire::igmp::{self, Igmp};
 use crate::wire::mad::CmMessage;
 use crate::wire::pause::{PauseRepr, quanta_to_ns};
+use crate::wire::tcp::Tcp;
 
 /// The protocol column.
 pub fn protocol(p: &Packet<'_>) -> &'static str {
@@ -150,6 +152,29 @@ fn write_nd(s: &mut String, kind: u8, msg: &[u8]) {
 
 /// An IEEE 802.3 frame with an LLC header for the spanning tree (DSAP and
 /// SSAP 0x42).
+/// A TCP segment's info after its ports, as tshark's: `[SYN, ACK] Seq=0
+/// Ack=1 Win=65160 Len=0 MSS=1460 SACK_PERM WS=128`.
+fn write_tcp(s: &mut String, p: &Packet<'_>, t: &Tcp<'_>, seen: Option<&TcpSeen>) {
+    let _ = write!(s, " [{}]", crate::wire::tcp::flag_names(t.flags()));
+    let (seq, window) = match seen {
+        Some(c) => (c.seq(t), c.window(t)),
+        None => (t.seq(), u32::from(t.window())),
+    };
+    let _ = write!(s, " Seq={seq}");
+    if t.has(crate::wire::tcp::ACK) {
+        let ack = seen.map_or(t.ack(), |c| c.acked(t.ack()));
+        let _ = write!(s, " Ack={ack}");
+    }
+    let _ = write!(s, " Win={window}");
+    if t.has(crate::wire::tcp::URG) {
+        let _ = write!(s, " Urg={}", t.urgent());
+    }
+    if let Some(len) = p.tcp_payload_len() {
+        let _ = write!(s, " Len={len}");
+    }
+    crate::analysis::tcp::write_options(s, t, seen);
+}
+
 fn is_stp(p: &Packet<'_>) -> bool {
     p.eth.is_some() && p.data.get(14..16) == Some(&[0x42, 0x42])
 }
@@ -169,14 +194,15 @@ pub fn human_ns(ns: u64) -> String {
 }
 
 /// The info column.
-pub fn info(p: &Packet<'_>, link_bps: u64) -> String {
+pub fn info(p: &Packet<'_>, link_bps: u64, tcp: Option<&TcpSeen>) -> String {
     let mut s = String::with_capacity(96);
-    write_info(&mut s, p, link_bps);
+    write_info(&mut s, p, link_bps, tcp);
     s
 }
 
-/// [`info`], appended to `s`.
-pub fn write_info(s: &mut String, p: &Packet<'_>, link_bps: u64) {
+/// [`info`], appended to `s`. A TCP frame's numbers are relative to its
+/// conversation's (`tcp`, when the frame loop followed it), else as sent.
+pub fn write_info(s: &mut String, p: &Packet<'_>, link_bps: u64, tcp: Option<&TcpSeen>) {
     if let Some(b) = &p.bth {
         if p.is_cnp() {
             let _ = write!(s, "CNP QP=0x{:06x}", b.dest_qp);
@@ -344,8 +370,14 @@ pub fn write_info(s: &mut String, p: &Packet<'_>, link_bps: u64) {
         );
     } else if let Some(l4) = p.other_l4 {
         match l4 {
-            OtherL4::Tcp { sport, dport } => {
+            OtherL4::Tcp { sport, dport, .. } => {
+                if tcp.is_some_and(|t| t.reused) {
+                    s.push_str("[TCP Port numbers reused] ");
+                }
                 let _ = write!(s, "{sport} → {dport}");
+                if let Some(t) = p.tcp() {
+                    write_tcp(s, p, &t, tcp);
+                }
             }
             OtherL4::Icmp { kind, code } => s.push_str(&super::names::icmp(kind, code)),
             OtherL4::Icmpv6 { kind, code, .. } => {
@@ -590,9 +622,15 @@ pub fn push_marks(line: &mut String, marks: crate::analysis::Marks) {
 
 /// One summary line, tshark style: number, relative time, source →
 /// destination, protocol, length, info.
-pub fn summary_line(p: &Packet<'_>, first_ts_ns: u64, ts_digits: usize, link_bps: u64) -> String {
+pub fn summary_line(
+    p: &Packet<'_>,
+    first_ts_ns: u64,
+    ts_digits: usize,
+    link_bps: u64,
+    tcp: Option<&TcpSeen>,
+) -> String {
     let mut line = String::with_capacity(160);
-    write_summary_line(&mut line, p, first_ts_ns, ts_digits, link_bps);
+    write_summary_line(&mut line, p, first_ts_ns, ts_digits, link_bps, tcp);
     line
 }
 
@@ -604,6 +642,7 @@ pub fn write_summary_line(
     first_ts_ns: u64,
     ts_digits: usize,
     link_bps: u64,
+    tcp: Option<&TcpSeen>,
 ) {
     let rel = p.ts_ns.saturating_sub(first_ts_ns);
     let secs = rel / 1_000_000_000;
@@ -627,7 +666,7 @@ pub fn write_summary_line(
     line.push(' ');
     push_dec(line, u64::from(p.len), 0);
     line.push(' ');
-    write_info(line, p, link_bps);
+    write_info(line, p, link_bps, tcp);
 }
 
 /// The Source column: the sending endpoint's address (IP or GID), else

@@ -7,10 +7,12 @@ use std::ops::Range;
 use super::json::MacText;
 use super::names;
 use super::packets::human_ns;
+use crate::analysis::tcp::TcpSeen;
 use crate::dissect::{Ip6Ext, OtherL4, Packet, RoceVersion};
 use crate::wire::aeth::{AckKind, nak, rnr_timer_us};
 use crate::wire::mad::CmMessage;
 use crate::wire::pause::{PauseRepr, quanta_to_ns};
+use crate::wire::tcp::{Tcp, TcpOption};
 use crate::wire::{bth, grh};
 
 /// One line of the header tree.
@@ -318,19 +320,284 @@ fn vcrc_line(t: &mut Tree, p: &Packet<'_>, level: u8) {
     }
 }
 
-pub fn header_tree(p: &Packet<'_>, link_bps: u64) -> Vec<TreeNode> {
+pub fn header_tree(p: &Packet<'_>, link_bps: u64, tcp: Option<&TcpSeen>) -> Vec<TreeNode> {
     let mut t = Tree::nodes();
-    header_nodes(&mut t, p, link_bps);
+    header_nodes(&mut t, p, link_bps, tcp);
     t.into_nodes()
 }
 
 /// [`header_tree`] written as `packets -V` prints it (four spaces a
 /// level, a line a node), straight to `out`.
-pub fn write_header_tree(p: &Packet<'_>, link_bps: u64, out: &mut Vec<u8>) {
-    header_nodes(&mut Tree::lines(out), p, link_bps);
+pub fn write_header_tree(p: &Packet<'_>, link_bps: u64, tcp: Option<&TcpSeen>, out: &mut Vec<u8>) {
+    header_nodes(&mut Tree::lines(out), p, link_bps, tcp);
 }
 
-fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64) {
+/// A TCP segment's header, as tshark's tree has it; the numbers relative
+/// when the frame loop followed the conversation (`tcp`).
+fn tcp_tree(t: &mut Tree<'_>, p: &Packet<'_>, at: usize, seg: &Tcp<'_>, tcp: Option<&TcpSeen>) {
+    use crate::wire::tcp::{ACK, SYN};
+    let len = p.tcp_payload_len().unwrap_or(0);
+    let seq = tcp.map_or(seg.seq(), |c| c.seq(seg));
+    let acks = seg.has(ACK);
+    let ack = match tcp {
+        Some(c) if acks => c.acked(seg.ack()),
+        _ => seg.ack(),
+    };
+    let hlen = seg.header_len();
+    let mut head = format!(
+        "Transmission Control Protocol, Src Port: {}, Dst Port: {}, Seq: {seq}",
+        seg.src_port(),
+        seg.dst_port()
+    );
+    if acks {
+        let _ = write!(head, ", Ack: {ack}");
+    }
+    let _ = write!(head, ", Len: {len}");
+    t.add(0, at, hlen, head);
+    t.add(1, at, 2, format_args!("Source Port: {}", seg.src_port()));
+    t.add(
+        1,
+        at + 2,
+        2,
+        format_args!("Destination Port: {}", seg.dst_port()),
+    );
+    let relative = if tcp.is_some() {
+        "    (relative sequence number)"
+    } else {
+        ""
+    };
+    if let Some(c) = tcp {
+        t.text(1, format_args!("[Stream index: {}]", c.stream));
+    }
+    t.text(1, format_args!("[TCP Segment Len: {len}]"));
+    t.add(
+        1,
+        at + 4,
+        4,
+        format_args!("Sequence Number: {seq}{relative}"),
+    );
+    t.add(
+        1,
+        at + 4,
+        4,
+        format_args!("Sequence Number (raw): {}", seg.seq()),
+    );
+    let next = seg.next_seq(seq, len);
+    t.text(1, format_args!("[Next Sequence Number: {next}{relative}]"));
+    let ack_note = if tcp.is_some() && acks {
+        "    (relative ack number)"
+    } else {
+        ""
+    };
+    t.add(
+        1,
+        at + 8,
+        4,
+        format_args!("Acknowledgment Number: {ack}{ack_note}"),
+    );
+    t.add(
+        1,
+        at + 8,
+        4,
+        format_args!("Acknowledgment number (raw): {}", seg.ack()),
+    );
+    let words = hlen / 4;
+    t.add(
+        1,
+        at + 12,
+        1,
+        format_args!(
+            "{}{}{}{} .... = Header Length: {hlen} bytes ({words})",
+            words >> 3 & 1,
+            words >> 2 & 1,
+            words >> 1 & 1,
+            words & 1
+        ),
+    );
+    let flags = seg.flags();
+    t.add(
+        1,
+        at + 12,
+        2,
+        format_args!(
+            "Flags: 0x{flags:03x} ({})",
+            crate::wire::tcp::flag_names(flags)
+        ),
+    );
+    for (mask, title) in TCP_FLAGS {
+        let set = if flags & mask != 0 { "Set" } else { "Not set" };
+        t.add(
+            2,
+            at + 12,
+            2,
+            format_args!("{} = {title}: {set}", bit_pattern(flags, mask, 12)),
+        );
+    }
+    let window = seg.window();
+    t.add(1, at + 14, 2, format_args!("Window: {window}"));
+    if let Some(c) = tcp {
+        t.text(
+            1,
+            format_args!("[Calculated window size: {}]", c.window(seg)),
+        );
+        if !seg.has(SYN) {
+            let f = c.scale.factor();
+            let note = match f {
+                -1 => " (unknown)",
+                -2 => " (no window scaling used)",
+                _ => "",
+            };
+            t.text(1, format_args!("[Window size scaling factor: {f}{note}]"));
+        }
+    }
+    t.add(
+        1,
+        at + 16,
+        2,
+        format_args!("Checksum: 0x{:04x} [unverified]", seg.checksum()),
+    );
+    t.add(
+        1,
+        at + 18,
+        2,
+        format_args!("Urgent Pointer: {}", seg.urgent()),
+    );
+    let options = seg.option_bytes();
+    if !options.is_empty() {
+        let mut line = format!("Options: ({} bytes)", options.len());
+        for o in seg.options() {
+            line.push_str(", ");
+            line.push_str(match o {
+                TcpOption::End => "End of Option List (EOL)",
+                TcpOption::Nop => "No-Operation (NOP)",
+                TcpOption::Mss(_) => "Maximum segment size",
+                TcpOption::WindowScale(_) => "Window scale",
+                TcpOption::SackPermitted => "SACK permitted",
+                TcpOption::Sack(_) => "SACK",
+                TcpOption::Timestamps { .. } => "Timestamps",
+                TcpOption::Other { .. } | TcpOption::Malformed { .. } => "Unknown",
+            });
+        }
+        t.add(1, at + 20, options.len(), line);
+        let mut pos = at + 20;
+        for o in seg.options() {
+            pos = tcp_option(t, pos, &o, tcp);
+        }
+    }
+    if len > 0 {
+        t.text(
+            1,
+            format_args!(
+                "TCP payload ({len} byte{})",
+                if len == 1 { "" } else { "s" }
+            ),
+        );
+    }
+}
+
+/// The flags' bit lines, highest first, titled as Wireshark's.
+const TCP_FLAGS: [(u16, &str); 10] = [
+    (crate::wire::tcp::RESERVED, "Reserved"),
+    (crate::wire::tcp::NS, "Accurate ECN"),
+    (crate::wire::tcp::CWR, "Congestion Window Reduced"),
+    (crate::wire::tcp::ECE, "ECN-Echo"),
+    (crate::wire::tcp::URG, "Urgent"),
+    (crate::wire::tcp::ACK, "Acknowledgment"),
+    (crate::wire::tcp::PSH, "Push"),
+    (crate::wire::tcp::RST, "Reset"),
+    (crate::wire::tcp::SYN, "Syn"),
+    (crate::wire::tcp::FIN, "Fin"),
+];
+
+/// `000. .... ....`: the bits of `value` under `mask` of a `bits`-wide
+/// field, dots elsewhere, a space every four.
+fn bit_pattern(value: u16, mask: u16, bits: u32) -> String {
+    let mut out = String::new();
+    for i in (0..bits).rev() {
+        let bit = 1u16 << i;
+        out.push(match (mask & bit != 0, value & bit != 0) {
+            (false, _) => '.',
+            (true, true) => '1',
+            (true, false) => '0',
+        });
+        if i % 4 == 0 && i > 0 {
+            out.push(' ');
+        }
+    }
+    out
+}
+
+/// One TCP option's lines; returns where the next one starts.
+fn tcp_option(t: &mut Tree<'_>, at: usize, o: &TcpOption<'_>, tcp: Option<&TcpSeen>) -> usize {
+    let len = match o {
+        TcpOption::End | TcpOption::Nop => 1,
+        TcpOption::Mss(_) => 4,
+        TcpOption::WindowScale(_) => 3,
+        TcpOption::SackPermitted => 2,
+        TcpOption::Sack(d) => 2 + d.len(),
+        TcpOption::Timestamps { .. } => 10,
+        TcpOption::Other { data, .. } => 2 + data.len(),
+        TcpOption::Malformed { .. } => 1,
+    };
+    match *o {
+        TcpOption::End => t.add(2, at, 1, "TCP Option - End of Option List (EOL)"),
+        TcpOption::Nop => t.add(2, at, 1, "TCP Option - No-Operation (NOP)"),
+        TcpOption::Mss(v) => {
+            t.add(
+                2,
+                at,
+                len,
+                format_args!("TCP Option - Maximum segment size: {v} bytes"),
+            );
+            t.add(3, at + 2, 2, format_args!("MSS Value: {v}"));
+        }
+        TcpOption::WindowScale(shift) => {
+            let m = 1u32 << shift.min(crate::wire::tcp::MAX_WINDOW_SHIFT);
+            t.add(
+                2,
+                at,
+                len,
+                format_args!("TCP Option - Window scale: {shift} (multiply by {m})"),
+            );
+            t.add(3, at + 2, 1, format_args!("Shift count: {shift}"));
+            t.text(3, format_args!("[Multiplier: {m}]"));
+        }
+        TcpOption::SackPermitted => t.add(2, at, len, "TCP Option - SACK permitted"),
+        TcpOption::Sack(blocks) => {
+            t.add(2, at, len, "TCP Option - SACK");
+            for (i, (l, r)) in crate::wire::tcp::sack_blocks(blocks).enumerate() {
+                let (l, r) = tcp.map_or((l, r), |c| (c.acked(l), c.acked(r)));
+                let b = at + 2 + 8 * i;
+                t.add(3, b, 4, format_args!("TCP SACK Left Edge: {l}"));
+                t.add(3, b + 4, 4, format_args!("TCP SACK Right Edge: {r}"));
+            }
+        }
+        TcpOption::Timestamps { value, echo } => {
+            t.add(
+                2,
+                at,
+                len,
+                format_args!("TCP Option - Timestamps: TSval {value}, TSecr {echo}"),
+            );
+            t.add(3, at + 2, 4, format_args!("Timestamp value: {value}"));
+            t.add(3, at + 6, 4, format_args!("Timestamp echo reply: {echo}"));
+        }
+        TcpOption::Other { kind, .. } => {
+            t.add(2, at, len, format_args!("TCP Option - Unknown ({kind})"));
+        }
+        TcpOption::Malformed { kind } => {
+            t.add(
+                2,
+                at,
+                1,
+                format_args!("TCP Option - kind {kind}, with a bad length"),
+            );
+        }
+    }
+    at + len
+}
+
+fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64, tcp: Option<&TcpSeen>) {
     t.add(
         0,
         0,
@@ -701,13 +968,10 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64) {
                 }
             }
         }
-        Some(OtherL4::Tcp { sport, dport }) => {
-            t.text(
-                0,
-                format_args!("Transmission Control Protocol, Src Port: {sport}, Dst Port: {dport}"),
-            );
-            t.text(1, format_args!("Source Port: {sport}"));
-            t.text(1, format_args!("Destination Port: {dport}"));
+        Some(OtherL4::Tcp { offset, .. }) => {
+            if let Some(seg) = p.tcp() {
+                tcp_tree(t, p, usize::from(offset), &seg, tcp);
+            }
         }
         _ => {}
     }

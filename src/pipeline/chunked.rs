@@ -22,6 +22,7 @@ use std::ops::ControlFlow;
 
 use super::{Progress, Seen, Visit};
 use crate::analysis::split::{self, FrameLoop};
+use crate::analysis::tcp::TcpTracker;
 use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Facts, Report};
 use crate::capture::{
     CaptureError, Format, Frame, Item, LinkType, MAX_WARNINGS, NgCursor, NgStateId,
@@ -351,7 +352,9 @@ impl Job<'_> {
                                 Some(slot) => *slot = facts,
                                 None => packets.push(facts),
                             }
-                            if filter.may_match(&pkt) {
+                            // Every TCP frame: the analysis thread follows
+                            // their conversations (`TcpTracker`).
+                            if pkt.tcp().is_some() || filter.may_match(&pkt) {
                                 let base = from as usize;
                                 candidates.push(Candidate {
                                     index: n,
@@ -749,6 +752,7 @@ pub fn visit_file(
             state_changes: 0,
             visit,
             times: None,
+            tcp: TcpTracker::new(),
         };
         let result = feed.run(&mut an, sink.as_mut());
         shared.stop();
@@ -969,6 +973,7 @@ fn visit_chunk(
     an: &mut Analyzer,
     job: &Job<'_>,
     times: &mut Option<(u64, u64)>,
+    tcp: &mut TcpTracker,
     visit: &mut dyn FnMut(&Seen<'_, '_>) -> ControlFlow<()>,
 ) -> ControlFlow<()> {
     let mut next = chunk.candidates.iter().peekable();
@@ -993,9 +998,11 @@ fn visit_chunk(
             offset: c.offset as usize,
         };
         let pkt = dissect(&frame, job.opts);
+        let tcp = tcp.see(&pkt);
         visit(&Seen {
             pkt: &pkt,
             analysis: &found,
+            tcp,
             first_ts_ns: first,
             prev_ts_ns: prev,
             link: an.link_speed(),
@@ -1019,6 +1026,8 @@ struct Feed<'f, 'a, 'p, 'v> {
     visit: Option<Visit<'v>>,
     /// The first frame's timestamp and the last one's, once there is one.
     times: Option<(u64, u64)>,
+    /// The TCP conversations of the frames handed on (every TCP frame is).
+    tcp: TcpTracker,
 }
 
 impl Feed<'_, '_, '_, '_> {
@@ -1071,8 +1080,15 @@ impl Feed<'_, '_, '_, '_> {
                     }
                     None => an.observe_run(&mut chunk.packets, frames),
                     Some(visit) => {
-                        let stop =
-                            visit_chunk(&mut chunk, frames, an, job, &mut self.times, &mut **visit);
+                        let stop = visit_chunk(
+                            &mut chunk,
+                            frames,
+                            an,
+                            job,
+                            &mut self.times,
+                            &mut self.tcp,
+                            &mut **visit,
+                        );
                         if stop.is_break() {
                             return Ok(());
                         }

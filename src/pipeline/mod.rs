@@ -6,6 +6,7 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use crate::analysis::report::Text;
+use crate::analysis::tcp::{TcpSeen, TcpTracker};
 use crate::analysis::{
     AnalysisOptions, Analyzer, CaptureInfo, Facts, FlowKey, FrameAnalysis, Report,
 };
@@ -26,6 +27,8 @@ pub type Progress<'p> = &'p mut dyn FnMut(usize, usize, u64) -> ControlFlow<()>;
 pub struct Seen<'s, 'a> {
     pub pkt: &'s Packet<'a>,
     pub analysis: &'s FrameAnalysis,
+    /// A TCP frame's conversation, as followed up to it.
+    pub tcp: Option<TcpSeen>,
     /// The capture's first frame's timestamp and the previous frame's
     /// (this one's for the first frame).
     pub first_ts_ns: u64,
@@ -41,6 +44,7 @@ impl<'s, 'a> Seen<'s, 'a> {
         Ctx {
             pkt: self.pkt,
             analysis: Some(self.analysis),
+            tcp: self.tcp,
             flow_number,
             first_ts_ns: self.first_ts_ns,
             prev_ts_ns: self.prev_ts_ns,
@@ -105,6 +109,7 @@ pub fn visit_with(
 ) -> Result<u64, CaptureError> {
     let (mut first, mut prev) = (None, 0u64);
     let mut n = 0u64;
+    let mut tcp_conversations = TcpTracker::new();
     loop {
         // Asked once: on a stream with no whole frame buffered, it polls.
         let waits = (progress.is_some() || waiting.is_some()) && !source.ready();
@@ -128,11 +133,13 @@ pub fn visit_with(
         };
         let pkt = crate::dissect::dissect(&frame, dissect_opts);
         let found = an.packet(&pkt);
+        let tcp = tcp_conversations.see(&pkt);
         n += 1;
         let first_ts = *first.get_or_insert(pkt.ts_ns);
         let seen = Seen {
             pkt: &pkt,
             analysis: &found,
+            tcp,
             first_ts_ns: first_ts,
             prev_ts_ns: if n == 1 { pkt.ts_ns } else { prev },
             link: an.link_speed(),

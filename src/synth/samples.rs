@@ -190,6 +190,16 @@ pub fn other_traffic() -> Vec<Vec<u8>> {
     let tcp = [
         0x9c, 0x40, 0, 22, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0xff, 0xff, 0, 0, 0, 0,
     ];
+    // A SYN with Linux's options, and a pushed urgent ACK with a SACK
+    // block and 3 bytes.
+    let syn = [
+        0x9c, 0x41, 0, 22, 0, 0, 0x10, 0, 0, 0, 0, 0, 0xa0, 0x02, 0xfa, 0xf0, 0, 0, 0, 0, 2, 4, 5,
+        0xb4, 4, 2, 8, 10, 0, 0, 0, 7, 0, 0, 0, 0, 1, 3, 3, 7,
+    ];
+    let ack = [
+        0, 22, 0x9c, 0x41, 0, 0, 0x20, 0, 0, 0, 0x10, 1, 0x80, 0x38, 1, 0xf5, 0, 0, 0, 1, 1, 1, 5,
+        10, 0, 0, 0x10, 5, 0, 0, 0x10, 9, b'h', b'i', b'!',
+    ];
     let icmp = [8, 0, 0, 0, 0, 1, 0, 1];
     let igmp2 = [0x16, 0, 0x09, 0x04, 224, 0, 0, 251];
     let igmp3 = [0x22, 0, 0, 0, 0, 0, 0, 1, 4, 0, 0, 0, 224, 1, 1, 50];
@@ -203,10 +213,171 @@ pub fn other_traffic() -> Vec<Vec<u8>> {
     arp.extend([0, 0, 0, 0, 0, 0, 10, 0, 0, 2]);
     vec![
         ipv4(6, &tcp),
+        ipv4(6, &syn),
+        ipv4(6, &ack),
         ipv4(1, &icmp),
         ipv4(2, &igmp2),
         ipv4(2, &igmp3),
         icmp6,
         arp,
     ]
+}
+
+/// One TCP segment of a test conversation.
+#[derive(Debug, Clone, Copy)]
+pub struct Segment<'a> {
+    /// Source and destination: (IPv4 address's last byte, port).
+    pub from: (u8, u16),
+    pub to: (u8, u16),
+    pub seq: u32,
+    pub ack: u32,
+    /// The 12 bits of flags.
+    pub flags: u16,
+    pub window: u16,
+    pub urgent: u16,
+    pub options: &'a [u8],
+    pub payload: &'a [u8],
+}
+
+/// `seg` over IPv4 (10.0.0.x) and Ethernet, its options padded with
+/// end-of-list bytes to a whole word and the checksum left 0.
+pub fn tcp_frame(seg: &Segment<'_>) -> Vec<u8> {
+    let mut options = seg.options.to_vec();
+    while !options.len().is_multiple_of(4) {
+        options.push(0);
+    }
+    let hlen = 20 + options.len();
+    let mut tcp = Vec::with_capacity(hlen + seg.payload.len());
+    tcp.extend(seg.from.1.to_be_bytes());
+    tcp.extend(seg.to.1.to_be_bytes());
+    tcp.extend(seg.seq.to_be_bytes());
+    tcp.extend(seg.ack.to_be_bytes());
+    let offset_flags = (u16::try_from(hlen / 4).unwrap_or(15) << 12) | (seg.flags & 0x0fff);
+    tcp.extend(offset_flags.to_be_bytes());
+    tcp.extend(seg.window.to_be_bytes());
+    tcp.extend([0, 0]);
+    tcp.extend(seg.urgent.to_be_bytes());
+    tcp.extend(&options);
+    tcp.extend(seg.payload);
+    let mut f = Vec::with_capacity(34 + tcp.len());
+    f.extend(MAC_B);
+    f.extend(MAC_A);
+    f.extend(0x0800u16.to_be_bytes());
+    let total = u16::try_from(20 + tcp.len()).unwrap_or(u16::MAX);
+    f.extend([0x45, 0]);
+    f.extend(total.to_be_bytes());
+    f.extend([
+        0, 1, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, seg.from.0, 10, 0, 0, seg.to.0,
+    ]);
+    f.extend(tcp);
+    f
+}
+
+/// TCP conversations with what tshark's TCP summary line and fields
+/// depend on: a handshake whose both sides scale their windows, one whose
+/// SYN/ACK does not, one whose SYN is missed, one seen from its middle, the
+/// same ports used again, and flags, urgent data, SACK blocks, resets and
+/// closes. Frames in order; a conversation's frames may interleave.
+pub fn tcp_conversations() -> Vec<Vec<u8>> {
+    const SYN: u16 = 0x002;
+    const ACK: u16 = 0x010;
+    const FIN: u16 = 0x001;
+    const RST: u16 = 0x004;
+    const PSH: u16 = 0x008;
+    const URG: u16 = 0x020;
+    let syn_opts: &[u8] = &[
+        2, 4, 5, 0xb4, 4, 2, 8, 10, 0, 0, 0, 7, 0, 0, 0, 0, 1, 3, 3, 7,
+    ];
+    let synack_opts: &[u8] = &[2, 4, 5, 0xb4, 1, 1, 4, 2, 1, 3, 3, 2];
+    let ts: &[u8] = &[1, 1, 8, 10, 0, 0, 0, 9, 0, 0, 0, 8];
+    let seg = |from: (u8, u16), to: (u8, u16), seq: u32, ack: u32, flags: u16| Segment {
+        from,
+        to,
+        seq,
+        ack,
+        flags,
+        window: 502,
+        urgent: 0,
+        options: &[],
+        payload: &[],
+    };
+    let (a, b) = ((1, 40000), (2, 22));
+    let (c, d) = ((3, 40001), (4, 9000));
+    let (e, g) = ((5, 40002), (6, 80));
+    let (h, i) = ((7, 40003), (8, 443));
+    let segments = vec![
+        // Both sides scale: A by 128, B by 4.
+        Segment {
+            options: syn_opts,
+            window: 64240,
+            ..seg(a, b, 1000, 0, SYN)
+        },
+        Segment {
+            options: synack_opts,
+            window: 65160,
+            ..seg(b, a, 5000, 1001, SYN | ACK)
+        },
+        Segment {
+            options: ts,
+            ..seg(a, b, 1001, 5001, ACK)
+        },
+        // The SYN/ACK offers no scaling, so neither side scales.
+        Segment {
+            options: syn_opts,
+            ..seg(c, d, 70, 0, SYN)
+        },
+        Segment {
+            options: &[2, 4, 5, 0xb4],
+            ..seg(d, c, 0xffff_fff0, 71, SYN | ACK)
+        },
+        Segment {
+            payload: b"hello",
+            ..seg(c, d, 71, 0xffff_fff1, PSH | ACK)
+        },
+        Segment {
+            payload: b"x",
+            urgent: 1,
+            ..seg(c, d, 76, 0xffff_fff1, URG | PSH | ACK)
+        },
+        // Bytes of B: a SACK of A, its edges relative to B's numbers.
+        Segment {
+            payload: &[0; 40],
+            ..seg(b, a, 5001, 1001, PSH | ACK)
+        },
+        Segment {
+            options: &[1, 1, 5, 10, 0, 0, 0x13, 0xb1, 0, 0, 0x13, 0xc1],
+            ..seg(a, b, 1001, 5001, ACK)
+        },
+        // Seen from its middle: the first numbers count as 1.
+        Segment {
+            payload: &[1; 12],
+            ..seg(e, g, 800_000, 300_000, PSH | ACK)
+        },
+        seg(g, e, 300_000, 800_012, ACK),
+        // Every flag, and a reset without ACK.
+        seg(e, g, 800_012, 300_000, 0x0fff),
+        seg(g, e, 300_000, 0, RST),
+        seg(e, g, 800_012, 300_000, 0),
+        // A SYN missed: the SYN/ACK's scale stands for its side only.
+        Segment {
+            options: &[1, 3, 3, 5],
+            ..seg(i, h, 9_000, 1_234, SYN | ACK)
+        },
+        seg(h, i, 1_234, 9_001, ACK),
+        seg(i, h, 9_001, 1_234, ACK),
+        // Closes, and the same ports again with a new first number.
+        seg(a, b, 1001, 5041, FIN | ACK),
+        seg(b, a, 5041, 1002, FIN | ACK),
+        seg(a, b, 1002, 5042, ACK),
+        Segment {
+            options: syn_opts,
+            ..seg(a, b, 777_777, 0, SYN)
+        },
+        Segment {
+            options: &[2, 4, 5, 0xb4, 1, 3, 3, 0x14],
+            ..seg(b, a, 123, 777_778, SYN | ACK)
+        },
+        seg(a, b, 777_778, 124, ACK),
+    ];
+    segments.iter().map(tcp_frame).collect()
 }

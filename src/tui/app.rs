@@ -543,6 +543,7 @@ impl App {
             let ctx = crate::fields::Ctx {
                 pkt: &p,
                 analysis: Some(&found),
+                tcp: self.index.tcp.get(&pos).copied(),
                 flow_number: (flow != NO_FLOW).then_some(u64::from(flow) + 1),
                 first_ts_ns: first,
                 prev_ts_ns: prev,
@@ -690,7 +691,11 @@ impl App {
         let tree = {
             let f = frame.as_frame();
             let p = dissect(&f, &self.dissect_opts);
-            let mut nodes = header_tree(&p, self.link_speed.bps(p.if_speed));
+            let mut nodes = header_tree(
+                &p,
+                self.link_speed.bps(p.if_speed),
+                self.index.tcp.get(&pos),
+            );
             if let Some(&role) = self.index.nvme.get(&pos) {
                 nodes.extend(crate::output::tree::nvme_tree(&p, role));
             }
@@ -955,7 +960,8 @@ impl App {
                 .get(pos as usize)
                 .copied()
                 .unwrap_or_default();
-            let mut text = summary_line(&p, t0, 9, self.link_speed.bps(p.if_speed));
+            let bps = self.link_speed.bps(p.if_speed);
+            let mut text = summary_line(&p, t0, 9, bps, self.index.tcp.get(&pos));
             crate::output::packets::push_nvme(&mut text, &p, self.index.nvme.get(&pos).copied());
             rows.push(PacketRow {
                 number: f.number,

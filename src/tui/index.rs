@@ -24,6 +24,8 @@ pub struct FrameIndex {
     pub timing: std::collections::HashMap<u32, (Option<u64>, Option<u64>)>,
     /// The NVMe-oF capsules among them (the `nvme.*` fields).
     pub nvme: std::collections::HashMap<u32, crate::analysis::marks::NvmeRole>,
+    /// The TCP frames' conversations as followed up to each.
+    pub tcp: std::collections::HashMap<u32, crate::analysis::tcp::TcpSeen>,
     pub first_ts_ns: u64,
 }
 
@@ -49,6 +51,7 @@ pub fn first_pass(
     let mut an = Analyzer::new(opts);
     let mut index = FrameIndex::default();
     let mut first_ts = None;
+    let mut tcp = crate::analysis::tcp::TcpTracker::new();
     let mut tell = |done: usize, total: usize, frames| {
         progress(done as u64, (total > 0).then_some(total as u64), frames);
         std::ops::ControlFlow::Continue(())
@@ -58,7 +61,7 @@ pub fn first_pass(
         dissect_opts,
         &mut an,
         Some(&mut tell),
-        |frame, _, found| {
+        |frame, facts, found| {
             first_ts.get_or_insert(frame.ts_ns);
             index.offsets.push(frame.offset as u64);
             index.flows.push(found.flow);
@@ -75,6 +78,13 @@ pub fn first_pass(
             if let Some(role) = found.nvme {
                 let pos = (index.offsets.len() - 1) as u32;
                 index.nvme.insert(pos, role);
+            }
+            // Not RoCE: decoded again, for its TCP conversation.
+            if matches!(facts.body, crate::analysis::Body::Other)
+                && let Some(seen) = tcp.see(&crate::dissect::dissect(frame, dissect_opts))
+            {
+                let pos = (index.offsets.len() - 1) as u32;
+                index.tcp.insert(pos, seen);
             }
         },
     )?;

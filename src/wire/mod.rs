@@ -30,6 +30,7 @@ pub mod opcode;
 pub mod pause;
 pub mod reth;
 pub mod small;
+pub mod tcp;
 pub mod vcrc;
 
 pub use aeth::{AckKind, Aeth, AethRepr};
