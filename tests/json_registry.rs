@@ -429,6 +429,7 @@ fn json_lines_and_the_registry_agree() {
         let ctx = Ctx {
             pkt: &pkt,
             analysis: Some(&found),
+            tcp: None,
             flow_number: flow,
             first_ts_ns: *ts,
             prev_ts_ns: *ts,

@@ -37,6 +37,11 @@ const OTHERWISE: &[&str] = &[
     "tcp.port",
     // Generated, so bracketed as tshark has it: "[IGMP Version: 2]".
     "igmp.version",
+    "tcp.stream",
+    "tcp.len",
+    "tcp.nxtseq",
+    "tcp.window_size",
+    "tcp.options.wscale.multiplier",
     // One line "Differentiated Services Field: DSCP 26 (AF31), ECN 2".
     "ip.dsfield.dscp",
     "ip.dsfield.ecn",
@@ -100,7 +105,7 @@ fn the_tree_shows_every_registry_field() {
     let mut shown = std::collections::BTreeSet::new();
     for (data, link) in &frames {
         let p = dissect(&Frame::whole(data, *link), &DissectOptions::default());
-        let lines: Vec<String> = header_tree(&p, 100_000_000_000)
+        let lines: Vec<String> = header_tree(&p, 100_000_000_000, None)
             .into_iter()
             .map(|n| n.text)
             .collect();
@@ -109,7 +114,12 @@ fn the_tree_shows_every_registry_field() {
             if f.values(&ctx).is_empty() || OTHERWISE.contains(&f.name) {
                 continue;
             }
+            // A bit field's line starts with its bits: "...1 .... = Syn: Set".
             let titled = |l: &String| {
+                let l = match l.split_once(" = ") {
+                    Some((bits, rest)) if bits.chars().all(|c| "01. ".contains(c)) => rest,
+                    _ => l.as_str(),
+                };
                 l.strip_prefix(f.title)
                     .is_some_and(|rest| rest.is_empty() || rest.starts_with([':', ',', ' ']))
             };
@@ -128,6 +138,8 @@ fn the_tree_shows_every_registry_field() {
     assert!(shown.len() >= 80, "{} fields shown", shown.len());
     for f in [
         "tcp.dstport",
+        "tcp.flags.syn",
+        "tcp.seq",
         "icmp.code",
         "icmpv6.type",
         "igmp.maddr",
@@ -171,6 +183,7 @@ fn the_tree_shows_every_nvme_field_of_a_capsule() {
         let ctx = Ctx {
             pkt: &p,
             analysis: Some(&found),
+            tcp: None,
             flow_number: None,
             first_ts_ns: *ts,
             prev_ts_ns: *ts,

@@ -120,6 +120,8 @@ pub enum Value<'a> {
 pub struct Ctx<'p, 'a> {
     pub pkt: &'p Packet<'a>,
     pub analysis: Option<&'p FrameAnalysis>,
+    /// A TCP frame's conversation, when the frame loop followed it.
+    pub tcp: Option<crate::analysis::tcp::TcpSeen>,
     /// The report's number of the frame's flow (1-based, in order of
     /// first appearance), when the frame belongs to one.
     pub flow_number: Option<u64>,
@@ -137,6 +139,7 @@ impl<'p, 'a> Ctx<'p, 'a> {
         Ctx {
             pkt,
             analysis: None,
+            tcp: None,
             flow_number: None,
             first_ts_ns: pkt.ts_ns,
             prev_ts_ns: pkt.ts_ns,

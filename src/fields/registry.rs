@@ -17,6 +17,7 @@ use crate::wire::PauseRepr;
 use crate::wire::aeth::AckKind;
 use crate::wire::mad::CmMessage;
 use crate::wire::nvme::{CqeRepr, QueueKind, SqeRepr};
+use crate::wire::tcp::{self, TcpOption};
 
 use Base::{Dec, DecHex, Hex, HexDec};
 use FieldType::{Bool, Bytes, Ether, Ipv4, Ipv6, Millis, Presence, RelTime, Str, Uint};
@@ -115,6 +116,39 @@ macro_rules! flag {
                 }
             },
         }
+    };
+}
+
+/// A TCP field that reads the frame loop's view of the conversation
+/// (`c.tcp`, relative numbers) as well as the segment (`$t`).
+macro_rules! tcp_conv {
+    ($name:literal, $title:literal, $bits:literal, |$c:ident, $t:ident| $e:expr) => {
+        Field {
+            name: $name,
+            title: $title,
+            ty: Uint($bits),
+            base: Dec,
+            in_tshark: true,
+            names: None,
+            get: |c, o| {
+                let $c = c;
+                if let Some($t) = c.pkt.tcp()
+                    && let Some(v) = $e
+                {
+                    o.push(Value::Uint(u64::from(v)));
+                }
+            },
+        }
+    };
+}
+
+/// One of TCP's flag bits.
+macro_rules! tcp_flag {
+    ($name:literal, $title:literal, $bit:expr) => {
+        named(
+            names::set_not_set,
+            boolean!($name, $title, |p| p.tcp().map(|t| t.flags() & $bit != 0)),
+        )
     };
 }
 
@@ -377,7 +411,7 @@ pub static FIELDS: &[Field] = &[
         "_ws.col.Info",
         "Info column, as the summary line has it (the analysis' tags included)",
         |c, s| {
-            out::write_info(s, c.pkt, c.link.bps(c.pkt.if_speed));
+            out::write_info(s, c.pkt, c.link.bps(c.pkt.if_speed), c.tcp.as_ref());
             if let Some(a) = c.analysis {
                 out::push_nvme(s, c.pkt, a.nvme);
                 out::push_marks(s, a.marks);
@@ -724,6 +758,164 @@ pub static FIELDS: &[Field] = &[
                 o.push(Value::Uint(u64::from(sport)));
                 o.push(Value::Uint(u64::from(dport)));
             }
+        },
+    },
+    tcp_conv!("tcp.stream", "Stream index", 32, |c, _t| c
+        .tcp
+        .map(|t| t.stream)),
+    uint!("tcp.len", "TCP Segment Len", 32, Dec, |p| p
+        .tcp_payload_len()),
+    tcp_conv!("tcp.seq", "Sequence Number", 32, |c, t| Some(
+        c.tcp.map_or(t.seq(), |s| s.seq(&t))
+    )),
+    uint!("tcp.seq_raw", "Sequence Number (raw)", 32, Dec, |p| p
+        .tcp()
+        .map(|t| t.seq())),
+    tcp_conv!("tcp.nxtseq", "Next Sequence Number", 32, |c, t| {
+        let seq = c.tcp.map_or(t.seq(), |s| s.seq(&t));
+        let len = c.pkt.tcp_payload_len().unwrap_or(0);
+        Some(t.next_seq(seq, len))
+    }),
+    tcp_conv!("tcp.ack", "Acknowledgment Number", 32, |c, t| Some(
+        match c.tcp {
+            Some(s) if t.has(tcp::ACK) => s.acked(t.ack()),
+            _ => t.ack(),
+        }
+    )),
+    uint!("tcp.ack_raw", "Acknowledgment number (raw)", 32, Dec, |p| p
+        .tcp()
+        .map(|t| t.ack())),
+    uint!("tcp.hdr_len", "Header Length", 8, Dec, |p| p
+        .tcp()
+        .map(|t| t.header_len() as u64)),
+    uint!("tcp.flags", "Flags", 16, Hex, |p| p
+        .tcp()
+        .map(|t| t.flags())),
+    tcp_flag!("tcp.flags.res", "Reserved", tcp::RESERVED),
+    tcp_flag!("tcp.flags.ae", "Accurate ECN", tcp::NS),
+    tcp_flag!("tcp.flags.cwr", "Congestion Window Reduced", tcp::CWR),
+    tcp_flag!("tcp.flags.ece", "ECN-Echo", tcp::ECE),
+    tcp_flag!("tcp.flags.urg", "Urgent", tcp::URG),
+    tcp_flag!("tcp.flags.ack", "Acknowledgment", tcp::ACK),
+    tcp_flag!("tcp.flags.push", "Push", tcp::PSH),
+    tcp_flag!("tcp.flags.reset", "Reset", tcp::RST),
+    tcp_flag!("tcp.flags.syn", "Syn", tcp::SYN),
+    tcp_flag!("tcp.flags.fin", "Fin", tcp::FIN),
+    uint!("tcp.window_size_value", "Window", 16, Dec, |p| p
+        .tcp()
+        .map(|t| t.window())),
+    tcp_conv!(
+        "tcp.window_size",
+        "Calculated window size",
+        32,
+        |c, t| Some(c.tcp.map_or(u32::from(t.window()), |s| s.window(&t)))
+    ),
+    uint!("tcp.checksum", "Checksum", 16, Hex, |p| p
+        .tcp()
+        .map(|t| t.checksum())),
+    uint!("tcp.urgent_pointer", "Urgent Pointer", 16, Dec, |p| p
+        .tcp()
+        .map(|t| t.urgent())),
+    Field {
+        name: "tcp.options.mss_val",
+        title: "MSS Value",
+        ty: Uint(16),
+        base: Dec,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            tcp_options(c, o, |op, _| match op {
+                TcpOption::Mss(v) => vec![u64::from(v)],
+                _ => vec![],
+            })
+        },
+    },
+    Field {
+        name: "tcp.options.wscale.shift",
+        title: "Shift count",
+        ty: Uint(8),
+        base: Dec,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            tcp_options(c, o, |op, _| match op {
+                TcpOption::WindowScale(s) => vec![u64::from(s)],
+                _ => vec![],
+            })
+        },
+    },
+    Field {
+        name: "tcp.options.wscale.multiplier",
+        title: "Multiplier",
+        ty: Uint(16),
+        base: Dec,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            tcp_options(c, o, |op, _| match op {
+                TcpOption::WindowScale(s) => vec![1u64 << s.min(tcp::MAX_WINDOW_SHIFT)],
+                _ => vec![],
+            })
+        },
+    },
+    Field {
+        name: "tcp.options.timestamp.tsval",
+        title: "Timestamp value",
+        ty: Uint(32),
+        base: Dec,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            tcp_options(c, o, |op, _| match op {
+                TcpOption::Timestamps { value, .. } => vec![u64::from(value)],
+                _ => vec![],
+            })
+        },
+    },
+    Field {
+        name: "tcp.options.timestamp.tsecr",
+        title: "Timestamp echo reply",
+        ty: Uint(32),
+        base: Dec,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            tcp_options(c, o, |op, _| match op {
+                TcpOption::Timestamps { echo, .. } => vec![u64::from(echo)],
+                _ => vec![],
+            })
+        },
+    },
+    Field {
+        name: "tcp.options.sack_le",
+        title: "TCP SACK Left Edge",
+        ty: Uint(32),
+        base: Dec,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            tcp_options(c, o, |op, seen| match op {
+                TcpOption::Sack(d) => tcp::sack_blocks(d)
+                    .map(|(l, _)| u64::from(seen.map_or(l, |s| s.acked(l))))
+                    .collect(),
+                _ => vec![],
+            })
+        },
+    },
+    Field {
+        name: "tcp.options.sack_re",
+        title: "TCP SACK Right Edge",
+        ty: Uint(32),
+        base: Dec,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            tcp_options(c, o, |op, seen| match op {
+                TcpOption::Sack(d) => tcp::sack_blocks(d)
+                    .map(|(_, r)| u64::from(seen.map_or(r, |s| s.acked(r))))
+                    .collect(),
+                _ => vec![],
+            })
         },
     },
     presence!("icmp", "Internet Control Message Protocol", |p| p
@@ -1860,5 +2052,19 @@ fn crc_status(valid: Option<bool>) -> &'static str {
         Some(true) => "good",
         Some(false) => "bad",
         None => "unverified",
+    }
+}
+
+/// The values `pick` takes from each of a TCP segment's options, the
+/// conversation's view given for relative SACK edges.
+fn tcp_options(
+    c: &Ctx<'_, '_>,
+    o: &mut Vec<Value<'_>>,
+    pick: impl Fn(TcpOption<'_>, Option<&crate::analysis::tcp::TcpSeen>) -> Vec<u64>,
+) {
+    if let Some(t) = c.pkt.tcp() {
+        for op in t.options() {
+            o.extend(pick(op, c.tcp.as_ref()).into_iter().map(Value::Uint));
+        }
     }
 }

@@ -260,7 +260,18 @@ fn contextual(f: &Field) -> bool {
     reads_analysis(f)
         || matches!(
             f.name,
-            "frame.number" | "frame.time_relative" | "frame.time_delta" | "_ws.col.No."
+            "frame.number"
+                | "frame.time_relative"
+                | "frame.time_delta"
+                | "_ws.col.No."
+                // Relative to the conversation's first numbers.
+                | "tcp.stream"
+                | "tcp.seq"
+                | "tcp.nxtseq"
+                | "tcp.ack"
+                | "tcp.window_size"
+                | "tcp.options.sack_le"
+                | "tcp.options.sack_re"
         )
 }
 

@@ -25,6 +25,12 @@ fn frames() -> Vec<(u64, Vec<u8>)> {
             out.push((1_000 + i as u64, f));
         }
     }
+    for (i, f) in crate::synth::samples::tcp_conversations()
+        .into_iter()
+        .enumerate()
+    {
+        out.push((2_000 + i as u64, f));
+    }
     out
 }
 
@@ -824,17 +830,22 @@ fn may_match_keeps_every_frame_that_can_match() {
         "bth.psn != roce.analysis.missing || eth.type == 0x8808",
         "_ws.col.Info contains \"[retransmit]\"",
         "_ws.col.No. == \"7\" || roce.analysis.flags",
+        "tcp.seq == 1 && tcp.flags.ack == 1",
+        "tcp.stream == 1 || tcp.window_size > 10000",
+        "tcp.ack != tcp.ack_raw",
     ];
     for text in filters {
         let f = Filter::parse(text).unwrap();
         let (mut kept, mut matched, mut total) = (0, 0, 0);
         let mut an = Analyzer::new(Default::default());
+        let mut tcp = crate::analysis::tcp::TcpTracker::new();
         let (mut first, mut prev) = (None, 0);
         with_packets(&mut |p| {
             let found = an.packet(p);
             let ctx = crate::fields::Ctx {
                 pkt: p,
                 analysis: Some(&found),
+                tcp: tcp.see(p),
                 flow_number: found.flow().map(|n| u64::from(n) + 1),
                 first_ts_ns: *first.get_or_insert(p.ts_ns),
                 prev_ts_ns: if total == 0 { p.ts_ns } else { prev },
