@@ -468,9 +468,9 @@ fn igmp_arp_and_icmpv6_lines_are_tsharks() {
 /// TCP's summary lines and fields, tshark's: flags, sequence and
 /// acknowledgement numbers relative to each side's first, the window
 /// scaled as the handshake agreed, the options (SACK edges relative too),
-/// the conversation's index. Lines tshark marks with its TCP analysis
-/// (`[TCP Retransmission]`, `[TCP Dup ACK 5#1]`) or names by the protocol
-/// inside (SSH, TLS, HTTP) are compared field by field only.
+/// the conversation's index, the analysis' notes (`[TCP Retransmission]`,
+/// `[TCP Dup ACK 5#1]`). Lines tshark names by the protocol inside (SSH,
+/// TLS, HTTP) or notes as part of one's PDU are compared field by field.
 #[test]
 fn tcp_lines_and_fields_are_tsharks() {
     if !common::have_tshark() {
@@ -478,7 +478,11 @@ fn tcp_lines_and_fields_are_tsharks() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let mut caps = common::external_captures();
-    let generated = roce_dissect::synth::samples::tcp_conversations();
+    let generated = [
+        roce_dissect::synth::samples::tcp_conversations(),
+        roce_dissect::synth::samples::tcp_analysis_cases(),
+    ]
+    .concat();
     caps.push(common::write_pcap(tmp.path(), "tcp.pcap", &generated));
     let fields = [
         "tcp.stream",
@@ -511,6 +515,7 @@ fn tcp_lines_and_fields_are_tsharks() {
         "tcp.options.timestamp.tsecr",
         "tcp.options.sack_le",
         "tcp.options.sack_re",
+        "tcp.analysis.duplicate_ack_num",
     ];
     let cols = ["frame.number", "_ws.col.Protocol", "_ws.col.Info"]
         .iter()
@@ -545,21 +550,58 @@ fn tcp_lines_and_fields_are_tsharks() {
                 .unwrap_or_else(|| panic!("{} frame {}", c.display(), t[0]));
             assert_eq!(o[3..], t[3..], "{} frame {}: {fields:?}", c.display(), t[0]);
             rows += 1;
-            let notes = t[2].replace("[TCP Port numbers reused] ", "");
-            if t[1] == "TCP" && !notes.contains("[TCP ") {
+            if t[1] == "TCP" && !t[2].contains("[TCP segment of a reassembled PDU]") {
                 assert_eq!(o[2], t[2], "{} frame {}", c.display(), t[0]);
                 lines += 1;
             }
         }
     }
     eprintln!("{rows} TCP frames' fields and {lines} lines equal tshark's");
-    // The external captures' 2 156 TCP frames, 1 116 of them TCP lines
-    // without tshark's analysis or reassembly notes; 19 of the 23
-    // generated (tshark names one SSH, and notes two duplicate ACKs and a
-    // keep-alive).
-    let (ext_rows, ext_lines) = if caps.len() > 1 { (2156, 1116) } else { (0, 0) };
+    // The external captures' 2 156 TCP frames, 1 123 of them TCP lines
+    // (tshark notes 45 others as segments of a reassembled PDU, and names
+    // the rest by the protocol inside); all generated but one (SSH's).
+    let (ext_rows, ext_lines) = if caps.len() > 1 { (2156, 1123) } else { (0, 0) };
     assert_eq!(rows, ext_rows + generated.len());
-    assert_eq!(lines, ext_lines + 19);
+    assert_eq!(lines, ext_lines + generated.len() - 1);
+    // Each note of the analysis, as a filter: the frames tshark selects.
+    let cases = caps.last().unwrap();
+    for note in [
+        "flags",
+        "retransmission",
+        "fast_retransmission",
+        "spurious_retransmission",
+        "out_of_order",
+        "reused_ports",
+        "lost_segment",
+        "ack_lost_segment",
+        "window_update",
+        "window_full",
+        "keep_alive",
+        "keep_alive_ack",
+        "duplicate_ack",
+        "zero_window",
+        "zero_window_probe",
+        "zero_window_probe_ack",
+    ] {
+        let filter = format!("tcp.analysis.{note}");
+        let theirs = Command::new("tshark")
+            .args(["-n", "-r"])
+            .arg(cases)
+            .args(["-Y", &filter, "-T", "fields", "-e", "frame.number"])
+            .output()
+            .unwrap();
+        let theirs = String::from_utf8_lossy(&theirs.stdout).into_owned();
+        let ours = common::stdout_of(common::bin().arg("packets").arg(cases).args([
+            "-Y",
+            &filter,
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+        ]));
+        assert!(!theirs.is_empty(), "{filter}");
+        assert_eq!(ours, theirs, "{filter}");
+    }
 }
 
 #[test]

@@ -52,9 +52,28 @@ pub struct TcpSeen {
     pub ack_base: Option<u32>,
     /// The sender's window scaling as known before this frame.
     pub scale: WindowScale,
-    /// A SYN that starts the ports' numbers again (tshark's `[TCP Port
-    /// numbers reused]`).
-    pub reused: bool,
+    /// What the analysis noted of the segment.
+    pub notes: Notes,
+    /// A duplicate ACK's frame of the ACK it repeats and its count
+    /// (`[TCP Dup ACK 5#2]`).
+    pub dup_ack: Option<(u64, u32)>,
+}
+
+impl TcpSeen {
+    /// The Info column's notes: `[TCP Dup ACK 5#1] `, `[TCP Retransmission] `.
+    pub fn write_notes(&self, s: &mut String) {
+        use std::fmt::Write as _;
+        for (n, text) in Notes::IN_INFO {
+            if self.notes.has(n) {
+                let _ = write!(s, "[{text}] ");
+            }
+            if n == Notes::ZERO_WINDOW_PROBE
+                && let Some((frame, count)) = self.dup_ack
+            {
+                let _ = write!(s, "[TCP Dup ACK {frame}#{count}] ");
+            }
+        }
+    }
 }
 
 impl TcpSeen {
@@ -78,11 +97,199 @@ impl TcpSeen {
     }
 }
 
+/// What tshark's TCP analysis noted of a segment (`tcp.analysis.*`,
+/// the Info column's `[TCP ...]` notes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Notes(u16);
+
+impl Notes {
+    pub const RETRANSMISSION: Notes = Notes(1);
+    pub const FAST_RETRANSMISSION: Notes = Notes(1 << 1);
+    pub const SPURIOUS_RETRANSMISSION: Notes = Notes(1 << 2);
+    pub const OUT_OF_ORDER: Notes = Notes(1 << 3);
+    /// A segment beyond the next expected one: one before it was missed.
+    pub const LOST_SEGMENT: Notes = Notes(1 << 4);
+    /// An ACK of bytes the capture never had.
+    pub const ACK_LOST_SEGMENT: Notes = Notes(1 << 5);
+    pub const WINDOW_UPDATE: Notes = Notes(1 << 6);
+    pub const WINDOW_FULL: Notes = Notes(1 << 7);
+    pub const KEEP_ALIVE: Notes = Notes(1 << 8);
+    pub const KEEP_ALIVE_ACK: Notes = Notes(1 << 9);
+    pub const DUPLICATE_ACK: Notes = Notes(1 << 10);
+    pub const ZERO_WINDOW: Notes = Notes(1 << 11);
+    pub const ZERO_WINDOW_PROBE: Notes = Notes(1 << 12);
+    pub const ZERO_WINDOW_PROBE_ACK: Notes = Notes(1 << 13);
+    pub const REUSED_PORTS: Notes = Notes(1 << 14);
+    /// Any of them (`has(ANY)`: the segment has a note).
+    pub const ANY: Notes = Notes(u16::MAX);
+
+    /// Both sets.
+    pub const fn with(self, other: Notes) -> Notes {
+        Notes(self.0 | other.0)
+    }
+
+    /// Whether any of `n` is noted.
+    pub fn has(self, n: Notes) -> bool {
+        self.0 & n.0 != 0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    fn add(&mut self, n: Notes) {
+        self.0 |= n.0;
+    }
+
+    /// The notes as the Info column has them, in tshark's order (each one
+    /// it adds goes in front of the ones before).
+    const IN_INFO: [(Notes, &'static str); 14] = [
+        (Notes::ZERO_WINDOW_PROBE_ACK, "TCP ZeroWindowProbeAck"),
+        (Notes::ZERO_WINDOW, "TCP ZeroWindow"),
+        (Notes::ZERO_WINDOW_PROBE, "TCP ZeroWindowProbe"),
+        (Notes::KEEP_ALIVE_ACK, "TCP Keep-Alive ACK"),
+        (Notes::KEEP_ALIVE, "TCP Keep-Alive"),
+        (Notes::WINDOW_FULL, "TCP Window Full"),
+        (Notes::WINDOW_UPDATE, "TCP Window Update"),
+        (Notes::ACK_LOST_SEGMENT, "TCP ACKed unseen segment"),
+        (Notes::LOST_SEGMENT, "TCP Previous segment not captured"),
+        (Notes::OUT_OF_ORDER, "TCP Out-Of-Order"),
+        (
+            Notes::SPURIOUS_RETRANSMISSION,
+            "TCP Spurious Retransmission",
+        ),
+        (Notes::FAST_RETRANSMISSION, "TCP Fast Retransmission"),
+        (Notes::RETRANSMISSION, "TCP Retransmission"),
+        (Notes::REUSED_PORTS, "TCP Port numbers reused"),
+    ];
+}
+
+/// A note's field: tshark's name and title, and the notes that set it (a
+/// fast or spurious retransmission is a retransmission too).
+#[derive(Debug, Clone, Copy)]
+pub struct NoteField {
+    pub notes: Notes,
+    pub name: &'static str,
+    pub title: &'static str,
+}
+
+/// The notes' fields (`tcp.analysis.*`), as the header tree lists them.
+pub const NOTE_FIELDS: [NoteField; 15] = [
+    note_field(
+        Notes::RETRANSMISSION
+            .with(Notes::FAST_RETRANSMISSION)
+            .with(Notes::SPURIOUS_RETRANSMISSION),
+        "tcp.analysis.retransmission",
+        "This frame is a (suspected) retransmission",
+    ),
+    note_field(
+        Notes::FAST_RETRANSMISSION,
+        "tcp.analysis.fast_retransmission",
+        "This frame is a (suspected) fast retransmission",
+    ),
+    note_field(
+        Notes::SPURIOUS_RETRANSMISSION,
+        "tcp.analysis.spurious_retransmission",
+        "This frame is a (suspected) spurious retransmission",
+    ),
+    note_field(
+        Notes::OUT_OF_ORDER,
+        "tcp.analysis.out_of_order",
+        "This frame is a (suspected) out-of-order segment",
+    ),
+    note_field(
+        Notes::REUSED_PORTS,
+        "tcp.analysis.reused_ports",
+        "A new tcp session is started with the same ports as an earlier session in this trace",
+    ),
+    note_field(
+        Notes::LOST_SEGMENT,
+        "tcp.analysis.lost_segment",
+        "Previous segment(s) not captured (common at capture start)",
+    ),
+    note_field(
+        Notes::ACK_LOST_SEGMENT,
+        "tcp.analysis.ack_lost_segment",
+        "ACKed segment that wasn't captured (common at capture start)",
+    ),
+    note_field(
+        Notes::WINDOW_UPDATE,
+        "tcp.analysis.window_update",
+        "TCP window update",
+    ),
+    note_field(
+        Notes::WINDOW_FULL,
+        "tcp.analysis.window_full",
+        "TCP window specified by the receiver is now completely full",
+    ),
+    note_field(
+        Notes::KEEP_ALIVE,
+        "tcp.analysis.keep_alive",
+        "TCP keep-alive segment",
+    ),
+    note_field(
+        Notes::KEEP_ALIVE_ACK,
+        "tcp.analysis.keep_alive_ack",
+        "ACK to a TCP keep-alive segment",
+    ),
+    note_field(
+        Notes::DUPLICATE_ACK,
+        "tcp.analysis.duplicate_ack",
+        "Duplicate ACK",
+    ),
+    note_field(
+        Notes::ZERO_WINDOW,
+        "tcp.analysis.zero_window",
+        "TCP Zero Window segment",
+    ),
+    note_field(
+        Notes::ZERO_WINDOW_PROBE,
+        "tcp.analysis.zero_window_probe",
+        "TCP Zero Window Probe",
+    ),
+    note_field(
+        Notes::ZERO_WINDOW_PROBE_ACK,
+        "tcp.analysis.zero_window_probe_ack",
+        "ACK to a TCP Zero Window Probe",
+    ),
+];
+
+const fn note_field(notes: Notes, name: &'static str, title: &'static str) -> NoteField {
+    NoteField { notes, name, title }
+}
+
+/// The next sequence number's time within which an earlier one is out of
+/// order rather than sent again, when the handshake's round trip is not
+/// known (tshark's 3 ms).
+const OUT_OF_ORDER_WITHIN_NS: u64 = 3_000_000;
+/// A segment at most this long after the duplicate ACKs that asked for it
+/// is a fast retransmission (tshark's 20 ms).
+const FAST_RETRANSMISSION_WITHIN_NS: u64 = 20_000_000;
+
 /// One side of a conversation.
 #[derive(Debug, Clone, Copy)]
 struct Side {
     base: Option<u32>,
     scale: WindowScale,
+    /// The sequence number after the highest segment sent (0: none yet,
+    /// as tshark keeps it), the frame and time it was sent at.
+    nextseq: u32,
+    nextseq_ns: u64,
+    /// The highest sequence number up to which the bytes were all seen.
+    maxseqtobeacked: u32,
+    /// The last acknowledgement number sent, and when.
+    lastack: u32,
+    lastack_ns: u64,
+    /// Duplicate ACKs in a row (-1: one that acknowledged unseen bytes
+    /// came first), and the frame of the last ACK that was not one.
+    dupacks: i32,
+    lastnondupack: u64,
+    /// The last window sent as it was sent, and whether a SYN sent it
+    /// (not scaled).
+    window: u32,
+    window_from_syn: bool,
+    /// The notes of the last segment sent.
+    last_notes: Notes,
 }
 
 impl Default for Side {
@@ -90,6 +297,16 @@ impl Default for Side {
         Side {
             base: None,
             scale: WindowScale::Unknown,
+            nextseq: 0,
+            nextseq_ns: 0,
+            maxseqtobeacked: 0,
+            lastack: 0,
+            lastack_ns: 0,
+            dupacks: 0,
+            lastnondupack: 0,
+            window: u32::MAX,
+            window_from_syn: false,
+            last_notes: Notes::default(),
         }
     }
 }
@@ -99,6 +316,136 @@ struct Conversation {
     stream: u32,
     /// The side of the lower endpoint first.
     sides: [Side; 2],
+    /// The last SYN's time, and the handshake's round trip (from it to
+    /// the first ACK after it).
+    last_syn_ns: Option<u64>,
+    first_rtt_ns: Option<u64>,
+}
+
+/// `a` after `b` in sequence space (tshark's GT_SEQ).
+fn after(a: u32, b: u32) -> bool {
+    (b.wrapping_sub(a) as i32) < 0
+}
+
+/// What one segment says to its side (`fwd`) and the other (`rev`), and
+/// what tshark notes of it (its `tcp_analyze_sequence_number`, the numbers
+/// as sent).
+fn analyse(
+    fwd: &mut Side,
+    rev: &mut Side,
+    seg: &Tcp<'_>,
+    len: u32,
+    ns: u64,
+    number: u64,
+    rtt: Option<u64>,
+) -> (Notes, Option<(u64, u32)>) {
+    use crate::wire::tcp::{FIN, RST};
+    let (seq, ack, flags) = (seg.seq(), seg.ack(), seg.flags());
+    let window = u32::from(seg.window());
+    let plain = flags & (SYN | FIN | RST) == 0;
+    let mut notes = Notes::default();
+    let mut dup = None;
+    let since = |then: u64| ns.checked_sub(then).unwrap_or(u64::MAX);
+    'fwd: {
+        if len == 1 && seq == fwd.nextseq && rev.window == 0 {
+            notes.add(Notes::ZERO_WINDOW_PROBE);
+            break 'fwd;
+        }
+        if window == 0 && plain {
+            notes.add(Notes::ZERO_WINDOW);
+        }
+        if fwd.nextseq != 0 && after(seq, fwd.nextseq) && flags & RST == 0 {
+            notes.add(Notes::LOST_SEGMENT);
+        }
+        if len <= 1 && seq == fwd.nextseq.wrapping_sub(1) && plain {
+            notes.add(Notes::KEEP_ALIVE);
+        }
+        let repeats = len == 0 && seq == fwd.nextseq && ack == fwd.lastack && plain;
+        if repeats && window != 0 && window != fwd.window {
+            notes.add(Notes::WINDOW_UPDATE);
+        }
+        if len > 0 && rev.scale != WindowScale::Unknown && plain {
+            let shift = match rev.scale {
+                WindowScale::Shift(s) if !rev.window_from_syn => u32::from(s),
+                _ => 0,
+            };
+            if seq.wrapping_add(len) == rev.lastack.wrapping_add(rev.window.wrapping_shl(shift)) {
+                notes.add(Notes::WINDOW_FULL);
+            }
+        }
+        let same = repeats && window == fwd.window;
+        if same && window != 0 && rev.last_notes.has(Notes::KEEP_ALIVE) {
+            notes.add(Notes::KEEP_ALIVE_ACK);
+            break 'fwd;
+        }
+        if same && window == 0 && rev.last_notes.has(Notes::ZERO_WINDOW_PROBE) {
+            notes.add(Notes::ZERO_WINDOW_PROBE_ACK);
+            break 'fwd;
+        }
+        if same && window != 0 {
+            fwd.dupacks = if fwd.dupacks == -1 {
+                1
+            } else {
+                fwd.dupacks.saturating_add(1)
+            };
+            notes.add(Notes::DUPLICATE_ACK);
+            dup = Some((fwd.lastnondupack, u32::try_from(fwd.dupacks).unwrap_or(0)));
+        }
+    }
+    if ack != fwd.lastack {
+        fwd.lastnondupack = number;
+        fwd.dupacks = 0;
+    }
+    if rev.maxseqtobeacked != 0 && after(ack, rev.maxseqtobeacked) && flags & ACK != 0 {
+        if rev.maxseqtobeacked > rev.nextseq {
+            rev.maxseqtobeacked = rev.nextseq;
+            notes.add(Notes::ACK_LOST_SEGMENT);
+        } else {
+            if rev.dupacks == 0 {
+                notes.add(Notes::ACK_LOST_SEGMENT);
+            }
+            rev.dupacks = -1;
+        }
+    }
+    if (len > 0 || flags & (SYN | FIN) != 0) && !notes.has(Notes::KEEP_ALIVE) {
+        let mut behind = fwd.nextseq != 0 && after(fwd.nextseq, seq);
+        if len > 1 && fwd.nextseq.wrapping_sub(1) == seq {
+            behind = false;
+        }
+        let end = seq.wrapping_add(len);
+        let extra = u32::from(flags & (SYN | FIN) != 0);
+        if len > 0 && rev.lastack != 0 && !after(end, rev.lastack) {
+            notes.add(Notes::SPURIOUS_RETRANSMISSION);
+        } else if behind
+            && rev.dupacks >= 2
+            && rev.lastack == seq
+            && since(rev.lastack_ns) < FAST_RETRANSMISSION_WITHIN_NS
+        {
+            notes.add(Notes::FAST_RETRANSMISSION);
+        } else if behind
+            && since(fwd.nextseq_ns) < rtt.unwrap_or(OUT_OF_ORDER_WITHIN_NS)
+            && fwd.nextseq != end.wrapping_add(extra)
+        {
+            notes.add(Notes::OUT_OF_ORDER);
+        } else if behind {
+            notes.add(Notes::RETRANSMISSION);
+        }
+    }
+    let probe = notes.has(Notes::ZERO_WINDOW_PROBE);
+    let next = seg.next_seq(seq, len);
+    if (after(next, fwd.nextseq) || fwd.nextseq == 0) && !probe {
+        fwd.nextseq = next;
+        fwd.nextseq_ns = ns;
+    }
+    if (seq == fwd.maxseqtobeacked || fwd.maxseqtobeacked == 0) && !probe {
+        fwd.maxseqtobeacked = fwd.nextseq;
+    }
+    fwd.window = window;
+    fwd.window_from_syn = flags & SYN != 0;
+    fwd.lastack = ack;
+    fwd.lastack_ns = ns;
+    fwd.last_notes = notes;
+    (notes, dup)
 }
 
 type Endpoint = (IpAddr, u16);
@@ -152,6 +499,8 @@ impl TcpTracker {
             Conversation {
                 stream,
                 sides: Default::default(),
+                last_syn_ns: None,
+                first_rtt_ns: None,
             }
         };
         let conv = self.conversations.entry(key).or_insert_with(&mut fresh);
@@ -177,6 +526,15 @@ impl TcpTracker {
         if sides[rev].base.is_none() && flags & ACK != 0 {
             sides[rev].base = Some(tcp.ack().wrapping_sub(1));
         }
+        let len = pkt.tcp_payload_len().unwrap_or(0);
+        let [lo, hi] = sides;
+        let (f, r) = if fwd == 0 { (lo, hi) } else { (hi, lo) };
+        let (mut notes, dup_ack) =
+            analyse(f, r, &tcp, len, pkt.ts_ns, pkt.number, conv.first_rtt_ns);
+        if reused {
+            notes.add(Notes::REUSED_PORTS);
+        }
+        let sides = &mut conv.sides;
         if let Some(shift) = tcp.window_shift() {
             sides[fwd].scale = WindowScale::Shift(shift);
         }
@@ -189,12 +547,22 @@ impl TcpTracker {
                 sides[fwd].scale = WindowScale::NotUsed;
             }
         }
+        if syn_only {
+            conv.last_syn_ns = Some(pkt.ts_ns);
+        } else if flags & (SYN | ACK) == ACK
+            && conv.first_rtt_ns.is_none()
+            && let Some(syn) = conv.last_syn_ns
+        {
+            conv.first_rtt_ns = Some(pkt.ts_ns.saturating_sub(syn));
+        }
+        let sides = &conv.sides;
         Some(TcpSeen {
             stream: conv.stream,
             seq_base: sides[fwd].base.unwrap_or(0),
             ack_base: sides[rev].base,
             scale,
-            reused,
+            notes,
+            dup_ack,
         })
     }
 }
@@ -234,7 +602,7 @@ mod tests {
     use crate::dissect::{DissectOptions, dissect};
     use crate::synth::samples::{Segment, tcp_conversations, tcp_frame};
 
-    /// (stream, seq, ack, window, reused), the numbers relative.
+    /// (stream, seq, ack, window, ports reused), the numbers relative.
     type Said = (u32, u32, u32, u32, bool);
 
     /// What the tracker says of each frame.
@@ -253,7 +621,7 @@ mod tests {
                         s.seq(&t),
                         s.acked(t.ack()),
                         s.window(&t),
-                        s.reused,
+                        s.notes.has(Notes::REUSED_PORTS),
                     )
                 })
             })
@@ -306,6 +674,49 @@ mod tests {
         let got = follow(&frames, &mut TcpTracker::new());
         assert_eq!(got[2], Some((0, 0, 1, 100, true)));
         assert_eq!(got[3], Some((0, 1, 1, 100, false)));
+    }
+
+    #[test]
+    fn the_analysis_notes_what_tshark_notes() {
+        let mut t = TcpTracker::new();
+        let mut info = Vec::new();
+        for (i, f) in crate::synth::samples::tcp_analysis_cases()
+            .iter()
+            .enumerate()
+        {
+            let frame = Frame {
+                number: i as u64 + 1,
+                ts_ns: 1_000 * i as u64,
+                ..Frame::whole(f, LinkType::Ethernet)
+            };
+            let p = dissect(&frame, &DissectOptions::default());
+            let mut s = String::new();
+            if let Some(seen) = t.see(&p) {
+                seen.write_notes(&mut s);
+            }
+            info.push(s);
+        }
+        let want = [
+            (7, "[TCP Dup ACK 6#1] "),
+            (8, "[TCP Dup ACK 6#2] "),
+            (9, "[TCP Fast Retransmission] "),
+            (10, "[TCP Spurious Retransmission] "),
+            (11, "[TCP Previous segment not captured] "),
+            (12, "[TCP Out-Of-Order] "),
+            (15, "[TCP Retransmission] "),
+            (16, "[TCP ZeroWindow] "),
+            (17, "[TCP ZeroWindowProbe] "),
+            (18, "[TCP ZeroWindowProbeAck] [TCP ZeroWindow] "),
+            (19, "[TCP Window Update] "),
+            (20, "[TCP Keep-Alive] "),
+            (21, "[TCP Keep-Alive ACK] "),
+            (22, "[TCP ACKed unseen segment] "),
+            (24, "[TCP Window Full] "),
+        ];
+        for (n, text) in info.iter().enumerate() {
+            let expected = want.iter().find(|w| w.0 == n + 1).map_or("", |w| w.1);
+            assert_eq!(text, expected, "frame {}", n + 1);
+        }
     }
 
     #[test]

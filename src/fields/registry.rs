@@ -11,6 +11,7 @@ use super::names;
 use super::{Base, Field, FieldType, Value};
 use crate::analysis::Mark;
 use crate::analysis::marks::NvmeRole;
+use crate::analysis::tcp::{NOTE_FIELDS, Notes};
 use crate::dissect::{OtherL4, Packet, RoceVersion};
 use crate::output::packets as out;
 use crate::wire::PauseRepr;
@@ -149,6 +150,26 @@ macro_rules! tcp_flag {
             names::set_not_set,
             boolean!($name, $title, |p| p.tcp().map(|t| t.flags() & $bit != 0)),
         )
+    };
+}
+
+/// One of the notes of tshark's TCP analysis, `NOTE_FIELDS[$i]`: there
+/// when the frame loop noted it of the segment.
+macro_rules! tcp_note {
+    ($i:literal) => {
+        Field {
+            name: NOTE_FIELDS[$i].name,
+            title: NOTE_FIELDS[$i].title,
+            ty: Presence,
+            base: Base::None,
+            in_tshark: true,
+            names: None,
+            get: |c, o| {
+                if c.tcp.is_some_and(|t| t.notes.has(NOTE_FIELDS[$i].notes)) {
+                    o.push(Value::Present);
+                }
+            },
+        }
     };
 }
 
@@ -916,6 +937,47 @@ pub static FIELDS: &[Field] = &[
                     .collect(),
                 _ => vec![],
             })
+        },
+    },
+    Field {
+        name: "tcp.analysis.flags",
+        title: "TCP Analysis Flags",
+        ty: Presence,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if c.tcp.is_some_and(|t| t.notes.has(Notes::ANY)) {
+                o.push(Value::Present);
+            }
+        },
+    },
+    tcp_note!(0),
+    tcp_note!(1),
+    tcp_note!(2),
+    tcp_note!(3),
+    tcp_note!(4),
+    tcp_note!(5),
+    tcp_note!(6),
+    tcp_note!(7),
+    tcp_note!(8),
+    tcp_note!(9),
+    tcp_note!(10),
+    tcp_note!(11),
+    tcp_note!(12),
+    tcp_note!(13),
+    tcp_note!(14),
+    Field {
+        name: "tcp.analysis.duplicate_ack_num",
+        title: "Duplicate ACK #",
+        ty: Uint(32),
+        base: Dec,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some((_, n)) = c.tcp.and_then(|t| t.dup_ack) {
+                o.push(Value::Uint(u64::from(n)));
+            }
         },
     },
     presence!("icmp", "Internet Control Message Protocol", |p| p

@@ -258,13 +258,15 @@ fn reads_analysis(f: &Field) -> bool {
 /// Whether `f` is known only to the frame loop, not from the frame.
 fn contextual(f: &Field) -> bool {
     reads_analysis(f)
+        || f.name.starts_with("tcp.analysis")
         || matches!(
             f.name,
             "frame.number"
                 | "frame.time_relative"
                 | "frame.time_delta"
                 | "_ws.col.No."
-                // Relative to the conversation's first numbers.
+                // Relative to the conversation's first numbers, or what
+                // its analysis noted.
                 | "tcp.stream"
                 | "tcp.seq"
                 | "tcp.nxtseq"

@@ -371,8 +371,8 @@ pub fn write_info(s: &mut String, p: &Packet<'_>, link_bps: u64, tcp: Option<&Tc
     } else if let Some(l4) = p.other_l4 {
         match l4 {
             OtherL4::Tcp { sport, dport, .. } => {
-                if tcp.is_some_and(|t| t.reused) {
-                    s.push_str("[TCP Port numbers reused] ");
+                if let Some(t) = tcp {
+                    t.write_notes(s);
                 }
                 let _ = write!(s, "{sport} → {dport}");
                 if let Some(t) = p.tcp() {

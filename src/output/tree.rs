@@ -7,7 +7,7 @@ use std::ops::Range;
 use super::json::MacText;
 use super::names;
 use super::packets::human_ns;
-use crate::analysis::tcp::TcpSeen;
+use crate::analysis::tcp::{NOTE_FIELDS, Notes, TcpSeen};
 use crate::dissect::{Ip6Ext, OtherL4, Packet, RoceVersion};
 use crate::wire::aeth::{AckKind, nak, rnr_timer_us};
 use crate::wire::mad::CmMessage;
@@ -482,6 +482,17 @@ fn tcp_tree(t: &mut Tree<'_>, p: &Packet<'_>, at: usize, seg: &Tcp<'_>, tcp: Opt
         let mut pos = at + 20;
         for o in seg.options() {
             pos = tcp_option(t, pos, &o, tcp);
+        }
+    }
+    if let Some(c) = tcp.filter(|c| c.notes.has(Notes::ANY)) {
+        t.text(1, "[SEQ/ACK analysis]");
+        t.text(2, "[TCP Analysis Flags]");
+        for f in NOTE_FIELDS.iter().filter(|f| c.notes.has(f.notes)) {
+            t.text(3, format_args!("[{}]", f.title));
+        }
+        if let Some((frame, count)) = c.dup_ack {
+            t.text(2, format_args!("[Duplicate ACK #: {count}]"));
+            t.text(2, format_args!("[Duplicate to the ACK in frame: {frame}]"));
         }
     }
     if len > 0 {

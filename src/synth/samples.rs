@@ -381,3 +381,77 @@ pub fn tcp_conversations() -> Vec<Vec<u8>> {
     ];
     segments.iter().map(tcp_frame).collect()
 }
+
+/// TCP segments that tshark's analysis notes, in a capture whose frames
+/// are a microsecond apart (as the tests write them): a fast
+/// retransmission after two duplicate ACKs, a spurious one, a segment after
+/// a gap and the one out of order that fills it, a retransmission later
+/// than the handshake's round trip, a zero window with its probe, the
+/// probe's ACK and the window update, a keep-alive and its ACK, an ACK of
+/// bytes never seen, and a segment that fills the receiver's window.
+pub fn tcp_analysis_cases() -> Vec<Vec<u8>> {
+    const SYN: u16 = 0x002;
+    const ACK: u16 = 0x010;
+    const PSH: u16 = 0x008;
+    let data = [5u8; 100];
+    let seg = |from: (u8, u16),
+               to: (u8, u16),
+               seq: u32,
+               ack: u32,
+               flags: u16,
+               window: u16,
+               len: usize| Segment {
+        from,
+        to,
+        seq,
+        ack,
+        flags,
+        window,
+        urgent: 0,
+        options: &[],
+        payload: data.get(..len).unwrap_or_default(),
+    };
+    let (p, q) = ((11, 50000), (12, 5201));
+    let (r, s) = ((13, 50001), (14, 5201));
+    let ws0: &[u8] = &[1, 3, 3, 0];
+    // p's first byte is 1001, q's 7001.
+    let segments = vec![
+        seg(p, q, 1000, 0, SYN, 500, 0),
+        seg(q, p, 7000, 1001, SYN | ACK, 500, 0),
+        seg(p, q, 1001, 7001, ACK, 500, 0),
+        seg(p, q, 1001, 7001, PSH | ACK, 500, 10),
+        seg(p, q, 1011, 7001, PSH | ACK, 500, 10),
+        seg(q, p, 7001, 1011, ACK, 500, 0),
+        seg(q, p, 7001, 1011, ACK, 500, 0),
+        seg(q, p, 7001, 1011, ACK, 500, 0),
+        // Asked for twice: a fast retransmission; then bytes already
+        // acknowledged: a spurious one.
+        seg(p, q, 1011, 7001, PSH | ACK, 500, 10),
+        seg(p, q, 1001, 7001, PSH | ACK, 500, 10),
+        // 1031 before 1021: a gap, then the segment out of order.
+        seg(p, q, 1031, 7001, PSH | ACK, 500, 10),
+        seg(p, q, 1021, 7001, PSH | ACK, 500, 10),
+        // Another conversation's handshake between: r and s scale by 1.
+        Segment {
+            options: ws0,
+            ..seg(r, s, 3000, 0, SYN, 100, 0)
+        },
+        Segment {
+            options: ws0,
+            ..seg(s, r, 9000, 3001, SYN | ACK, 100, 0)
+        },
+        // Long after the segment it repeats: a retransmission.
+        seg(p, q, 1021, 7001, PSH | ACK, 500, 10),
+        seg(q, p, 7001, 1041, ACK, 0, 0),
+        seg(p, q, 1041, 7001, ACK, 500, 1),
+        seg(q, p, 7001, 1041, ACK, 0, 0),
+        seg(q, p, 7001, 1041, ACK, 800, 0),
+        seg(p, q, 1040, 7001, ACK, 500, 0),
+        seg(q, p, 7001, 1041, ACK, 800, 0),
+        seg(q, p, 7001, 1200, ACK, 800, 0),
+        // r fills s's window of 100 bytes.
+        seg(r, s, 3001, 9001, ACK, 100, 0),
+        seg(r, s, 3001, 9001, PSH | ACK, 100, 100),
+    ];
+    segments.iter().map(tcp_frame).collect()
+}
