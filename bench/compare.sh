@@ -154,6 +154,10 @@ other_inputs() {
     # the flow's frames and the CNPs out with tshark and step a model.
     local dc=$out/dcqcn-$n.pcap
     want dcqcn && [ ! -f "$dc" ] && quiet $bin gen --scenario dcqcn --seed 1 --pmtu 1024 --messages "$(( n / 2500 + 1 ))" -o "$dc"
+    # A mirror's TCP (bench/tcp_mirror.py): bulk transfers on 1 000
+    # connections, a segment in 50 lost and sent again.
+    local tm=$out/tcp-$n.pcap
+    want TCP && [ ! -f "$tm" ] && python3 bench/tcp_mirror.py "$n" "$tm"
     # What a user would run for the pause graph: every link's PFC frames
     # and the MACs of its frames, through tshark.
     local t_cmd_pfc="for p in ${parts[*]}; do tshark -n -r \$p -T fields -e frame.time_epoch -e eth.src -e eth.dst -e macc.cbfc.enbv -e macc.cbfc.pause_time.c3 > /dev/null; done"
@@ -186,6 +190,8 @@ other_inputs() {
         "packets -T fields -e frame.time (times in words)|$f|$bin packets $f -T fields -e frame.number -e frame.time|tshark -n -r $f -T fields -e frame.number -e frame.time"
         "packets -Y a 10 ms window by frame.time, ip.proto by name|$f|$bin packets $f -Y 'frame.time >= \"2026-01-01 00:00:00.05 UTC\" && frame.time < \"2026-01-01 00:00:00.06 UTC\" && ip.proto == \"UDP\"'|tshark -n -r $f -Y 'frame.time >= \"2026-01-01 00:00:00.05 UTC\" && frame.time < \"2026-01-01 00:00:00.06 UTC\" && ip.proto == \"UDP\"'"
         "packets -Y '!tcp && !arp && !igmp' (a mirror's other traffic out)|$f|$bin packets $f -Y '!tcp && !arp && !igmp'|tshark -n -r $f -Y '!tcp && !arp && !igmp'"
+        "packets: a mirror's TCP, tshark's lines and notes|$tm|$bin packets $tm|tshark -n -r $tm"
+        "packets -Y tcp.analysis.flags (the TCP analysis' notes)|$tm|$bin packets $tm -Y tcp.analysis.flags|tshark -n -r $tm -Y tcp.analysis.flags"
         "packets -Y ... -w: one QP's frames written as a capture|$f|$bin packets $f -Y 'bth.destqp == 0x00401d' -w $out/qp.pcapng|tshark -n -r $f -Y 'infiniband.bth.destqp == 0x00401d' -w $out/qp-tshark.pcapng"
         "report for 80 columns (--width 80 --all)|$f|$bin $f --all --width 80|tshark -n -r $f -q -z conv,udp"
         "report --timeline (RTT, completion, rates)|$f|$bin $f --json --timeline|tshark -n -r $f -T fields -e frame.time_epoch -e frame.len ${fields[*]:2} -e infiniband.aeth.syndrome"
