@@ -2,15 +2,17 @@
 //! frame's summary line and fields say that the frame alone does not:
 //! sequence and acknowledgement numbers relative to each side's first
 //! (the SYN's, or one before the first seen), the window scaled by the
-//! shift the handshake agreed, and the conversation's index
-//! (`tcp.stream`). Only the frame loops of `packets`, `-Y` and `export`
+//! shift the handshake agreed, the conversation's index (`tcp.stream`),
+//! and what tshark's sequence analysis notes of the segment
+//! (retransmissions, duplicate ACKs, lost segments, zero windows: see
+//! [`Notes`]). The frame loops of `packets`, `-Y`, `export` and the TUI
 //! keep it, on TCP frames only; the report does not.
 
 use std::net::IpAddr;
 
 use super::Map;
 use crate::dissect::Packet;
-use crate::wire::tcp::{ACK, SYN, Tcp, TcpOption};
+use crate::wire::tcp::{ACK, SYN, Tcp};
 
 /// Conversations followed at most; a capture with more (a SYN flood) has
 /// the rest shown with the numbers as sent, as tshark shows them with its
@@ -564,34 +566,6 @@ impl TcpTracker {
             notes,
             dup_ack,
         })
-    }
-}
-
-/// The options as the summary line lists them after `Len=`: `MSS=1460
-/// SACK_PERM TSval=.. TSecr=.. WS=128`, SACK blocks relative.
-pub fn write_options(s: &mut String, tcp: &Tcp<'_>, seen: Option<&TcpSeen>) {
-    use std::fmt::Write as _;
-    for option in tcp.options() {
-        let _ = match option {
-            TcpOption::Mss(v) => write!(s, " MSS={v}"),
-            TcpOption::WindowScale(shift) => {
-                let shift = shift.min(crate::wire::tcp::MAX_WINDOW_SHIFT);
-                write!(s, " WS={}", 1u32 << shift)
-            }
-            TcpOption::SackPermitted => write!(s, " SACK_PERM"),
-            TcpOption::Timestamps { value, echo } => write!(s, " TSval={value} TSecr={echo}"),
-            TcpOption::Sack(blocks) => {
-                for (l, r) in crate::wire::tcp::sack_blocks(blocks) {
-                    let (l, r) = match seen {
-                        Some(t) => (t.acked(l), t.acked(r)),
-                        None => (l, r),
-                    };
-                    let _ = write!(s, " SLE={l} SRE={r}");
-                }
-                Ok(())
-            }
-            _ => Ok(()),
-        };
     }
 }
 

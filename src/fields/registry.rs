@@ -173,6 +173,23 @@ macro_rules! tcp_note {
     };
 }
 
+/// A value of each of a TCP segment's options (`$e` gives a `Vec` of
+/// them for the option `$op`; `$seen` is the conversation, for relative
+/// SACK edges).
+macro_rules! tcp_option {
+    ($name:literal, $title:literal, $bits:literal, |$op:ident, $seen:ident| $e:expr) => {
+        Field {
+            name: $name,
+            title: $title,
+            ty: Uint($bits),
+            base: Dec,
+            in_tshark: true,
+            names: None,
+            get: |c, o| tcp_options(c, o, |$op, $seen| $e),
+        }
+    };
+}
+
 /// A column of the summary line: a string the body writes into `$s`.
 macro_rules! column {
     ($name:literal, $title:literal, |$c:ident, $s:ident| $body:expr $(,)?) => {
@@ -837,108 +854,73 @@ pub static FIELDS: &[Field] = &[
     uint!("tcp.urgent_pointer", "Urgent Pointer", 16, Dec, |p| p
         .tcp()
         .map(|t| t.urgent())),
-    Field {
-        name: "tcp.options.mss_val",
-        title: "MSS Value",
-        ty: Uint(16),
-        base: Dec,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            tcp_options(c, o, |op, _| match op {
-                TcpOption::Mss(v) => vec![u64::from(v)],
-                _ => vec![],
-            })
-        },
-    },
-    Field {
-        name: "tcp.options.wscale.shift",
-        title: "Shift count",
-        ty: Uint(8),
-        base: Dec,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            tcp_options(c, o, |op, _| match op {
-                TcpOption::WindowScale(s) => vec![u64::from(s)],
-                _ => vec![],
-            })
-        },
-    },
-    Field {
-        name: "tcp.options.wscale.multiplier",
-        title: "Multiplier",
-        ty: Uint(16),
-        base: Dec,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            tcp_options(c, o, |op, _| match op {
-                TcpOption::WindowScale(s) => vec![1u64 << s.min(tcp::MAX_WINDOW_SHIFT)],
-                _ => vec![],
-            })
-        },
-    },
-    Field {
-        name: "tcp.options.timestamp.tsval",
-        title: "Timestamp value",
-        ty: Uint(32),
-        base: Dec,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            tcp_options(c, o, |op, _| match op {
-                TcpOption::Timestamps { value, .. } => vec![u64::from(value)],
-                _ => vec![],
-            })
-        },
-    },
-    Field {
-        name: "tcp.options.timestamp.tsecr",
-        title: "Timestamp echo reply",
-        ty: Uint(32),
-        base: Dec,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            tcp_options(c, o, |op, _| match op {
-                TcpOption::Timestamps { echo, .. } => vec![u64::from(echo)],
-                _ => vec![],
-            })
-        },
-    },
-    Field {
-        name: "tcp.options.sack_le",
-        title: "TCP SACK Left Edge",
-        ty: Uint(32),
-        base: Dec,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            tcp_options(c, o, |op, seen| match op {
-                TcpOption::Sack(d) => tcp::sack_blocks(d)
-                    .map(|(l, _)| u64::from(seen.map_or(l, |s| s.acked(l))))
-                    .collect(),
-                _ => vec![],
-            })
-        },
-    },
-    Field {
-        name: "tcp.options.sack_re",
-        title: "TCP SACK Right Edge",
-        ty: Uint(32),
-        base: Dec,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            tcp_options(c, o, |op, seen| match op {
-                TcpOption::Sack(d) => tcp::sack_blocks(d)
-                    .map(|(_, r)| u64::from(seen.map_or(r, |s| s.acked(r))))
-                    .collect(),
-                _ => vec![],
-            })
-        },
-    },
+    tcp_option!(
+        "tcp.options.mss_val",
+        "MSS Value",
+        16,
+        |op, _seen| match op {
+            TcpOption::Mss(v) => vec![u64::from(v)],
+            _ => vec![],
+        }
+    ),
+    tcp_option!(
+        "tcp.options.wscale.shift",
+        "Shift count",
+        8,
+        |op, _seen| match op {
+            TcpOption::WindowScale(s) => vec![u64::from(s)],
+            _ => vec![],
+        }
+    ),
+    tcp_option!(
+        "tcp.options.wscale.multiplier",
+        "Multiplier",
+        16,
+        |op, _seen| match op {
+            TcpOption::WindowScale(s) => vec![1u64 << s.min(tcp::MAX_WINDOW_SHIFT)],
+            _ => vec![],
+        }
+    ),
+    tcp_option!(
+        "tcp.options.timestamp.tsval",
+        "Timestamp value",
+        32,
+        |op, _seen| match op {
+            TcpOption::Timestamps { value, .. } => vec![u64::from(value)],
+            _ => vec![],
+        }
+    ),
+    tcp_option!(
+        "tcp.options.timestamp.tsecr",
+        "Timestamp echo reply",
+        32,
+        |op, _seen| match op {
+            TcpOption::Timestamps { echo, .. } => vec![u64::from(echo)],
+            _ => vec![],
+        }
+    ),
+    tcp_option!(
+        "tcp.options.sack_le",
+        "TCP SACK Left Edge",
+        32,
+        |op, seen| match op {
+            TcpOption::Sack(d) => tcp::sack_blocks(d)
+                .map(|(l, _)| u64::from(seen.map_or(l, |s| s.acked(l))))
+                .collect(),
+            _ => vec![],
+        }
+    ),
+    tcp_option!(
+        "tcp.options.sack_re",
+        "TCP SACK Right Edge",
+        32,
+        |op, seen| match op {
+            TcpOption::Sack(d) => tcp::sack_blocks(d)
+                .map(|(_, r)| u64::from(seen.map_or(r, |s| s.acked(r))))
+                .collect(),
+            _ => vec![],
+        }
+    ),
     Field {
         name: "tcp.analysis.flags",
         title: "TCP Analysis Flags",

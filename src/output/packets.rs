@@ -10,7 +10,7 @@ use crate::wire::aeth::{AckKind, nak, rnr_timer_us};
 use crate::wire::igmp::{self, Igmp};
 use crate::wire::mad::CmMessage;
 use crate::wire::pause::{PauseRepr, quanta_to_ns};
-use crate::wire::tcp::Tcp;
+use crate::wire::tcp::{Tcp, TcpOption};
 
 /// The protocol column.
 pub fn protocol(p: &Packet<'_>) -> &'static str {
@@ -172,7 +172,34 @@ fn write_tcp(s: &mut String, p: &Packet<'_>, t: &Tcp<'_>, seen: Option<&TcpSeen>
     if let Some(len) = p.tcp_payload_len() {
         let _ = write!(s, " Len={len}");
     }
-    crate::analysis::tcp::write_options(s, t, seen);
+    write_tcp_options(s, t, seen);
+}
+
+/// The options as the summary line lists them after `Len=`: `MSS=1460
+/// SACK_PERM TSval=.. TSecr=.. WS=128`, SACK blocks relative.
+fn write_tcp_options(s: &mut String, tcp: &Tcp<'_>, seen: Option<&TcpSeen>) {
+    for option in tcp.options() {
+        let _ = match option {
+            TcpOption::Mss(v) => write!(s, " MSS={v}"),
+            TcpOption::WindowScale(shift) => {
+                let shift = shift.min(crate::wire::tcp::MAX_WINDOW_SHIFT);
+                write!(s, " WS={}", 1u32 << shift)
+            }
+            TcpOption::SackPermitted => write!(s, " SACK_PERM"),
+            TcpOption::Timestamps { value, echo } => write!(s, " TSval={value} TSecr={echo}"),
+            TcpOption::Sack(blocks) => {
+                for (l, r) in crate::wire::tcp::sack_blocks(blocks) {
+                    let (l, r) = match seen {
+                        Some(t) => (t.acked(l), t.acked(r)),
+                        None => (l, r),
+                    };
+                    let _ = write!(s, " SLE={l} SRE={r}");
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        };
+    }
 }
 
 fn is_stp(p: &Packet<'_>) -> bool {
