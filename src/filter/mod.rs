@@ -897,13 +897,15 @@ fn parse_slice(t: &Token) -> PResult<Slice> {
     if let Some(k) = w.get(1..).and_then(|r| r.find('-')).map(|k| k + 1) {
         let (a, b) = (&w[..k], &w[k + 1..]);
         let (a, b) = (num(a).ok_or_else(bad)?, num(b).ok_or_else(bad)?);
-        if b < a {
-            return Err(bad());
-        }
-        return Ok(Slice {
-            start: a,
-            len: Some(b - a + 1),
-        });
+        // j before i, or a span no i64 holds (`[-7028514242080800768-6148914691236517206]`).
+        let len = b.checked_sub(a).and_then(|d| d.checked_add(1));
+        return match len {
+            Some(len) if len > 0 => Ok(Slice {
+                start: a,
+                len: Some(len),
+            }),
+            _ => Err(bad()),
+        };
     }
     Ok(Slice {
         start: num(w).ok_or_else(bad)?,

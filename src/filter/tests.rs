@@ -724,6 +724,14 @@ fn bad_filters_say_what_and_where() {
             "\"x\" is not a slice ([i], [i:len], [i-j], [i:], [:len]) (column 9): eth.src[>>x<<] == 1",
         ),
         (
+            "eth.src[-7028514242080800768-6148914691236517206] == 01",
+            "\"-7028514242080800768-6148914691236517206\" is not a slice ([i], [i:len], [i-j], [i:], [:len]) (column 9): eth.src[>>-7028514242080800768-6148914691236517206<<] == 01",
+        ),
+        (
+            "eth.src[3-2] == 01",
+            "\"3-2\" is not a slice ([i], [i:len], [i-j], [i:], [:len]) (column 9): eth.src[>>3-2<<] == 01",
+        ),
+        (
             "bth.psn contains 3",
             "contains needs a string or bytes, and infiniband.bth.psn is integer (column 18): bth.psn contains >>3<<",
         ),
