@@ -279,12 +279,7 @@ pub fn tcp_frame(seg: &Segment<'_>) -> Vec<u8> {
 /// same ports used again, and flags, urgent data, SACK blocks, resets and
 /// closes. Frames in order; a conversation's frames may interleave.
 pub fn tcp_conversations() -> Vec<Vec<u8>> {
-    const SYN: u16 = 0x002;
-    const ACK: u16 = 0x010;
-    const FIN: u16 = 0x001;
-    const RST: u16 = 0x004;
-    const PSH: u16 = 0x008;
-    const URG: u16 = 0x020;
+    use crate::wire::tcp::{ACK, FIN, PSH, RST, SYN, URG};
     let syn_opts: &[u8] = &[
         2, 4, 5, 0xb4, 4, 2, 8, 10, 0, 0, 0, 7, 0, 0, 0, 0, 1, 3, 3, 7,
     ];
@@ -390,9 +385,7 @@ pub fn tcp_conversations() -> Vec<Vec<u8>> {
 /// probe's ACK and the window update, a keep-alive and its ACK, an ACK of
 /// bytes never seen, and a segment that fills the receiver's window.
 pub fn tcp_analysis_cases() -> Vec<Vec<u8>> {
-    const SYN: u16 = 0x002;
-    const ACK: u16 = 0x010;
-    const PSH: u16 = 0x008;
+    use crate::wire::tcp::{ACK, PSH, SYN};
     let data = [5u8; 100];
     let seg = |from: (u8, u16),
                to: (u8, u16),
