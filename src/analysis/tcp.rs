@@ -6,13 +6,14 @@
 //! and what tshark's sequence analysis notes of the segment
 //! (retransmissions, duplicate ACKs, lost segments, zero windows: see
 //! [`Notes`]). The frame loops of `packets`, `-Y`, `export` and the TUI
-//! keep it, on TCP frames only; the report does not.
+//! keep it from the packet ([`TcpTracker::see`]); the report's from the
+//! numbers a frame's facts carry ([`TcpFacts`]), on TCP frames only.
 
 use std::net::IpAddr;
 
 use super::Map;
 use crate::dissect::Packet;
-use crate::wire::tcp::{ACK, SYN, Tcp};
+use crate::wire::tcp::{ACK, FIN, SYN, Tcp};
 
 /// Conversations followed at most; a capture with more (a SYN flood) has
 /// the rest shown with the numbers as sent, as tshark shows them with its
@@ -59,6 +60,56 @@ pub struct TcpSeen {
     /// A duplicate ACK's frame of the ACK it repeats and its count
     /// (`[TCP Dup ACK 5#2]`).
     pub dup_ack: Option<(u64, u32)>,
+    /// The handshake's round trip, once seen: from the last SYN to the
+    /// first ACK after it (tshark's `tcp.analysis.initial_rtt`).
+    pub handshake_ns: Option<u64>,
+}
+
+/// The numbers of a TCP segment that its conversation reads: what
+/// [`TcpTracker::see`] takes from a packet, and what a frame's facts carry
+/// to the report's frame loop (a few words, not the frame).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpFacts {
+    pub src: Endpoint,
+    pub dst: Endpoint,
+    pub seq: u32,
+    pub ack: u32,
+    /// The 12 flag bits.
+    pub flags: u16,
+    /// The window as sent.
+    pub window: u16,
+    /// The segment's length (from the IP header, padding not counted).
+    pub len: u32,
+    /// The window scale option's shift, if the segment has one.
+    pub window_shift: Option<u8>,
+}
+
+impl TcpFacts {
+    /// The segment of `pkt`, if it is a TCP one.
+    pub fn of(pkt: &Packet<'_>) -> Option<TcpFacts> {
+        let tcp = pkt.tcp()?;
+        let ip = pkt.ip?;
+        Some(TcpFacts {
+            src: (ip.src, tcp.src_port()),
+            dst: (ip.dst, tcp.dst_port()),
+            seq: tcp.seq(),
+            ack: tcp.ack(),
+            flags: tcp.flags(),
+            window: tcp.window(),
+            len: pkt.tcp_payload_len().unwrap_or(0),
+            window_shift: tcp.window_shift(),
+        })
+    }
+
+    pub fn has(&self, flag: u16) -> bool {
+        self.flags & flag != 0
+    }
+
+    /// The sequence number after this segment (a SYN or FIN counts one).
+    fn next_seq(&self) -> u32 {
+        let extra = u32::from(self.has(SYN | FIN));
+        self.seq.wrapping_add(self.len).wrapping_add(extra)
+    }
 }
 
 impl TcpSeen {
@@ -335,15 +386,14 @@ fn after(a: u32, b: u32) -> bool {
 fn analyse(
     fwd: &mut Side,
     rev: &mut Side,
-    seg: &Tcp<'_>,
-    len: u32,
+    seg: &TcpFacts,
     ns: u64,
     number: u64,
     rtt: Option<u64>,
 ) -> (Notes, Option<(u64, u32)>) {
-    use crate::wire::tcp::{FIN, RST};
-    let (seq, ack, flags) = (seg.seq(), seg.ack(), seg.flags());
-    let window = u32::from(seg.window());
+    use crate::wire::tcp::RST;
+    let (seq, ack, flags, len) = (seg.seq, seg.ack, seg.flags, seg.len);
+    let window = u32::from(seg.window);
     let plain = flags & (SYN | FIN | RST) == 0;
     let mut notes = Notes::default();
     let mut dup = None;
@@ -434,7 +484,7 @@ fn analyse(
         }
     }
     let probe = notes.has(Notes::ZERO_WINDOW_PROBE);
-    let next = seg.next_seq(seq, len);
+    let next = seg.next_seq();
     if (after(next, fwd.nextseq) || fwd.nextseq == 0) && !probe {
         fwd.nextseq = next;
         fwd.nextseq_ns = ns;
@@ -450,7 +500,8 @@ fn analyse(
     (notes, dup)
 }
 
-type Endpoint = (IpAddr, u16);
+/// An address and port.
+pub type Endpoint = (IpAddr, u16);
 
 /// The TCP conversations of a capture.
 #[derive(Debug)]
@@ -479,17 +530,20 @@ impl TcpTracker {
     /// Follows `pkt` if it is a TCP segment, and says what its
     /// conversation makes of it.
     pub fn see(&mut self, pkt: &Packet<'_>) -> Option<TcpSeen> {
-        let tcp = pkt.tcp()?;
-        let ip = pkt.ip?;
-        let src = (ip.src, tcp.src_port());
-        let dst = (ip.dst, tcp.dst_port());
+        self.see_facts(&TcpFacts::of(pkt)?, pkt.ts_ns, pkt.number)
+    }
+
+    /// [`see`](Self::see) for a segment's numbers, sent at `ts_ns` in
+    /// frame `number`.
+    pub fn see_facts(&mut self, seg: &TcpFacts, ts_ns: u64, number: u64) -> Option<TcpSeen> {
+        let (src, dst) = (seg.src, seg.dst);
         let (key, fwd) = if src <= dst {
             ((src, dst), 0)
         } else {
             ((dst, src), 1)
         };
         let rev = 1 - fwd;
-        let flags = tcp.flags();
+        let flags = seg.flags;
         let syn_only = flags & (SYN | ACK) == SYN;
         if self.conversations.len() >= self.limit && !self.conversations.contains_key(&key) {
             return None;
@@ -509,35 +563,33 @@ impl TcpTracker {
         // A SYN with another first sequence number than the side's: the
         // ports are used again. A SYN alone opens a new conversation; a
         // SYN/ACK starts its side's numbers again (as tshark does).
-        let reused = flags & SYN != 0 && conv.sides[fwd].base.is_some_and(|b| b != tcp.seq());
+        let reused = flags & SYN != 0 && conv.sides[fwd].base.is_some_and(|b| b != seg.seq);
         if reused && syn_only {
             *conv = fresh();
         } else if reused {
-            conv.sides[fwd].base = Some(tcp.seq());
+            conv.sides[fwd].base = Some(seg.seq);
         }
         // The window as it stood before this frame's options.
         let scale = conv.sides[fwd].scale;
         let sides = &mut conv.sides;
         if sides[fwd].base.is_none() {
             sides[fwd].base = Some(if flags & SYN != 0 {
-                tcp.seq()
+                seg.seq
             } else {
-                tcp.seq().wrapping_sub(1)
+                seg.seq.wrapping_sub(1)
             });
         }
         if sides[rev].base.is_none() && flags & ACK != 0 {
-            sides[rev].base = Some(tcp.ack().wrapping_sub(1));
+            sides[rev].base = Some(seg.ack.wrapping_sub(1));
         }
-        let len = pkt.tcp_payload_len().unwrap_or(0);
         let [lo, hi] = sides;
         let (f, r) = if fwd == 0 { (lo, hi) } else { (hi, lo) };
-        let (mut notes, dup_ack) =
-            analyse(f, r, &tcp, len, pkt.ts_ns, pkt.number, conv.first_rtt_ns);
+        let (mut notes, dup_ack) = analyse(f, r, seg, ts_ns, number, conv.first_rtt_ns);
         if reused {
             notes.add(Notes::REUSED_PORTS);
         }
         let sides = &mut conv.sides;
-        if let Some(shift) = tcp.window_shift() {
+        if let Some(shift) = seg.window_shift {
             sides[fwd].scale = WindowScale::Shift(shift);
         }
         if flags & SYN != 0 {
@@ -550,12 +602,12 @@ impl TcpTracker {
             }
         }
         if syn_only {
-            conv.last_syn_ns = Some(pkt.ts_ns);
+            conv.last_syn_ns = Some(ts_ns);
         } else if flags & (SYN | ACK) == ACK
             && conv.first_rtt_ns.is_none()
             && let Some(syn) = conv.last_syn_ns
         {
-            conv.first_rtt_ns = Some(pkt.ts_ns.saturating_sub(syn));
+            conv.first_rtt_ns = Some(ts_ns.saturating_sub(syn));
         }
         let sides = &conv.sides;
         Some(TcpSeen {
@@ -565,6 +617,7 @@ impl TcpTracker {
             scale,
             notes,
             dup_ack,
+            handshake_ns: conv.first_rtt_ns,
         })
     }
 }
