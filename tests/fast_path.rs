@@ -18,7 +18,7 @@ const OTHER: Facts = Facts {
     len: 1,
     flags: 0xff,
     lost: 9,
-    body: Body::Other,
+    body: Body::Other { protocol: "LLDP" },
 };
 
 /// Returns whether the facts came the quick way, and whether they should

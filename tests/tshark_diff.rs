@@ -876,3 +876,182 @@ fn native_infiniband_every_opcode_matches_tshark() {
     assert!(total > 20_000, "{total} fields");
     eprintln!("native InfiniBand: {total} fields equal to tshark's");
 }
+
+/// The report's TCP conversations are tshark's (`-z conv,tcp` and its
+/// sequence analysis): per `tcp.stream`, address A (the first frame's
+/// sender) and B, frames and bytes each way, payload, SYN, FIN and RST
+/// segments, the handshake's round trip (`tcp.analysis.initial_rtt`) and
+/// the segments with each `tcp.analysis.*` note; the other frames are
+/// counted by the Protocol column `packets` shows.
+#[test]
+fn report_tcp_conversations_are_tsharks() {
+    if !common::have_tshark() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut caps = common::external_captures();
+    let generated = [
+        roce_dissect::synth::samples::tcp_conversations(),
+        roce_dissect::synth::samples::tcp_analysis_cases(),
+        roce_dissect::synth::samples::other_traffic(),
+    ]
+    .concat();
+    caps.push(common::write_pcap(tmp.path(), "tcp.pcap", &generated));
+    const NOTES: [&str; 15] = [
+        "retransmission",
+        "fast_retransmission",
+        "spurious_retransmission",
+        "out_of_order",
+        "reused_ports",
+        "lost_segment",
+        "ack_lost_segment",
+        "window_update",
+        "window_full",
+        "keep_alive",
+        "keep_alive_ack",
+        "duplicate_ack",
+        "zero_window",
+        "zero_window_probe",
+        "zero_window_probe_ack",
+    ];
+    let mut cols = vec![
+        "tcp.stream".to_string(),
+        "ip.src".into(),
+        "ipv6.src".into(),
+        "tcp.srcport".into(),
+        "ip.dst".into(),
+        "ipv6.dst".into(),
+        "tcp.dstport".into(),
+        "frame.len".into(),
+        "tcp.len".into(),
+        "tcp.flags.syn".into(),
+        "tcp.flags.fin".into(),
+        "tcp.flags.reset".into(),
+        "tcp.analysis.initial_rtt".into(),
+    ];
+    cols.extend(NOTES.iter().map(|n| format!("tcp.analysis.{n}")));
+    let (mut conversations, mut noted) = (0, 0);
+    let mut kinds = std::collections::HashSet::new();
+    for c in &caps {
+        let theirs = Command::new("tshark")
+            .args(["-n", "-r"])
+            .arg(c)
+            .args(["-Y", "tcp", "-T", "fields"])
+            .args(cols.iter().flat_map(|f| ["-e", f]))
+            .output()
+            .unwrap();
+        // What tshark says of each stream, as our report writes it.
+        let mut want: Vec<Value> = Vec::new();
+        for line in String::from_utf8_lossy(&theirs.stdout).lines() {
+            let t: Vec<&str> = line.split('\t').collect();
+            let stream: usize = t[0].parse().unwrap();
+            let end = |ip4: &str, ip6: &str, port: &str| {
+                if ip4.is_empty() {
+                    format!("[{ip6}]:{port}")
+                } else {
+                    format!("{ip4}:{port}")
+                }
+            };
+            let (src, dst) = (end(t[1], t[2], t[3]), end(t[4], t[5], t[6]));
+            if stream == want.len() {
+                let mut analysis = serde_json::Map::new();
+                for n in NOTES {
+                    analysis.insert(n.into(), 0.into());
+                }
+                want.push(serde_json::json!({
+                    "stream": stream, "a": src, "b": dst, "frames": 0, "bytes": 0,
+                    "frames_a_to_b": 0, "bytes_a_to_b": 0, "frames_b_to_a": 0,
+                    "bytes_b_to_a": 0, "payload_bytes": 0, "handshake_rtt_ns": null,
+                    "syns": 0, "fins": 0, "resets": 0, "analysis": analysis,
+                }));
+            }
+            let w = want[stream].as_object_mut().unwrap();
+            let add = |w: &mut serde_json::Map<String, Value>, k: &str, n: u64| {
+                let v = w[k].as_u64().unwrap() + n;
+                w.insert(k.into(), v.into());
+            };
+            let (len, seg): (u64, u64) = (t[7].parse().unwrap(), t[8].parse().unwrap());
+            let dir = if w["a"] == src.as_str() {
+                "a_to_b"
+            } else {
+                "b_to_a"
+            };
+            add(w, "frames", 1);
+            add(w, "bytes", len);
+            add(w, &format!("frames_{dir}"), 1);
+            add(w, &format!("bytes_{dir}"), len);
+            add(w, "payload_bytes", seg);
+            add(w, "syns", (t[9] == "1") as u64);
+            add(w, "fins", (t[10] == "1") as u64);
+            add(w, "resets", (t[11] == "1") as u64);
+            if !t[12].is_empty() {
+                let ns = (t[12].parse::<f64>().unwrap() * 1e9).round() as u64;
+                w.insert("handshake_rtt_ns".into(), ns.into());
+            }
+            let a = w["analysis"].as_object_mut().unwrap();
+            for (i, n) in NOTES.iter().enumerate() {
+                if !t[13 + i].is_empty() {
+                    let v = a[*n].as_u64().unwrap() + 1;
+                    a.insert(n.to_string(), v.into());
+                    noted += 1;
+                    kinds.insert(*n);
+                }
+            }
+        }
+        let report: Value =
+            serde_json::from_str(&common::stdout_of(common::bin().arg("--json").arg(c))).unwrap();
+        let got: Vec<Value> = report["other"]["tcp_conversations"]
+            .as_array()
+            .map(|convs| {
+                convs
+                    .iter()
+                    .map(|conv| {
+                        let mut conv = conv.clone();
+                        let o = conv.as_object_mut().unwrap();
+                        o.remove("first_ts_ns");
+                        o.remove("last_ts_ns");
+                        conv
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(got, want, "{}", c.display());
+        conversations += want.len();
+        // The other frames by protocol: the Protocol column's counts.
+        let column = common::stdout_of(common::bin().arg("packets").arg(c).args([
+            "-T",
+            "fields",
+            "-e",
+            "_ws.col.Protocol",
+            "-Y",
+            "!infiniband.bth && !macc",
+        ]));
+        let mut by: HashMap<&str, u64> = HashMap::new();
+        for p in column.lines() {
+            *by.entry(p).or_default() += 1;
+        }
+        let counted: HashMap<&str, u64> = report["other"]["protocols"]
+            .as_array()
+            .map(|ps| {
+                ps.iter()
+                    .map(|p| {
+                        (
+                            p["protocol"].as_str().unwrap(),
+                            p["frames"].as_u64().unwrap(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(counted, by, "{}", c.display());
+    }
+    eprintln!("{conversations} TCP conversations and {noted} notes equal tshark's");
+    // The external captures' 36 conversations; the generated ones' 10.
+    let ext = if caps.len() > 1 { 36 } else { 0 };
+    assert_eq!(conversations, ext + 10);
+    assert_eq!(
+        kinds.len(),
+        NOTES.len(),
+        "every note at least once: {kinds:?}"
+    );
+}

@@ -7,6 +7,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use super::flow::{Fingerprint, FlowKey};
 use super::index::hash_key;
 use super::nvme::Capsule;
+use super::tcp::TcpFacts;
 use crate::capture::{Frame, LinkType};
 use crate::dissect::{DissectOptions, ETHERTYPE_ROCE_V1, Packet, RoceVersion, dissect};
 use crate::wire::icrc::{self, InPlace, NetHeader};
@@ -36,8 +37,12 @@ pub struct Facts {
 /// The part of a frame the analysis acts on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Body {
-    /// Nothing to analyse beyond the capture-wide counts.
-    Other,
+    /// Nothing to analyse beyond the capture-wide counts and the report's
+    /// count of other traffic by protocol (the `packets` Protocol column's
+    /// name).
+    Other { protocol: &'static str },
+    /// A TCP segment: the report follows its conversation.
+    Tcp(TcpFacts),
     /// A PFC or 802.3x pause frame.
     Pause {
         src_mac: Option<[u8; 6]>,
@@ -245,8 +250,12 @@ impl Facts {
                 }),
                 fingerprint: Fingerprint::of(pkt),
             })
+        } else if let Some(tcp) = TcpFacts::of(pkt) {
+            Body::Tcp(tcp)
         } else {
-            Body::Other
+            Body::Other {
+                protocol: crate::output::packets::protocol(pkt),
+            }
         };
         Facts {
             lost: pkt.erf.filter(|e| e.counts_losses()).map_or(0, |e| e.lctr),

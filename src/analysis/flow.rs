@@ -823,7 +823,7 @@ mod tests {
             len: 100,
             flags: 0,
             lost: 0,
-            body: Body::Other,
+            body: Body::Other { protocol: "ARP" },
         };
         let mut budget = Budget {
             events_per_flow: 8,

@@ -236,6 +236,26 @@ pub fn hints(r: &Report) -> Vec<Hint> {
         c.truncated_frames,
         "Truncated frames: the snap length cut them, so their ICRC could not be checked.",
     );
+    if let Some(o) = &r.other {
+        // TCP between two hosts that also exchange RoCE: their rdma_cm or
+        // NCCL bootstrap, their storage control path. (TCP to anywhere
+        // else, a laptop's browsing beside an rxe test, says nothing of
+        // the fabric.)
+        let hosts: std::collections::HashSet<&str> =
+            r.flows.iter().flat_map(|f| [&*f.src, &*f.dst]).collect();
+        let host = |end: &str| {
+            end.parse::<std::net::SocketAddr>()
+                .is_ok_and(|a| hosts.contains(a.ip().to_string().as_str()))
+        };
+        add(
+            HintKind::TcpRetransmission,
+            (o.tcp_conversations.iter())
+                .filter(|t| host(&t.a) && host(&t.b))
+                .map(|t| t.noted("retransmission"))
+                .sum(),
+            "TCP retransmissions between hosts that also exchange RoCE: segments of their TCP conversations (rdma_cm's or NCCL's bootstrap, a storage control path) were lost or delayed and sent again. TCP rides a lossy traffic class, where congestion drops are expected; but where the RoCE flows between the same hosts also show gaps, the link itself may be losing frames. Other traffic lists the conversations; packets -Y tcp.analysis.retransmission the segments.",
+        );
+    }
     if c.roce_frames == 0 && r.pfc.frames == 0 {
         add(HintKind::NoRoce, c.frames, NO_ROCE);
     }

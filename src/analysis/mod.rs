@@ -11,6 +11,7 @@ pub mod hints;
 mod index;
 pub mod marks;
 pub mod nvme;
+pub mod other;
 mod pairing;
 pub mod pfc;
 pub mod psn;
@@ -341,6 +342,9 @@ pub struct Analyzer {
     timeline: throughput::Timeline,
     /// NVMe-oF queues and their I/Os.
     nvme: nvme::Tracker,
+    /// Frames that are neither RoCE flows' nor pauses, and the TCP
+    /// conversations among them.
+    other: other::OtherTraffic,
     /// Every ICRC checked so far was wrong: the capture path does not keep
     /// them, and an event per frame would say nothing the hint does not.
     icrc_summarised: bool,
@@ -444,6 +448,7 @@ impl Analyzer {
                 t.histograms(opts.timeline_series);
                 t
             },
+            other: other::OtherTraffic::new(l.flows),
             budget: Budget {
                 events_per_flow: l.events_per_flow,
                 events_left: l.events_total,
@@ -523,12 +528,25 @@ impl Analyzer {
     pub fn observe(&mut self, facts: &Facts) -> FrameAnalysis {
         self.count_frame(facts);
         match &facts.body {
-            Body::Other => FrameAnalysis::default(),
+            Body::Roce(r) => self.roce_packet(facts, r),
             Body::Pause { .. } => {
                 self.pause_body(facts);
                 FrameAnalysis::default()
             }
-            Body::Roce(r) => self.roce_packet(facts, r),
+            Body::Other { .. } | Body::Tcp(_) => {
+                self.other_body(facts);
+                FrameAnalysis::default()
+            }
+        }
+    }
+
+    /// A frame that is neither a RoCE flow's nor a pause (after
+    /// [`count_frame`](Self::count_frame)).
+    fn other_body(&mut self, facts: &Facts) {
+        match &facts.body {
+            Body::Other { protocol } => self.other.frame(protocol),
+            Body::Tcp(seg) => self.other.tcp(seg, facts.ts_ns, facts.number, facts.len),
+            Body::Roce(_) | Body::Pause { .. } => {}
         }
     }
 

@@ -442,6 +442,7 @@ pub(super) fn build_report(
         connections,
         pfc,
         nvme,
+        other: a.other.report(),
         hints: Vec::new(),
         notes: Vec::new(),
     };
@@ -511,6 +512,13 @@ fn warnings(a: &Analyzer, mut w: Vec<String>, unkept: u64) -> Vec<String> {
             a.flows_dropped.count(),
             l.flows,
             t.untracked_frames
+        ));
+    }
+    let tcp_beyond = a.other.conversations_dropped();
+    if tcp_beyond > 0 {
+        w.push(format!(
+            "{tcp_beyond} TCP conversations beyond --max-flows {} were not followed (their frames are counted under TCP only)",
+            l.flows
         ));
     }
     if a.budget.ud_sources_dropped.count() > 0 {

@@ -15,6 +15,10 @@ pub struct Report {
     /// NVMe-oF queues and I/Os, when the capture has them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nvme: Option<super::nvme::NvmeReport>,
+    /// Frames that are neither RoCE flows' nor pauses: by protocol, and
+    /// the TCP conversations; absent when there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other: Option<super::other::OtherReport>,
     pub hints: Vec<Hint>,
     /// Told to the user on stderr, not part of the report: why
     /// `--analysis-threads` analysed on one thread after all.
@@ -504,6 +508,8 @@ pub enum HintKind {
     /// No RoCE frame at the RoCE port, but frames to another UDP port
     /// that are RoCE v2 (see `dissect::probe`).
     RoceOnOtherPort,
+    /// TCP segments sent again beside the RoCE (`other`).
+    TcpRetransmission,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -529,6 +535,8 @@ pub struct Selection {
     pub pauses: Vec<(String, u64, Option<u8>)>,
     /// More pause frames matched than are kept.
     pub pauses_overflowed: bool,
+    /// The TCP conversations (`tcp.stream`) with a matching frame.
+    pub tcp_streams: std::collections::HashSet<u32>,
 }
 
 impl Selection {
@@ -546,8 +554,9 @@ impl Selection {
 impl Report {
     /// Keeps the flows and pause intervals with at least one frame the
     /// display filter matched (connections whose two directions both stay;
-    /// pause summaries of the sources that keep an interval); the capture
-    /// figures still count every frame. `capture.display_filter` and
+    /// pause summaries of the sources that keep an interval; TCP
+    /// conversations); the capture figures, and the other frames by
+    /// protocol, still count every frame. `capture.display_filter` and
     /// `capture.matching_frames` say so.
     pub fn select(&mut self, sel: &Selection) {
         let old = std::mem::take(&mut self.flows);
@@ -600,6 +609,9 @@ impl Report {
         self.pfc
             .summary
             .retain(|s| keep_all || kept.contains(&(s.src_mac.clone(), s.priority)));
+        if let Some(o) = &mut self.other {
+            (o.tcp_conversations).retain(|c| sel.tcp_streams.contains(&c.stream));
+        }
         self.capture.display_filter = Some(sel.filter.clone());
         self.capture.matching_frames = Some(sel.frames);
     }

@@ -171,7 +171,10 @@ impl FrameLoop {
         let an = &mut self.an;
         an.count_frame(facts);
         let r = match &facts.body {
-            Body::Other => return None,
+            Body::Other { .. } | Body::Tcp(_) => {
+                an.other_body(facts);
+                return None;
+            }
             Body::Pause { .. } => {
                 an.pause_body(facts);
                 return None;

@@ -166,6 +166,83 @@ pub fn human_bytes(n: u64) -> String {
     }
 }
 
+/// Frames beside RoCE and pauses by protocol, and the TCP conversations,
+/// most trouble first.
+fn other_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
+    let Some(other) = &r.other else { return };
+    let _ = writeln!(
+        s,
+        "\n{}",
+        st.bold(&format!(
+            "Other traffic ({} beside RoCE and pauses)",
+            count(other.frames, "frame", "frames")
+        ))
+    );
+    let protocols: Vec<String> = (other.protocols.iter())
+        .map(|p| format!("{} {}", p.protocol, grouped(p.frames)))
+        .collect();
+    let _ = writeln!(s, "  {}", protocols.join(" · "));
+    let convs = &other.tcp_conversations;
+    if convs.is_empty() {
+        return;
+    }
+    let mut rows: Vec<(_, &crate::analysis::other::TcpConversation)> = (convs.iter())
+        .map(|c| ((std::cmp::Reverse((c.trouble(), c.frames)), c.stream), c))
+        .collect();
+    let shown = if o.all { usize::MAX } else { MAX_TIMING_ROWS };
+    top_rows(&mut rows, shown);
+    let _ = writeln!(
+        s,
+        "  {} (most trouble first; A: the first frame's sender)",
+        count(convs.len() as u64, "TCP conversation", "TCP conversations")
+    );
+    let _ = writeln!(
+        s,
+        "  stream  frames       bytes  retx  lost   ooo   dup  0win   RST  handshake  A → B"
+    );
+    for ((_, _), c) in rows.iter().take(shown) {
+        let n = |name: &str| grouped(c.noted(name));
+        let resets = if c.resets > 0 {
+            st.red(&format!("{:>5}", grouped(c.resets)))
+        } else {
+            format!("{:>5}", 0)
+        };
+        let _ = writeln!(
+            s,
+            "  {:>6} {:>7} {:>11} {:>5} {:>5} {:>5} {:>5} {:>5} {resets} {:>10}  {} → {}",
+            c.stream,
+            grouped(c.frames),
+            grouped(c.bytes),
+            n("retransmission"),
+            n("lost_segment"),
+            n("out_of_order"),
+            n("duplicate_ack"),
+            n("zero_window"),
+            c.handshake_rtt_ns.map_or("-".to_string(), human_ns),
+            c.a,
+            c.b,
+        );
+    }
+    if rows.len() > shown {
+        let _ = writeln!(s, "  ... {} more (--all lists them)", rows.len() - shown);
+    }
+    if other.tcp_conversations_dropped > 0 {
+        let _ = writeln!(
+            s,
+            "  ... {} not followed (--max-flows)",
+            count(
+                other.tcp_conversations_dropped,
+                "conversation",
+                "conversations"
+            )
+        );
+    }
+    let _ = writeln!(
+        s,
+        "      retx retransmissions (tcp.analysis.retransmission) · lost previous segment not captured · ooo out of order · dup duplicate ACKs · 0win zero windows · RST resets · handshake SYN to its ACK · a stream's frames: packets -Y 'tcp.stream == N'"
+    );
+}
+
 /// The flows with payload, busiest bin first.
 fn throughput_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
     let mut rows: Vec<(_, &crate::analysis::throughput::Throughput)> = r
@@ -729,6 +806,7 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
     throughput_section(&mut s, r, o, &st);
     cc_section(&mut s, r, o, &st);
     nvme_section(&mut s, r, o, &st);
+    other_section(&mut s, r, o, &st);
 
     let _ = writeln!(s, "\n{}", st.bold("Capture quality"));
     let res = if c.ts_resolution_ns == 0 {

@@ -37,6 +37,7 @@ pub fn write_on<W: Write + Send>(mut w: W, report: &Report, threads: usize) -> s
         connections,
         pfc,
         nvme,
+        other,
         hints,
         notes: _,
     } = report;
@@ -55,6 +56,10 @@ pub fn write_on<W: Write + Send>(mut w: W, report: &Report, threads: usize) -> s
     if let Some(n) = nvme {
         out.extend_from_slice(b",\n  \"nvme\": ");
         serde_at(&mut out, n, 1)?;
+    }
+    if let Some(o) = other {
+        out.extend_from_slice(b",\n  \"other\": ");
+        serde_at(&mut out, o, 1)?;
     }
     out.extend_from_slice(b",\n  \"hints\": ");
     serde_at(&mut out, hints, 1)?;

@@ -500,6 +500,9 @@ impl<'f> Selecting<'f> {
                 sel.flows
                     .insert((k.src.to_string(), k.dst.to_string(), k.dest_qp));
             }
+            if let Some(t) = &seen.tcp {
+                sel.tcp_streams.insert(t.stream);
+            }
             if let (Some(p), Some(eth)) = (&pkt.pause, &pkt.eth) {
                 let prios = match p {
                     crate::wire::PauseRepr::Pfc(f) => Some(f.class_enable as u8),

@@ -79,9 +79,9 @@ pub fn first_pass(
                 let pos = (index.offsets.len() - 1) as u32;
                 index.nvme.insert(pos, role);
             }
-            // Not RoCE: decoded again, for its TCP conversation.
-            if matches!(facts.body, crate::analysis::Body::Other)
-                && let Some(seen) = tcp.see(&crate::dissect::dissect(frame, dissect_opts))
+            // TCP: its conversation, for the packet list's numbers.
+            if let crate::analysis::Body::Tcp(seg) = &facts.body
+                && let Some(seen) = tcp.see_facts(seg, frame.ts_ns, frame.number)
             {
                 let pos = (index.offsets.len() - 1) as u32;
                 index.tcp.insert(pos, seen);

@@ -167,6 +167,7 @@ fn capture(s: &mut String, r: &Report, id: &str, heading: bool) {
     pfc_section(s, r, t0, span);
     cc_section(s, r, t0, span);
     nvme_section(s, r);
+    other_section(s, r);
     quality_section(s, r);
 }
 
@@ -658,6 +659,77 @@ fn nvme_section(s: &mut String, r: &Report) {
             );
         }
         s.push_str("</tbody></table>");
+    }
+    s.push_str("</section>\n");
+}
+
+/// TCP conversations a page lists (the most trouble first; `--json` has
+/// them all).
+const MAX_TCP_ROWS: usize = 200;
+
+/// Frames beside RoCE and pauses by protocol, and the TCP conversations.
+fn other_section(s: &mut String, r: &Report) {
+    let Some(o) = &r.other else { return };
+    let _ = write!(
+        s,
+        "<section><h2>Other traffic</h2><p class=\"muted\">{} beside RoCE and pauses.</p><table><thead><tr><th class=\"l\">protocol</th><th>frames</th></tr></thead><tbody>",
+        count(o.frames, "frame", "frames")
+    );
+    for p in &o.protocols {
+        let _ = write!(
+            s,
+            "<tr><td class=\"l\">{}</td><td>{}</td></tr>",
+            esc(p.protocol),
+            grouped(p.frames)
+        );
+    }
+    s.push_str("</tbody></table>");
+    if !o.tcp_conversations.is_empty() {
+        let mut rows: Vec<&crate::analysis::other::TcpConversation> =
+            o.tcp_conversations.iter().collect();
+        rows.sort_by_key(|c| (std::cmp::Reverse((c.trouble(), c.frames)), c.stream));
+        let _ = write!(
+            s,
+            "<h3>TCP conversations</h3><p class=\"muted\">{}, most trouble first; A is the first frame's sender; a stream's frames: <code>packets -Y 'tcp.stream == N'</code>.</p><div class=\"scroll\"><table class=\"sortable\"><thead><tr><th>stream</th><th class=\"l\">A → B</th><th>frames</th><th>bytes</th><th>retx</th><th>lost</th><th>ooo</th><th>dup ACK</th><th>zero win</th><th>RST</th><th>handshake</th></tr></thead><tbody>",
+            count(
+                o.tcp_conversations.len() as u64,
+                "conversation",
+                "conversations"
+            )
+        );
+        for c in rows.iter().take(MAX_TCP_ROWS) {
+            let cell = |n: u64| {
+                if n > 0 {
+                    format!("<td class=\"bad\">{}</td>", grouped(n))
+                } else {
+                    "<td>0</td>".to_string()
+                }
+            };
+            let _ = write!(
+                s,
+                "<tr><td>{}</td><td class=\"l\">{} → {}</td><td>{}</td><td>{}</td>{}{}{}{}{}{}<td>{}</td></tr>",
+                c.stream,
+                esc(&c.a),
+                esc(&c.b),
+                grouped(c.frames),
+                grouped(c.bytes),
+                cell(c.noted("retransmission")),
+                cell(c.noted("lost_segment")),
+                cell(c.noted("out_of_order")),
+                cell(c.noted("duplicate_ack")),
+                cell(c.noted("zero_window")),
+                cell(c.resets),
+                c.handshake_rtt_ns.map_or("-".into(), human_ns)
+            );
+        }
+        s.push_str("</tbody></table></div>");
+        if rows.len() > MAX_TCP_ROWS {
+            let _ = write!(
+                s,
+                "<p class=\"muted\">... {} more in <code>--json</code>.</p>",
+                grouped((rows.len() - MAX_TCP_ROWS) as u64)
+            );
+        }
     }
     s.push_str("</section>\n");
 }
