@@ -192,7 +192,7 @@ other_inputs() {
         "packets -Y '!tcp && !arp && !igmp' (a mirror's other traffic out)|$f|$bin packets $f -Y '!tcp && !arp && !igmp'|tshark -n -r $f -Y '!tcp && !arp && !igmp'"
         "packets: a mirror's TCP (tcp_mirror.py)|$tm|$bin packets $tm|tshark -n -r $tm"
         "packets -Y tcp.analysis.flags|$tm|$bin packets $tm -Y tcp.analysis.flags|tshark -n -r $tm -Y tcp.analysis.flags"
-        "report: a mirror's TCP conversations and their trouble|$tm|$bin $tm --json|tshark -n -r $tm -q -z conv,tcp -z io,phs -z expert"
+        "report: a mirror's TCP conversations|$tm|$bin $tm --json|tshark -n -r $tm -q -z conv,tcp -z io,phs -z expert"
         "packets -Y ... -w: one QP's frames written as a capture|$f|$bin packets $f -Y 'bth.destqp == 0x00401d' -w $out/qp.pcapng|tshark -n -r $f -Y 'infiniband.bth.destqp == 0x00401d' -w $out/qp-tshark.pcapng"
         "report for 80 columns (--width 80 --all)|$f|$bin $f --all --width 80|tshark -n -r $f -q -z conv,udp"
         "report --timeline (RTT, completion, rates)|$f|$bin $f --json --timeline|tshark -n -r $f -T fields -e frame.time_epoch -e frame.len ${fields[*]:2} -e infiniband.aeth.syndrome"

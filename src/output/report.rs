@@ -70,6 +70,8 @@ pub struct TextOptions {
 pub const MAX_FLOW_ROWS: usize = 50;
 /// Rows of the timing table unless `--all`.
 pub const MAX_TIMING_ROWS: usize = 20;
+/// Rows of the TCP conversations unless `--all` (the RoCE comes first).
+pub const MAX_TCP_ROWS: usize = 10;
 
 /// Puts the `shown` rows that sort first in their order at the front (the
 /// rest after them in no order): a table of the top rows of thousands
@@ -189,7 +191,7 @@ fn other_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
     let mut rows: Vec<(_, &crate::analysis::other::TcpConversation)> = (convs.iter())
         .map(|c| ((std::cmp::Reverse((c.trouble(), c.frames)), c.stream), c))
         .collect();
-    let shown = if o.all { usize::MAX } else { MAX_TIMING_ROWS };
+    let shown = if o.all { usize::MAX } else { MAX_TCP_ROWS };
     top_rows(&mut rows, shown);
     let _ = writeln!(
         s,
