@@ -38,6 +38,8 @@ const OTHERWISE: &[&str] = &[
     // Generated, so bracketed as tshark has it: "[IGMP Version: 2]".
     "igmp.version",
     "tcp.stream",
+    "tcp.time_relative",
+    "tcp.time_delta",
     "tcp.len",
     "tcp.nxtseq",
     "tcp.window_size",

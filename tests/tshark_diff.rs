@@ -516,6 +516,8 @@ fn tcp_lines_and_fields_are_tsharks() {
         "tcp.options.sack_le",
         "tcp.options.sack_re",
         "tcp.analysis.duplicate_ack_num",
+        "tcp.time_relative",
+        "tcp.time_delta",
     ];
     let cols = ["frame.number", "_ws.col.Protocol", "_ws.col.Info"]
         .iter()

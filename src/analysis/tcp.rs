@@ -63,6 +63,11 @@ pub struct TcpSeen {
     /// The handshake's round trip, once seen: from the last SYN to the
     /// first ACK after it (tshark's `tcp.analysis.initial_rtt`).
     pub handshake_ns: Option<u64>,
+    /// Time since the conversation's first frame and since its previous
+    /// one (`tcp.time_relative`, `tcp.time_delta`; negative when the
+    /// capture is not in time order).
+    pub since_first_ns: i64,
+    pub since_prev_ns: i64,
 }
 
 /// The numbers of a TCP segment that its conversation reads: what
@@ -373,6 +378,9 @@ struct Conversation {
     /// the first ACK after it).
     last_syn_ns: Option<u64>,
     first_rtt_ns: Option<u64>,
+    /// When its first frame and its latest were sent.
+    first_ns: u64,
+    prev_ns: u64,
 }
 
 /// `a` after `b` in sequence space (tshark's GT_SEQ).
@@ -557,6 +565,8 @@ impl TcpTracker {
                 sides: Default::default(),
                 last_syn_ns: None,
                 first_rtt_ns: None,
+                first_ns: ts_ns,
+                prev_ns: ts_ns,
             }
         };
         let conv = self.conversations.entry(key).or_insert_with(&mut fresh);
@@ -609,6 +619,12 @@ impl TcpTracker {
         {
             conv.first_rtt_ns = Some(ts_ns.saturating_sub(syn));
         }
+        let since = |then: u64| {
+            let d = i128::from(ts_ns) - i128::from(then);
+            i64::try_from(d).unwrap_or(if d < 0 { i64::MIN } else { i64::MAX })
+        };
+        let (since_first_ns, since_prev_ns) = (since(conv.first_ns), since(conv.prev_ns));
+        conv.prev_ns = ts_ns;
         let sides = &conv.sides;
         Some(TcpSeen {
             stream: conv.stream,
@@ -618,6 +634,8 @@ impl TcpTracker {
             notes,
             dup_ack,
             handshake_ns: conv.first_rtt_ns,
+            since_first_ns,
+            since_prev_ns,
         })
     }
 }

@@ -962,6 +962,32 @@ pub static FIELDS: &[Field] = &[
             }
         },
     },
+    Field {
+        name: "tcp.time_relative",
+        title: "Time since first frame in this TCP stream",
+        ty: RelTime,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some(t) = c.tcp {
+                o.push(Value::Time(i128::from(t.since_first_ns)));
+            }
+        },
+    },
+    Field {
+        name: "tcp.time_delta",
+        title: "Time since previous frame in this TCP stream",
+        ty: RelTime,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some(t) = c.tcp {
+                o.push(Value::Time(i128::from(t.since_prev_ns)));
+            }
+        },
+    },
     presence!("icmp", "Internet Control Message Protocol", |p| p
         .other_l4
         .and_then(OtherL4::icmp)

@@ -268,6 +268,8 @@ fn contextual(f: &Field) -> bool {
                 // Relative to the conversation's first numbers, or what
                 // its analysis noted.
                 | "tcp.stream"
+                | "tcp.time_relative"
+                | "tcp.time_delta"
                 | "tcp.seq"
                 | "tcp.nxtseq"
                 | "tcp.ack"

@@ -484,6 +484,23 @@ fn tcp_tree(t: &mut Tree<'_>, p: &Packet<'_>, at: usize, seg: &Tcp<'_>, tcp: Opt
             pos = tcp_option(t, pos, &o, tcp);
         }
     }
+    if let Some(c) = tcp {
+        t.text(1, "[Timestamps]");
+        t.text(
+            2,
+            format_args!(
+                "[Time since first frame in this TCP stream: {} seconds]",
+                RelSecs(c.since_first_ns)
+            ),
+        );
+        t.text(
+            2,
+            format_args!(
+                "[Time since previous frame in this TCP stream: {} seconds]",
+                RelSecs(c.since_prev_ns)
+            ),
+        );
+    }
     if let Some(c) = tcp.filter(|c| c.notes.has(Notes::ANY)) {
         t.text(1, "[SEQ/ACK analysis]");
         t.text(2, "[TCP Analysis Flags]");
@@ -503,6 +520,18 @@ fn tcp_tree(t: &mut Tree<'_>, p: &Packet<'_>, at: usize, seg: &Tcp<'_>, tcp: Opt
                 if len == 1 { "" } else { "s" }
             ),
         );
+    }
+}
+
+/// Nanoseconds as a relative time in seconds, as Wireshark writes one:
+/// `0.000072128`, `-0.000037788`.
+struct RelSecs(i64);
+
+impl std::fmt::Display for RelSecs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let sign = if self.0 < 0 { "-" } else { "" };
+        let a = self.0.unsigned_abs();
+        write!(f, "{sign}{}.{:09}", a / 1_000_000_000, a % 1_000_000_000)
     }
 }
 
