@@ -96,6 +96,11 @@ fn tcp_conversations_and_their_trouble() {
     assert_eq!(a["duplicate_ack"], 2);
     assert_eq!(a["out_of_order"], 1);
     assert_eq!(a["lost_segment"], 1);
+    // Its ACKs that end a segment, a microsecond or more after it.
+    assert_eq!(
+        c["ack_rtt"],
+        serde_json::json!({"count": 4, "min_ns": 1000, "mean_ns": 2250, "max_ns": 5000})
+    );
     // Frames and bytes each way add up.
     for k in ["frames", "bytes"] {
         let sum =
@@ -179,9 +184,18 @@ fn text_and_html() {
     // Stream 0 has the trouble: first, with its handshake of 2 µs.
     let row: Vec<&str> = section[4].split_whitespace().collect();
     assert_eq!(row[0], "0");
+    // Its handshake of 2 µs, its ACKs' mean round trip, A → B.
     assert_eq!(
-        &row[row.len() - 5..],
-        ["2.0", "µs", "10.0.0.11:50000", "→", "10.0.0.12:5201"]
+        &row[row.len() - 7..],
+        [
+            "2.0",
+            "µs",
+            "2.2",
+            "µs",
+            "10.0.0.11:50000",
+            "→",
+            "10.0.0.12:5201"
+        ]
     );
     assert!(section[5].starts_with("       1 "), "{}", section[5]);
     // 80 columns: the endpoints wrap under the figures, nothing is cut.

@@ -215,3 +215,82 @@ fn the_tree_shows_every_nvme_field_of_a_capsule() {
         .count();
     assert_eq!(shown.len(), all, "{shown:?}");
 }
+
+/// The fields of TCP's conversation and sequence analysis (the relative
+/// numbers, `[Timestamps]`, `[SEQ/ACK analysis]`: acknowledged frame and
+/// its round trip, iRTT, bytes in flight, RTO, the notes) are lines of the
+/// tree, bracketed as tshark's generated ones.
+#[test]
+fn the_tree_shows_every_tcp_analysis_field() {
+    use roce_dissect::analysis::tcp::TcpTracker;
+    let frames = [
+        roce_dissect::synth::samples::tcp_conversations(),
+        roce_dissect::synth::samples::tcp_analysis_cases(),
+    ]
+    .concat();
+    let mut tracker = TcpTracker::new();
+    let mut wrong = std::collections::BTreeSet::new();
+    let mut shown = std::collections::BTreeSet::new();
+    for (i, data) in frames.iter().enumerate() {
+        let frame = Frame {
+            number: i as u64 + 1,
+            ts_ns: 1_000 * (i as u64 + 1),
+            ..Frame::whole(data, LinkType::Ethernet)
+        };
+        let p = dissect(&frame, &DissectOptions::default());
+        let seen = tracker.see(&p);
+        let lines: Vec<String> = header_tree(&p, 100_000_000_000, seen.as_ref())
+            .into_iter()
+            .map(|n| n.text)
+            .collect();
+        let ctx = Ctx {
+            pkt: &p,
+            analysis: None,
+            tcp: seen,
+            flow_number: None,
+            first_ts_ns: 1_000,
+            prev_ts_ns: frame.ts_ns,
+            link: Default::default(),
+        };
+        let generated = |f: &str| {
+            f.starts_with("tcp.analysis") || f == "tcp.time_relative" || f == "tcp.time_delta"
+        };
+        for f in fields::FIELDS.iter().filter(|f| generated(f.name)) {
+            if f.values(&ctx).is_empty() || f.name == "tcp.analysis.flags" {
+                continue;
+            }
+            let titled = |l: &String| {
+                l.strip_prefix('[')
+                    .and_then(|l| l.strip_prefix(f.title))
+                    .is_some_and(|rest| rest.starts_with([':', ']']))
+            };
+            // `tcp.analysis` is the subtree's own line.
+            if lines.iter().any(titled) {
+                shown.insert(f.name);
+            } else {
+                wrong.insert(format!("{} (\"{}\") is not in the tree", f.name, f.title));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{}",
+        wrong.into_iter().collect::<Vec<_>>().join("\n")
+    );
+    for f in [
+        "tcp.analysis",
+        "tcp.analysis.acks_frame",
+        "tcp.analysis.ack_rtt",
+        "tcp.analysis.initial_rtt",
+        "tcp.analysis.bytes_in_flight",
+        "tcp.analysis.push_bytes_sent",
+        "tcp.analysis.rto",
+        "tcp.analysis.rto_frame",
+        "tcp.analysis.duplicate_ack_frame",
+        "tcp.analysis.retransmission",
+        "tcp.time_relative",
+        "tcp.time_delta",
+    ] {
+        assert!(shown.contains(f), "{f} not checked: {shown:?}");
+    }
+}

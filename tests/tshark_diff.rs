@@ -518,6 +518,15 @@ fn tcp_lines_and_fields_are_tsharks() {
         "tcp.analysis.duplicate_ack_num",
         "tcp.time_relative",
         "tcp.time_delta",
+        "tcp.analysis",
+        "tcp.analysis.acks_frame",
+        "tcp.analysis.ack_rtt",
+        "tcp.analysis.initial_rtt",
+        "tcp.analysis.bytes_in_flight",
+        "tcp.analysis.push_bytes_sent",
+        "tcp.analysis.rto",
+        "tcp.analysis.rto_frame",
+        "tcp.analysis.duplicate_ack_frame",
     ];
     let cols = ["frame.number", "_ws.col.Protocol", "_ws.col.Info"]
         .iter()
@@ -932,9 +941,13 @@ fn report_tcp_conversations_are_tsharks() {
         "tcp.analysis.initial_rtt".into(),
     ];
     cols.extend(NOTES.iter().map(|n| format!("tcp.analysis.{n}")));
-    let (mut conversations, mut noted) = (0, 0);
+    cols.push("tcp.analysis.ack_rtt".into());
+    let (mut conversations, mut noted, mut rtts) = (0, 0, 0);
     let mut kinds = std::collections::HashSet::new();
+    // The generated capture's ACK round trips (it comes last).
+    let mut generated_rtts = 0;
     for c in &caps {
+        let before = rtts;
         let theirs = Command::new("tshark")
             .args(["-n", "-r"])
             .arg(c)
@@ -944,6 +957,8 @@ fn report_tcp_conversations_are_tsharks() {
             .unwrap();
         // What tshark says of each stream, as our report writes it.
         let mut want: Vec<Value> = Vec::new();
+        // Each stream's ACK round trips: count, sum, least, most.
+        let mut acks: Vec<(u64, u64, u64, u64)> = Vec::new();
         for line in String::from_utf8_lossy(&theirs.stdout).lines() {
             let t: Vec<&str> = line.split('\t').collect();
             let stream: usize = t[0].parse().unwrap();
@@ -964,8 +979,15 @@ fn report_tcp_conversations_are_tsharks() {
                     "stream": stream, "a": src, "b": dst, "frames": 0, "bytes": 0,
                     "frames_a_to_b": 0, "bytes_a_to_b": 0, "frames_b_to_a": 0,
                     "bytes_b_to_a": 0, "payload_bytes": 0, "handshake_rtt_ns": null,
-                    "syns": 0, "fins": 0, "resets": 0, "analysis": analysis,
+                    "syns": 0, "fins": 0, "resets": 0, "ack_rtt": null, "analysis": analysis,
                 }));
+                acks.push((0, 0, u64::MAX, 0));
+            }
+            if let Some(rtt) = t.get(13 + NOTES.len()).filter(|r| !r.is_empty()) {
+                let ns = (rtt.parse::<f64>().unwrap() * 1e9).round() as u64;
+                let a = &mut acks[stream];
+                *a = (a.0 + 1, a.1 + ns, a.2.min(ns), a.3.max(ns));
+                rtts += 1;
             }
             let w = want[stream].as_object_mut().unwrap();
             let add = |w: &mut serde_json::Map<String, Value>, k: &str, n: u64| {
@@ -998,6 +1020,11 @@ fn report_tcp_conversations_are_tsharks() {
                     noted += 1;
                     kinds.insert(*n);
                 }
+            }
+        }
+        for (w, (n, sum, min, max)) in want.iter_mut().zip(&acks) {
+            if *n > 0 {
+                w["ack_rtt"] = serde_json::json!({"count": n, "min_ns": min, "mean_ns": sum / n, "max_ns": max});
             }
         }
         let report: Value =
@@ -1046,8 +1073,15 @@ fn report_tcp_conversations_are_tsharks() {
             })
             .unwrap_or_default();
         assert_eq!(counted, by, "{}", c.display());
+        generated_rtts = rtts - before;
     }
-    eprintln!("{conversations} TCP conversations and {noted} notes equal tshark's");
+    eprintln!(
+        "{conversations} TCP conversations, {noted} notes and {rtts} ACK round trips equal tshark's"
+    );
+    // The ACKs that end a segment: the external captures' and the
+    // generated ones'.
+    let ext = if caps.len() > 1 { 899 - 17 } else { 0 };
+    assert_eq!((rtts, generated_rtts), (ext + 17, 17));
     // The external captures' 36 conversations; the generated ones' 10.
     let ext = if caps.len() > 1 { 36 } else { 0 };
     assert_eq!(conversations, ext + 10);

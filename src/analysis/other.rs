@@ -47,6 +47,12 @@ struct Conversation {
     resets: u64,
     /// Segments with each of [`NOTE_FIELDS`]' notes.
     notes: NoteCounts,
+    /// The ACKs' round trips (`tcp.analysis.ack_rtt`): how many, their
+    /// sum, least and most.
+    rtts: u64,
+    rtt_sum_ns: u128,
+    rtt_min_ns: u64,
+    rtt_max_ns: u64,
 }
 
 impl OtherTraffic {
@@ -102,6 +108,10 @@ impl OtherTraffic {
                 fins: 0,
                 resets: 0,
                 notes: NoteCounts::default(),
+                rtts: 0,
+                rtt_sum_ns: 0,
+                rtt_min_ns: u64::MAX,
+                rtt_max_ns: 0,
             });
         }
         let Some(c) = self.conversations.get_mut(at) else {
@@ -119,6 +129,14 @@ impl OtherTraffic {
         c.resets += u64::from(seg.has(RST));
         for (n, f) in c.notes.0.iter_mut().zip(&NOTE_FIELDS) {
             *n += u64::from(seen.notes.has(f.notes));
+        }
+        if let Some((_, rtt)) = seen.measured.acks
+            && let Ok(rtt @ 1..) = u64::try_from(rtt)
+        {
+            c.rtts += 1;
+            c.rtt_sum_ns += u128::from(rtt);
+            c.rtt_min_ns = c.rtt_min_ns.min(rtt);
+            c.rtt_max_ns = c.rtt_max_ns.max(rtt);
         }
     }
 
@@ -155,6 +173,12 @@ impl OtherTraffic {
                 syns: c.syns,
                 fins: c.fins,
                 resets: c.resets,
+                ack_rtt: (c.rtts > 0).then(|| AckRtt {
+                    count: c.rtts,
+                    min_ns: c.rtt_min_ns,
+                    mean_ns: u64::try_from(c.rtt_sum_ns / u128::from(c.rtts)).unwrap_or(u64::MAX),
+                    max_ns: c.rtt_max_ns,
+                }),
                 analysis: c.notes,
             })
             .collect();
@@ -216,10 +240,24 @@ pub struct TcpConversation {
     pub syns: u64,
     pub fins: u64,
     pub resets: u64,
+    /// The round trips of the ACKs that acknowledge a segment exactly
+    /// (`tcp.analysis.ack_rtt`, from the segment to its ACK); null
+    /// without one.
+    pub ack_rtt: Option<AckRtt>,
     /// Segments with each `tcp.analysis.*` note, by the field's last name
     /// (`retransmission` counts fast and spurious ones too, as the
     /// filter `tcp.analysis.retransmission` does).
     pub analysis: NoteCounts,
+}
+
+/// A conversation's ACK round trips.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct AckRtt {
+    pub count: u64,
+    pub min_ns: u64,
+    /// Rounded down.
+    pub mean_ns: u64,
+    pub max_ns: u64,
 }
 
 impl TcpConversation {

@@ -68,6 +68,32 @@ pub struct TcpSeen {
     /// capture is not in time order).
     pub since_first_ns: i64,
     pub since_prev_ns: i64,
+    /// What the sequence analysis measured of the segment (tshark's
+    /// `[SEQ/ACK analysis]`).
+    pub measured: Measured,
+}
+
+/// What tshark's sequence analysis measures of a segment beside its notes,
+/// from the segments each side sent and the other has not acknowledged
+/// yet.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Measured {
+    /// The segment has an analysis to show (a note, an acknowledged
+    /// segment, or bytes in flight counted): tshark's `tcp.analysis`,
+    /// under which the handshake's round trip is shown too.
+    pub shown: bool,
+    /// The segment this one acknowledges exactly (its end is this
+    /// acknowledgement number): its frame, and the time since it
+    /// (`tcp.analysis.acks_frame`, `tcp.analysis.ack_rtt`).
+    pub acks: Option<(u64, i64)>,
+    /// Bytes sent and not acknowledged after this segment, the other
+    /// side's latest SACK blocks taken off (`tcp.analysis.bytes_in_flight`),
+    /// and bytes sent since the last PSH (`tcp.analysis.push_bytes_sent`).
+    pub in_flight: Option<(u32, u32)>,
+    /// A retransmission's time since the segment it most likely resends
+    /// (the oldest unacknowledged one), and that segment's frame
+    /// (`tcp.analysis.rto`, `tcp.analysis.rto_frame`).
+    pub rto: Option<(i64, u64)>,
 }
 
 /// The numbers of a TCP segment that its conversation reads: what
@@ -87,6 +113,10 @@ pub struct TcpFacts {
     pub len: u32,
     /// The window scale option's shift, if the segment has one.
     pub window_shift: Option<u8>,
+    /// The first three blocks of its SACK option (tshark keeps three),
+    /// and how many there are: none without the option.
+    pub sack: [(u32, u32); 3],
+    pub sacks: u8,
 }
 
 impl TcpFacts {
@@ -94,7 +124,19 @@ impl TcpFacts {
     pub fn of(pkt: &Packet<'_>) -> Option<TcpFacts> {
         let tcp = pkt.tcp()?;
         let ip = pkt.ip?;
+        let (mut sack, mut sacks) = ([(0, 0); 3], 0);
+        for o in tcp.options() {
+            if let crate::wire::tcp::TcpOption::Sack(blocks) = o {
+                sacks = 0;
+                for (slot, b) in sack.iter_mut().zip(crate::wire::tcp::sack_blocks(blocks)) {
+                    *slot = b;
+                    sacks += 1;
+                }
+            }
+        }
         Some(TcpFacts {
+            sack,
+            sacks,
             src: (ip.src, tcp.src_port()),
             dst: (ip.dst, tcp.dst_port()),
             seq: tcp.seq(),
@@ -325,7 +367,7 @@ const OUT_OF_ORDER_WITHIN_NS: u64 = 3_000_000;
 const FAST_RETRANSMISSION_WITHIN_NS: u64 = 20_000_000;
 
 /// One side of a conversation.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Side {
     base: Option<u32>,
     scale: WindowScale,
@@ -348,6 +390,40 @@ struct Side {
     window_from_syn: bool,
     /// The notes of the last segment sent.
     last_notes: Notes,
+    /// The frame that sent `nextseq`.
+    nextseq_frame: u64,
+    /// Segments sent and not acknowledged yet, oldest first (at most
+    /// [`MAX_UNACKED`]).
+    unacked: Vec<Unacked>,
+    /// Whether bytes in flight are counted: not after a segment was
+    /// missed, until the other side acknowledges something.
+    valid_bif: bool,
+    /// The blocks of the side's latest SACK option.
+    sack: [(u32, u32); 3],
+    sacks: u8,
+    /// Bytes sent since the last PSH, and whether the last segment had it.
+    push_bytes: u32,
+    push_last: bool,
+}
+
+/// A segment sent and not acknowledged yet.
+#[derive(Debug, Clone, Copy)]
+struct Unacked {
+    seq: u32,
+    nextseq: u32,
+    frame: u64,
+    ns: u64,
+}
+
+/// Unacknowledged segments kept per side (tshark's
+/// `TCP_MAX_UNACKED_SEGMENTS`) and in all (24 bytes each: 96 MiB).
+const MAX_UNACKED: usize = 10_000;
+pub const MAX_UNACKED_TOTAL: usize = 1 << 22;
+
+/// `b - a` in signed nanoseconds (negative out of time order).
+fn delta_ns(a: u64, b: u64) -> i64 {
+    let d = i128::from(b) - i128::from(a);
+    i64::try_from(d).unwrap_or(if d < 0 { i64::MIN } else { i64::MAX })
 }
 
 impl Default for Side {
@@ -365,11 +441,18 @@ impl Default for Side {
             window: u32::MAX,
             window_from_syn: false,
             last_notes: Notes::default(),
+            nextseq_frame: 0,
+            unacked: Vec::new(),
+            valid_bif: true,
+            sack: [(0, 0); 3],
+            sacks: 0,
+            push_bytes: 0,
+            push_last: false,
         }
     }
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Conversation {
     stream: u32,
     /// The side of the lower endpoint first.
@@ -398,13 +481,19 @@ fn analyse(
     ns: u64,
     number: u64,
     rtt: Option<u64>,
-) -> (Notes, Option<(u64, u32)>) {
+    budget: &mut usize,
+) -> (Notes, Option<(u64, u32)>, Measured) {
     use crate::wire::tcp::RST;
     let (seq, ack, flags, len) = (seg.seq, seg.ack, seg.flags, seg.len);
     let window = u32::from(seg.window);
     let plain = flags & (SYN | FIN | RST) == 0;
     let mut notes = Notes::default();
     let mut dup = None;
+    let mut measured = Measured::default();
+    // An ACK from the other side counts its bytes in flight again.
+    if flags & ACK != 0 {
+        rev.valid_bif = true;
+    }
     let since = |then: u64| ns.checked_sub(then).unwrap_or(u64::MAX);
     'fwd: {
         if len == 1 && seq == fwd.nextseq && rev.window == 0 {
@@ -416,6 +505,7 @@ fn analyse(
         }
         if fwd.nextseq != 0 && after(seq, fwd.nextseq) && flags & RST == 0 {
             notes.add(Notes::LOST_SEGMENT);
+            fwd.valid_bif = false;
         }
         if len <= 1 && seq == fwd.nextseq.wrapping_sub(1) && plain {
             notes.add(Notes::KEEP_ALIVE);
@@ -489,13 +579,33 @@ fn analyse(
             notes.add(Notes::OUT_OF_ORDER);
         } else if behind {
             notes.add(Notes::RETRANSMISSION);
+            // Timed from the oldest segment not acknowledged, else from
+            // the highest one sent.
+            let (then, frame) = match fwd.unacked.first() {
+                Some(u) => (u.ns, u.frame),
+                None => (fwd.nextseq_ns, fwd.nextseq_frame),
+            };
+            let d = delta_ns(then, ns);
+            if d != 0 {
+                measured.rto = Some((d, frame));
+            }
         }
     }
-    let probe = notes.has(Notes::ZERO_WINDOW_PROBE);
     let next = seg.next_seq();
+    if (len > 0 || flags & (SYN | FIN) != 0) && fwd.unacked.len() < MAX_UNACKED && *budget > 0 {
+        *budget -= 1;
+        fwd.unacked.push(Unacked {
+            seq,
+            nextseq: next,
+            frame: number,
+            ns,
+        });
+    }
+    let probe = notes.has(Notes::ZERO_WINDOW_PROBE);
     if (after(next, fwd.nextseq) || fwd.nextseq == 0) && !probe {
         fwd.nextseq = next;
         fwd.nextseq_ns = ns;
+        fwd.nextseq_frame = number;
     }
     if (seq == fwd.maxseqtobeacked || fwd.maxseqtobeacked == 0) && !probe {
         fwd.maxseqtobeacked = fwd.nextseq;
@@ -505,7 +615,61 @@ fn analyse(
     fwd.lastack = ack;
     fwd.lastack_ns = ns;
     fwd.last_notes = notes;
-    (notes, dup)
+    // What this acknowledgement number covers of the other side's
+    // segments: the oldest that ends at it is the one acknowledged; one
+    // it ends inside is cut at it; those it passes are done.
+    let before = rev.unacked.len();
+    rev.unacked.retain_mut(|u| {
+        if ack == u.nextseq {
+            if measured.acks.is_none() {
+                measured.acks = Some((u.frame, delta_ns(u.ns, ns)));
+            }
+            false
+        } else if after(ack, u.seq) && !after(ack, u.nextseq) {
+            u.seq = ack;
+            true
+        } else {
+            after(u.nextseq, ack)
+        }
+    });
+    *budget += before - rev.unacked.len();
+    // Bytes in flight: the span of this side's unacknowledged segments,
+    // less what the other side's latest SACK says arrived.
+    if len != 0 && fwd.valid_bif && !fwd.unacked.is_empty() {
+        let base = fwd.base.unwrap_or(0);
+        let first = fwd.unacked.iter().map(|u| u.seq.wrapping_sub(base)).min();
+        let last = fwd
+            .unacked
+            .iter()
+            .map(|u| u.nextseq.wrapping_sub(base))
+            .max();
+        let mut in_flight = last.unwrap_or(0).wrapping_sub(first.unwrap_or(0));
+        for (l, r) in rev.sack.iter().take(usize::from(rev.sacks)) {
+            in_flight = in_flight.wrapping_sub(r.wrapping_sub(*l));
+        }
+        let push = flags & crate::wire::tcp::PSH != 0;
+        // Counted again from this segment after one with PSH.
+        fwd.push_bytes = if fwd.push_last {
+            len
+        } else {
+            fwd.push_bytes.wrapping_add(len)
+        };
+        fwd.push_last = push;
+        if in_flight != 0 && in_flight < 2_000_000_000 {
+            let virtual_byte = u32::from(flags & (SYN | FIN) != 0);
+            let bif = in_flight.wrapping_sub(virtual_byte);
+            if bif != 0 {
+                measured.in_flight = Some((bif, fwd.push_bytes));
+            }
+        }
+        measured.shown = true;
+    }
+    if seg.sacks > 0 {
+        fwd.sack = seg.sack;
+        fwd.sacks = seg.sacks;
+    }
+    measured.shown |= !notes.is_empty() || measured.acks.is_some();
+    (notes, dup, measured)
 }
 
 /// An address and port.
@@ -518,6 +682,9 @@ pub struct TcpTracker {
     streams: u32,
     /// [`MAX_CONVERSATIONS`] (smaller in tests).
     limit: usize,
+    /// Unacknowledged segments that may still be kept, all conversations
+    /// together (from [`MAX_UNACKED_TOTAL`]).
+    unacked_left: usize,
 }
 
 impl Default for TcpTracker {
@@ -526,6 +693,7 @@ impl Default for TcpTracker {
             conversations: Map::default(),
             streams: 0,
             limit: MAX_CONVERSATIONS,
+            unacked_left: MAX_UNACKED_TOTAL,
         }
     }
 }
@@ -575,6 +743,8 @@ impl TcpTracker {
         // SYN/ACK starts its side's numbers again (as tshark does).
         let reused = flags & SYN != 0 && conv.sides[fwd].base.is_some_and(|b| b != seg.seq);
         if reused && syn_only {
+            let kept: usize = conv.sides.iter().map(|s| s.unacked.len()).sum();
+            self.unacked_left += kept;
             *conv = fresh();
         } else if reused {
             conv.sides[fwd].base = Some(seg.seq);
@@ -594,9 +764,18 @@ impl TcpTracker {
         }
         let [lo, hi] = sides;
         let (f, r) = if fwd == 0 { (lo, hi) } else { (hi, lo) };
-        let (mut notes, dup_ack) = analyse(f, r, seg, ts_ns, number, conv.first_rtt_ns);
+        let (mut notes, dup_ack, mut measured) = analyse(
+            f,
+            r,
+            seg,
+            ts_ns,
+            number,
+            conv.first_rtt_ns,
+            &mut self.unacked_left,
+        );
         if reused {
             notes.add(Notes::REUSED_PORTS);
+            measured.shown = true;
         }
         let sides = &mut conv.sides;
         if let Some(shift) = seg.window_shift {
@@ -636,6 +815,7 @@ impl TcpTracker {
             handshake_ns: conv.first_rtt_ns,
             since_first_ns,
             since_prev_ns,
+            measured,
         })
     }
 }
@@ -671,6 +851,74 @@ mod tests {
                 })
             })
             .collect()
+    }
+
+    /// A data segment or ACK from p (10.0.0.1:1000) or q, `len` bytes.
+    fn data(from_p: bool, seq: u32, ack: u32, len: usize) -> Vec<u8> {
+        use crate::wire::tcp::PSH;
+        let (p, q) = ((1, 1000), (2, 2000));
+        let (from, to) = if from_p { (p, q) } else { (q, p) };
+        let payload = [0u8; 64];
+        tcp_frame(&Segment {
+            from,
+            to,
+            seq,
+            ack,
+            flags: ACK | if len > 0 { PSH } else { 0 },
+            window: 1000,
+            urgent: 0,
+            options: &[],
+            payload: &payload[..len],
+        })
+    }
+
+    fn measure(tracker: &mut TcpTracker, frames: &[Vec<u8>]) -> Vec<Measured> {
+        let mut out = Vec::new();
+        for (i, f) in frames.iter().enumerate() {
+            let frame = Frame {
+                number: i as u64 + 1,
+                ts_ns: (i as u64 + 1) * 1000,
+                ..Frame::whole(f, LinkType::Ethernet)
+            };
+            let p = dissect(&frame, &DissectOptions::default());
+            out.push(tracker.see(&p).unwrap().measured);
+        }
+        out
+    }
+
+    #[test]
+    fn acks_bytes_in_flight_and_rto() {
+        let frames = [
+            data(true, 100, 500, 10), // 1: 10 in flight
+            data(true, 110, 500, 10), // 2: 20 in flight
+            data(false, 500, 120, 0), // 3: acks 2 (ends at 120), 2 µs after it
+            data(true, 120, 500, 10), // 4
+            data(true, 120, 500, 10), // 5: 4 sent again, timed from 4 (the oldest unacked)
+            data(false, 500, 125, 0), // 6: inside 4: no segment ends there
+        ];
+        let m = measure(&mut TcpTracker::new(), &frames);
+        assert_eq!(m[0].in_flight, Some((10, 10)));
+        // After a PSH the count starts again.
+        assert_eq!(m[1].in_flight, Some((20, 10)));
+        assert_eq!(m[2].acks, Some((2, 1000)));
+        assert!(m[2].shown && m[2].in_flight.is_none());
+        assert_eq!(m[4].rto, Some((1000, 4)));
+        assert!(m[5].acks.is_none() && !m[5].shown);
+    }
+
+    #[test]
+    fn unacknowledged_segments_are_kept_within_the_budget() {
+        let mut tracker = TcpTracker::new();
+        tracker.unacked_left = 3;
+        let frames: Vec<Vec<u8>> = (0..5).map(|i| data(true, 100 + 10 * i, 500, 10)).collect();
+        let m = measure(&mut tracker, &frames);
+        assert_eq!(tracker.unacked_left, 0);
+        // The kept ones span 30 bytes; the others are not counted.
+        assert_eq!(m[4].in_flight, Some((30, 10)));
+        // An ACK of them all gives the budget back.
+        let m = measure(&mut tracker, &[data(false, 500, 150, 0)]);
+        assert!(m[0].acks.is_none());
+        assert_eq!(tracker.unacked_left, 3);
     }
 
     #[test]

@@ -81,6 +81,7 @@ pub fn run(args: &FieldsArgs) -> Result<(), RunError> {
         for f in chosen {
             let ty = match f.ty {
                 FieldType::Uint(b) => format!("uint{b}"),
+                FieldType::FrameNum => "frame".into(),
                 FieldType::Bool => "bool".into(),
                 FieldType::Ether => "mac".into(),
                 FieldType::Ipv4 => "ipv4".into(),

@@ -83,7 +83,9 @@ fn kind_of(ty: FieldType) -> Kind {
         | FieldType::Ipv6
         | FieldType::Bytes
         | FieldType::Str => Kind::Str,
-        FieldType::AbsTime | FieldType::RelTime | FieldType::Millis => Kind::I64,
+        FieldType::AbsTime | FieldType::RelTime | FieldType::Millis | FieldType::FrameNum => {
+            Kind::I64
+        }
     }
 }
 

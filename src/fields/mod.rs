@@ -40,6 +40,8 @@ pub enum FieldType {
     AbsTime,
     /// A span of time, to the nanosecond.
     RelTime,
+    /// A frame's number (Wireshark's `FT_FRAMENUM`: a link to it).
+    FrameNum,
     /// A span of time in milliseconds, as a double (Wireshark's
     /// `FT_DOUBLE` with a "ms" unit, e.g. `nvme.cmd_latency`); its value
     /// is kept in nanoseconds.
@@ -67,6 +69,7 @@ impl FieldType {
             FieldType::Str => "FT_STRING",
             FieldType::AbsTime => "FT_ABSOLUTE_TIME",
             FieldType::RelTime => "FT_RELATIVE_TIME",
+            FieldType::FrameNum => "FT_FRAMENUM",
             FieldType::Millis => "FT_DOUBLE",
             FieldType::Presence => "FT_NONE",
         }

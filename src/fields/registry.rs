@@ -21,7 +21,7 @@ use crate::wire::nvme::{CqeRepr, QueueKind, SqeRepr};
 use crate::wire::tcp::{self, TcpOption};
 
 use Base::{Dec, DecHex, Hex, HexDec};
-use FieldType::{Bool, Bytes, Ether, Ipv4, Ipv6, Millis, Presence, RelTime, Str, Uint};
+use FieldType::{Bool, Bytes, Ether, FrameNum, Ipv4, Ipv6, Millis, Presence, RelTime, Str, Uint};
 
 /// An integer field read from the packet; `$e` gives an `Option` of any
 /// unsigned integer type.
@@ -959,6 +959,128 @@ pub static FIELDS: &[Field] = &[
         get: |c, o| {
             if let Some((_, n)) = c.tcp.and_then(|t| t.dup_ack) {
                 o.push(Value::Uint(u64::from(n)));
+            }
+        },
+    },
+    Field {
+        name: "tcp.analysis.duplicate_ack_frame",
+        title: "Duplicate to the ACK in frame",
+        ty: FrameNum,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some((frame, _)) = c.tcp.and_then(|t| t.dup_ack) {
+                o.push(Value::Uint(frame));
+            }
+        },
+    },
+    Field {
+        name: "tcp.analysis",
+        title: "SEQ/ACK analysis",
+        ty: Presence,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if c.tcp.is_some_and(|t| t.measured.shown) {
+                o.push(Value::Present);
+            }
+        },
+    },
+    Field {
+        name: "tcp.analysis.acks_frame",
+        title: "This is an ACK to the segment in frame",
+        ty: FrameNum,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some((frame, _)) = c.tcp.and_then(|t| t.measured.acks) {
+                o.push(Value::Uint(frame));
+            }
+        },
+    },
+    Field {
+        name: "tcp.analysis.ack_rtt",
+        title: "The RTT to ACK the segment was",
+        ty: RelTime,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some((_, ns)) = c.tcp.and_then(|t| t.measured.acks)
+                && ns != 0
+            {
+                o.push(Value::Time(i128::from(ns)));
+            }
+        },
+    },
+    Field {
+        name: "tcp.analysis.initial_rtt",
+        title: "iRTT",
+        ty: RelTime,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some(t) = c.tcp
+                && t.measured.shown
+                && let Some(ns) = t.handshake_ns.filter(|&ns| ns != 0)
+            {
+                o.push(Value::Time(i128::from(ns)));
+            }
+        },
+    },
+    Field {
+        name: "tcp.analysis.bytes_in_flight",
+        title: "Bytes in flight",
+        ty: Uint(32),
+        base: Dec,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some((n, _)) = c.tcp.and_then(|t| t.measured.in_flight) {
+                o.push(Value::Uint(u64::from(n)));
+            }
+        },
+    },
+    Field {
+        name: "tcp.analysis.push_bytes_sent",
+        title: "Bytes sent since last PSH flag",
+        ty: Uint(32),
+        base: Dec,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some((_, n)) = c.tcp.and_then(|t| t.measured.in_flight) {
+                o.push(Value::Uint(u64::from(n)));
+            }
+        },
+    },
+    Field {
+        name: "tcp.analysis.rto",
+        title: "The RTO for this segment was",
+        ty: RelTime,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some((ns, _)) = c.tcp.and_then(|t| t.measured.rto) {
+                o.push(Value::Time(i128::from(ns)));
+            }
+        },
+    },
+    Field {
+        name: "tcp.analysis.rto_frame",
+        title: "RTO based on delta from frame",
+        ty: FrameNum,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some((_, frame)) = c.tcp.and_then(|t| t.measured.rto) {
+                o.push(Value::Uint(frame));
             }
         },
     },

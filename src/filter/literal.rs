@@ -109,7 +109,7 @@ fn seconds(s: &str) -> Option<i128> {
 /// `text` as a value of type `ty`, if it reads as one.
 pub fn parse(text: &str, ty: FieldType) -> Option<Literal> {
     match ty {
-        FieldType::Uint(_) => integer(text).map(Literal::Uint),
+        FieldType::Uint(_) | FieldType::FrameNum => integer(text).map(Literal::Uint),
         FieldType::Bool => match text.to_ascii_lowercase().as_str() {
             "true" => Some(Literal::Uint(1)),
             "false" => Some(Literal::Uint(0)),

@@ -958,6 +958,7 @@ fn describe(op: &Operand) -> String {
 fn type_name(t: FieldType) -> &'static str {
     match t {
         FieldType::Uint(_) => "integer",
+        FieldType::FrameNum => "frame number",
         FieldType::Bool => "boolean",
         FieldType::Ether => "MAC address",
         FieldType::Ipv4 => "IPv4 address",
@@ -974,7 +975,7 @@ fn comparable(a: FieldType, b: FieldType) -> bool {
     use FieldType::*;
     matches!(
         (a, b),
-        (Uint(_) | Bool, Uint(_) | Bool)
+        (Uint(_) | Bool | FrameNum, Uint(_) | Bool | FrameNum)
             | (Ether, Ether)
             | (Ipv4, Ipv4)
             | (Ipv6, Ipv6)

@@ -200,7 +200,7 @@ fn other_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
     );
     let _ = writeln!(
         s,
-        "  stream  frames       bytes  retx  lost   ooo   dup  0win   RST  handshake  A → B"
+        "  stream  frames       bytes  retx  lost   ooo   dup  0win   RST  handshake    ACK RTT  A → B"
     );
     for ((_, _), c) in rows.iter().take(shown) {
         let n = |name: &str| grouped(c.noted(name));
@@ -211,7 +211,7 @@ fn other_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
         };
         let _ = writeln!(
             s,
-            "  {:>6} {:>7} {:>11} {:>5} {:>5} {:>5} {:>5} {:>5} {resets} {:>10}  {} → {}",
+            "  {:>6} {:>7} {:>11} {:>5} {:>5} {:>5} {:>5} {:>5} {resets} {:>10} {:>10}  {} → {}",
             c.stream,
             grouped(c.frames),
             grouped(c.bytes),
@@ -221,6 +221,7 @@ fn other_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
             n("duplicate_ack"),
             n("zero_window"),
             c.handshake_rtt_ns.map_or("-".to_string(), human_ns),
+            c.ack_rtt.map_or("-".to_string(), |r| human_ns(r.mean_ns)),
             c.a,
             c.b,
         );
@@ -241,7 +242,7 @@ fn other_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
     }
     let _ = writeln!(
         s,
-        "      retx retransmissions (tcp.analysis.retransmission) · lost previous segment not captured · ooo out of order · dup duplicate ACKs · 0win zero windows · RST resets · handshake SYN to its ACK · a stream's frames: packets -Y 'tcp.stream == N'"
+        "      retx retransmissions (tcp.analysis.retransmission) · lost previous segment not captured · ooo out of order · dup duplicate ACKs · 0win zero windows · RST resets · handshake SYN to its ACK · ACK RTT mean, a segment to the ACK that ends at it · a stream's frames: packets -Y 'tcp.stream == N'"
     );
 }
 

@@ -501,11 +501,46 @@ fn tcp_tree(t: &mut Tree<'_>, p: &Packet<'_>, at: usize, seg: &Tcp<'_>, tcp: Opt
             ),
         );
     }
-    if let Some(c) = tcp.filter(|c| c.notes.has(Notes::ANY)) {
+    if let Some(c) = tcp.filter(|c| c.measured.shown) {
+        let m = &c.measured;
         t.text(1, "[SEQ/ACK analysis]");
+        if let Some((frame, rtt)) = m.acks {
+            t.text(
+                2,
+                format_args!("[This is an ACK to the segment in frame: {frame}]"),
+            );
+            if rtt != 0 {
+                t.text(
+                    2,
+                    format_args!("[The RTT to ACK the segment was: {} seconds]", RelSecs(rtt)),
+                );
+            }
+        }
+        if let Some(ns) = c.handshake_ns.filter(|&ns| ns != 0) {
+            let ns = i64::try_from(ns).unwrap_or(i64::MAX);
+            t.text(2, format_args!("[iRTT: {} seconds]", RelSecs(ns)));
+        }
+        if let Some((bytes, pushed)) = m.in_flight {
+            t.text(2, format_args!("[Bytes in flight: {bytes}]"));
+            t.text(
+                2,
+                format_args!("[Bytes sent since last PSH flag: {pushed}]"),
+            );
+        }
+    }
+    if let Some(c) = tcp.filter(|c| c.notes.has(Notes::ANY)) {
         t.text(2, "[TCP Analysis Flags]");
         for f in NOTE_FIELDS.iter().filter(|f| c.notes.has(f.notes)) {
             t.text(3, format_args!("[{}]", f.title));
+            if let Some((rto, frame)) = c.measured.rto
+                && f.name == "tcp.analysis.retransmission"
+            {
+                t.text(
+                    3,
+                    format_args!("[The RTO for this segment was: {} seconds]", RelSecs(rto)),
+                );
+                t.text(3, format_args!("[RTO based on delta from frame: {frame}]"));
+            }
         }
         if let Some((frame, count)) = c.dup_ack {
             t.text(2, format_args!("[Duplicate ACK #: {count}]"));

@@ -690,7 +690,7 @@ fn other_section(s: &mut String, r: &Report) {
         rows.sort_by_key(|c| (std::cmp::Reverse((c.trouble(), c.frames)), c.stream));
         let _ = write!(
             s,
-            "<h3>TCP conversations</h3><p class=\"muted\">{}, most trouble first; A is the first frame's sender; a stream's frames: <code>packets -Y 'tcp.stream == N'</code>.</p><div class=\"scroll\"><table class=\"sortable\"><thead><tr><th>stream</th><th class=\"l\">A → B</th><th>frames</th><th>bytes</th><th>retx</th><th>lost</th><th>ooo</th><th>dup ACK</th><th>zero win</th><th>RST</th><th>handshake</th></tr></thead><tbody>",
+            "<h3>TCP conversations</h3><p class=\"muted\">{}, most trouble first; A is the first frame's sender; a stream's frames: <code>packets -Y 'tcp.stream == N'</code>.</p><div class=\"scroll\"><table class=\"sortable\"><thead><tr><th>stream</th><th class=\"l\">A → B</th><th>frames</th><th>bytes</th><th>retx</th><th>lost</th><th>ooo</th><th>dup ACK</th><th>zero win</th><th>RST</th><th>handshake</th><th>ACK RTT mean</th></tr></thead><tbody>",
             count(
                 o.tcp_conversations.len() as u64,
                 "conversation",
@@ -707,7 +707,7 @@ fn other_section(s: &mut String, r: &Report) {
             };
             let _ = write!(
                 s,
-                "<tr><td>{}</td><td class=\"l\">{} → {}</td><td>{}</td><td>{}</td>{}{}{}{}{}{}<td>{}</td></tr>",
+                "<tr><td>{}</td><td class=\"l\">{} → {}</td><td>{}</td><td>{}</td>{}{}{}{}{}{}<td>{}</td><td>{}</td></tr>",
                 c.stream,
                 esc(&c.a),
                 esc(&c.b),
@@ -719,7 +719,8 @@ fn other_section(s: &mut String, r: &Report) {
                 cell(c.noted("duplicate_ack")),
                 cell(c.noted("zero_window")),
                 cell(c.resets),
-                c.handshake_rtt_ns.map_or("-".into(), human_ns)
+                c.handshake_rtt_ns.map_or("-".into(), human_ns),
+                c.ack_rtt.map_or("-".into(), |r| human_ns(r.mean_ns))
             );
         }
         s.push_str("</tbody></table></div>");
