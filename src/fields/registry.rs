@@ -190,6 +190,31 @@ macro_rules! tcp_option {
     };
 }
 
+/// A value of what the TCP conversation says of the segment (`$e` of the
+/// frame's `TcpSeen` `$t`, if any): a number in decimal, a frame, a time.
+macro_rules! tcp_measure {
+    ($name:literal, $title:literal, $ty:expr, |$t:ident| $e:expr $(,)?) => {
+        Field {
+            name: $name,
+            title: $title,
+            ty: $ty,
+            base: match $ty {
+                Uint(_) => Dec,
+                _ => Base::None,
+            },
+            in_tshark: true,
+            names: None,
+            get: |c, o| {
+                if let Some($t) = c.tcp
+                    && let Some(v) = $e
+                {
+                    o.push(v);
+                }
+            },
+        }
+    };
+}
+
 /// A column of the summary line: a string the body writes into `$s`.
 macro_rules! column {
     ($name:literal, $title:literal, |$c:ident, $s:ident| $body:expr $(,)?) => {
@@ -962,154 +987,73 @@ pub static FIELDS: &[Field] = &[
             }
         },
     },
-    Field {
-        name: "tcp.analysis.duplicate_ack_frame",
-        title: "Duplicate to the ACK in frame",
-        ty: FrameNum,
-        base: Base::None,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            if let Some((frame, _)) = c.tcp.and_then(|t| t.dup_ack) {
-                o.push(Value::Uint(frame));
-            }
-        },
-    },
-    Field {
-        name: "tcp.analysis",
-        title: "SEQ/ACK analysis",
-        ty: Presence,
-        base: Base::None,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            if c.tcp.is_some_and(|t| t.measured.shown) {
-                o.push(Value::Present);
-            }
-        },
-    },
-    Field {
-        name: "tcp.analysis.acks_frame",
-        title: "This is an ACK to the segment in frame",
-        ty: FrameNum,
-        base: Base::None,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            if let Some((frame, _)) = c.tcp.and_then(|t| t.measured.acks) {
-                o.push(Value::Uint(frame));
-            }
-        },
-    },
-    Field {
-        name: "tcp.analysis.ack_rtt",
-        title: "The RTT to ACK the segment was",
-        ty: RelTime,
-        base: Base::None,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            if let Some((_, ns)) = c.tcp.and_then(|t| t.measured.acks)
-                && ns != 0
-            {
-                o.push(Value::Time(i128::from(ns)));
-            }
-        },
-    },
-    Field {
-        name: "tcp.analysis.initial_rtt",
-        title: "iRTT",
-        ty: RelTime,
-        base: Base::None,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            if let Some(t) = c.tcp
-                && t.measured.shown
-                && let Some(ns) = t.handshake_ns.filter(|&ns| ns != 0)
-            {
-                o.push(Value::Time(i128::from(ns)));
-            }
-        },
-    },
-    Field {
-        name: "tcp.analysis.bytes_in_flight",
-        title: "Bytes in flight",
-        ty: Uint(32),
-        base: Dec,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            if let Some((n, _)) = c.tcp.and_then(|t| t.measured.in_flight) {
-                o.push(Value::Uint(u64::from(n)));
-            }
-        },
-    },
-    Field {
-        name: "tcp.analysis.push_bytes_sent",
-        title: "Bytes sent since last PSH flag",
-        ty: Uint(32),
-        base: Dec,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            if let Some((_, n)) = c.tcp.and_then(|t| t.measured.in_flight) {
-                o.push(Value::Uint(u64::from(n)));
-            }
-        },
-    },
-    Field {
-        name: "tcp.analysis.rto",
-        title: "The RTO for this segment was",
-        ty: RelTime,
-        base: Base::None,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            if let Some((ns, _)) = c.tcp.and_then(|t| t.measured.rto) {
-                o.push(Value::Time(i128::from(ns)));
-            }
-        },
-    },
-    Field {
-        name: "tcp.analysis.rto_frame",
-        title: "RTO based on delta from frame",
-        ty: FrameNum,
-        base: Base::None,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            if let Some((_, frame)) = c.tcp.and_then(|t| t.measured.rto) {
-                o.push(Value::Uint(frame));
-            }
-        },
-    },
-    Field {
-        name: "tcp.time_relative",
-        title: "Time since first frame in this TCP stream",
-        ty: RelTime,
-        base: Base::None,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            if let Some(t) = c.tcp {
-                o.push(Value::Time(i128::from(t.since_first_ns)));
-            }
-        },
-    },
-    Field {
-        name: "tcp.time_delta",
-        title: "Time since previous frame in this TCP stream",
-        ty: RelTime,
-        base: Base::None,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            if let Some(t) = c.tcp {
-                o.push(Value::Time(i128::from(t.since_prev_ns)));
-            }
-        },
-    },
+    tcp_measure!(
+        "tcp.analysis.duplicate_ack_frame",
+        "Duplicate to the ACK in frame",
+        FrameNum,
+        |t| t.dup_ack.map(|(frame, _)| Value::Uint(frame))
+    ),
+    tcp_measure!("tcp.analysis", "SEQ/ACK analysis", Presence, |t| t
+        .measured
+        .shown
+        .then_some(Value::Present)),
+    tcp_measure!(
+        "tcp.analysis.acks_frame",
+        "This is an ACK to the segment in frame",
+        FrameNum,
+        |t| t.measured.acks.map(|(frame, _)| Value::Uint(frame))
+    ),
+    tcp_measure!(
+        "tcp.analysis.ack_rtt",
+        "The RTT to ACK the segment was",
+        RelTime,
+        |t| t
+            .measured
+            .acks
+            .filter(|a| a.1 != 0)
+            .map(|(_, ns)| Value::Time(i128::from(ns)))
+    ),
+    // Shown under the analysis, so only where there is one.
+    tcp_measure!("tcp.analysis.initial_rtt", "iRTT", RelTime, |t| t
+        .handshake_ns
+        .filter(|&ns| ns != 0 && t.measured.shown)
+        .map(|ns| Value::Time(i128::from(ns)))),
+    tcp_measure!(
+        "tcp.analysis.bytes_in_flight",
+        "Bytes in flight",
+        Uint(32),
+        |t| t.measured.in_flight.map(|(n, _)| Value::Uint(u64::from(n)))
+    ),
+    tcp_measure!(
+        "tcp.analysis.push_bytes_sent",
+        "Bytes sent since last PSH flag",
+        Uint(32),
+        |t| t.measured.in_flight.map(|(_, n)| Value::Uint(u64::from(n)))
+    ),
+    tcp_measure!(
+        "tcp.analysis.rto",
+        "The RTO for this segment was",
+        RelTime,
+        |t| t.measured.rto.map(|(ns, _)| Value::Time(i128::from(ns)))
+    ),
+    tcp_measure!(
+        "tcp.analysis.rto_frame",
+        "RTO based on delta from frame",
+        FrameNum,
+        |t| t.measured.rto.map(|(_, frame)| Value::Uint(frame))
+    ),
+    tcp_measure!(
+        "tcp.time_relative",
+        "Time since first frame in this TCP stream",
+        RelTime,
+        |t| Some(Value::Time(i128::from(t.since_first_ns)))
+    ),
+    tcp_measure!(
+        "tcp.time_delta",
+        "Time since previous frame in this TCP stream",
+        RelTime,
+        |t| Some(Value::Time(i128::from(t.since_prev_ns)))
+    ),
     presence!("icmp", "Internet Control Message Protocol", |p| p
         .other_l4
         .and_then(OtherL4::icmp)
