@@ -540,6 +540,13 @@ impl Analyzer {
         }
     }
 
+    /// What the TCP conversation said of frame `number`, when it is the
+    /// TCP frame observed last (the frame loops that show frames ask right
+    /// after observing it): relative numbers, the stream, tshark's notes.
+    pub fn tcp_seen(&self, number: u64) -> Option<tcp::TcpSeen> {
+        self.other.seen(number)
+    }
+
     /// A frame that is neither a RoCE flow's nor a pause (after
     /// [`count_frame`](Self::count_frame)).
     fn other_body(&mut self, facts: &Facts) {

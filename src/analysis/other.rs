@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
-use super::tcp::{Endpoint, NOTE_FIELDS, TcpFacts, TcpTracker};
+use super::tcp::{Endpoint, NOTE_FIELDS, TcpFacts, TcpSeen, TcpTracker};
 use crate::wire::tcp::{FIN, RST, SYN};
 
 /// Other frames and TCP conversations, as the frame loop meets them.
@@ -28,6 +28,9 @@ pub struct OtherTraffic {
     /// frames are counted under TCP only.
     streams_beyond: u64,
     untracked_frames: u64,
+    /// What the conversation said of the latest TCP frame, and its number
+    /// (the frame loops that show frames read it: [`OtherTraffic::seen`]).
+    last: Option<(u64, TcpSeen)>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -65,6 +68,7 @@ impl OtherTraffic {
             limit,
             streams_beyond: 0,
             untracked_frames: 0,
+            last: None,
         }
     }
 
@@ -83,8 +87,10 @@ impl OtherTraffic {
         self.frame("TCP");
         let Some(seen) = self.tracker.see_facts(seg, ts_ns, number) else {
             self.untracked_frames += 1;
+            self.last = None;
             return;
         };
+        self.last = Some((number, seen));
         let stream = u64::from(seen.stream);
         if stream >= self.limit {
             self.streams_beyond = self.streams_beyond.max(stream + 1 - self.limit);
@@ -138,6 +144,12 @@ impl OtherTraffic {
             c.rtt_min_ns = c.rtt_min_ns.min(rtt);
             c.rtt_max_ns = c.rtt_max_ns.max(rtt);
         }
+    }
+
+    /// What the conversation said of frame `number`, if it is the latest
+    /// TCP frame seen.
+    pub fn seen(&self, number: u64) -> Option<TcpSeen> {
+        self.last.filter(|(n, _)| *n == number).map(|(_, s)| s)
     }
 
     /// Conversations beyond the limit.

@@ -637,13 +637,11 @@ fn analyse(
     // less what the other side's latest SACK says arrived.
     if len != 0 && fwd.valid_bif && !fwd.unacked.is_empty() {
         let base = fwd.base.unwrap_or(0);
-        let first = fwd.unacked.iter().map(|u| u.seq.wrapping_sub(base)).min();
-        let last = fwd
-            .unacked
-            .iter()
-            .map(|u| u.nextseq.wrapping_sub(base))
-            .max();
-        let mut in_flight = last.unwrap_or(0).wrapping_sub(first.unwrap_or(0));
+        let (first, last) = fwd.unacked.iter().fold((u32::MAX, 0), |(lo, hi), u| {
+            let (s, e) = (u.seq.wrapping_sub(base), u.nextseq.wrapping_sub(base));
+            (lo.min(s), hi.max(e))
+        });
+        let mut in_flight = last.wrapping_sub(first);
         for (l, r) in rev.sack.iter().take(usize::from(rev.sacks)) {
             in_flight = in_flight.wrapping_sub(r.wrapping_sub(*l));
         }

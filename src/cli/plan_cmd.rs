@@ -126,7 +126,7 @@ fn replay(
         &Default::default(),
         &mut an,
         Some(&mut tell),
-        |_, facts, _| {
+        |_, facts, _, _| {
             if let Body::Roce(r) = &facts.body
                 && r.key == *key
             {

@@ -22,7 +22,6 @@ use std::ops::ControlFlow;
 
 use super::{Progress, Seen, Visit};
 use crate::analysis::split::{self, FrameLoop};
-use crate::analysis::tcp::TcpTracker;
 use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Facts, Report};
 use crate::capture::{
     CaptureError, Format, Frame, Item, LinkType, MAX_WARNINGS, NgCursor, NgStateId,
@@ -352,9 +351,7 @@ impl Job<'_> {
                                 Some(slot) => *slot = facts,
                                 None => packets.push(facts),
                             }
-                            // Every TCP frame: the analysis thread follows
-                            // their conversations (`TcpTracker`).
-                            if pkt.tcp().is_some() || filter.may_match(&pkt) {
+                            if filter.may_match(&pkt) {
                                 let base = from as usize;
                                 candidates.push(Candidate {
                                     index: n,
@@ -752,7 +749,6 @@ pub fn visit_file(
             state_changes: 0,
             visit,
             times: None,
-            tcp: TcpTracker::new(),
         };
         let result = feed.run(&mut an, sink.as_mut());
         shared.stop();
@@ -973,13 +969,13 @@ fn visit_chunk(
     an: &mut Analyzer,
     job: &Job<'_>,
     times: &mut Option<(u64, u64)>,
-    tcp: &mut TcpTracker,
     visit: &mut dyn FnMut(&Seen<'_, '_>) -> ControlFlow<()>,
 ) -> ControlFlow<()> {
     let mut next = chunk.candidates.iter().peekable();
     for (i, facts) in chunk.packets.iter_mut().enumerate() {
         facts.number += frames;
         let found = an.observe(facts);
+        let tcp = an.tcp_seen(facts.number);
         let (first, prev) = *times.get_or_insert((facts.ts_ns, facts.ts_ns));
         *times = Some((first, facts.ts_ns));
         let Some(c) = next.next_if(|c| c.index == i) else {
@@ -998,7 +994,6 @@ fn visit_chunk(
             offset: c.offset as usize,
         };
         let pkt = dissect(&frame, job.opts);
-        let tcp = tcp.see(&pkt);
         visit(&Seen {
             pkt: &pkt,
             analysis: &found,
@@ -1026,8 +1021,6 @@ struct Feed<'f, 'a, 'p, 'v> {
     visit: Option<Visit<'v>>,
     /// The first frame's timestamp and the last one's, once there is one.
     times: Option<(u64, u64)>,
-    /// The TCP conversations of the frames handed on (every TCP frame is).
-    tcp: TcpTracker,
 }
 
 impl Feed<'_, '_, '_, '_> {
@@ -1080,15 +1073,8 @@ impl Feed<'_, '_, '_, '_> {
                     }
                     None => an.observe_run(&mut chunk.packets, frames),
                     Some(visit) => {
-                        let stop = visit_chunk(
-                            &mut chunk,
-                            frames,
-                            an,
-                            job,
-                            &mut self.times,
-                            &mut self.tcp,
-                            &mut **visit,
-                        );
+                        let stop =
+                            visit_chunk(&mut chunk, frames, an, job, &mut self.times, &mut **visit);
                         if stop.is_break() {
                             return Ok(());
                         }

@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use crate::analysis::report::Text;
-use crate::analysis::tcp::{TcpSeen, TcpTracker};
+use crate::analysis::tcp::TcpSeen;
 use crate::analysis::{
     AnalysisOptions, Analyzer, CaptureInfo, Facts, FlowKey, FrameAnalysis, Report,
 };
@@ -109,7 +109,6 @@ pub fn visit_with(
 ) -> Result<u64, CaptureError> {
     let (mut first, mut prev) = (None, 0u64);
     let mut n = 0u64;
-    let mut tcp_conversations = TcpTracker::new();
     loop {
         // Asked once: on a stream with no whole frame buffered, it polls.
         let waits = (progress.is_some() || waiting.is_some()) && !source.ready();
@@ -133,7 +132,7 @@ pub fn visit_with(
         };
         let pkt = crate::dissect::dissect(&frame, dissect_opts);
         let found = an.packet(&pkt);
-        let tcp = tcp_conversations.see(&pkt);
+        let tcp = an.tcp_seen(pkt.number);
         n += 1;
         let first_ts = *first.get_or_insert(pkt.ts_ns);
         let seen = Seen {
@@ -428,21 +427,21 @@ pub fn analyze_sequential(
     progress: Option<Progress<'_>>,
 ) -> Result<Report, CaptureError> {
     let mut an = Analyzer::new(opts);
-    observe_source(source, dissect_opts, &mut an, progress, |_, _, _| {})?;
+    observe_source(source, dissect_opts, &mut an, progress, |_, _, _, _| {})?;
     Ok(an.finish(capture_info(source, name)))
 }
 
 /// The frame loop of the report read by one thread and of the TUI's first
 /// pass: every frame of `source` through `an`, in order, each frame's
 /// facts taken the quick way ([`Facts::put_from_frame`]); `each` hears
-/// every frame with what the analysis concluded of it. Returns the number
-/// of frames read.
+/// every frame with what the analysis concluded of it (and a TCP frame's
+/// conversation of it). Returns the number of frames read.
 pub fn observe_source(
     source: &mut dyn FrameSource,
     dissect_opts: &DissectOptions,
     an: &mut Analyzer,
     mut progress: Option<Progress<'_>>,
-    mut each: impl FnMut(&crate::capture::Frame<'_>, &Facts, &FrameAnalysis),
+    mut each: impl FnMut(&crate::capture::Frame<'_>, &Facts, &FrameAnalysis, Option<TcpSeen>),
 ) -> Result<u64, CaptureError> {
     let mut n = 0u64;
     // One frame's facts at a time, built in place: returned by value they
@@ -457,7 +456,7 @@ pub fn observe_source(
         Facts::put_from_frame(&mut one, 0, &frame, dissect_opts);
         if let Some(facts) = one.first() {
             let found = an.observe(facts);
-            each(&frame, facts, &found);
+            each(&frame, facts, &found, an.tcp_seen(facts.number));
         }
         n += 1;
         if progress_due(&progress, source, n)

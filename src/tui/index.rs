@@ -51,7 +51,6 @@ pub fn first_pass(
     let mut an = Analyzer::new(opts);
     let mut index = FrameIndex::default();
     let mut first_ts = None;
-    let mut tcp = crate::analysis::tcp::TcpTracker::new();
     let mut tell = |done: usize, total: usize, frames| {
         progress(done as u64, (total > 0).then_some(total as u64), frames);
         std::ops::ControlFlow::Continue(())
@@ -61,7 +60,7 @@ pub fn first_pass(
         dissect_opts,
         &mut an,
         Some(&mut tell),
-        |frame, facts, found| {
+        |frame, _facts, found, tcp| {
             first_ts.get_or_insert(frame.ts_ns);
             index.offsets.push(frame.offset as u64);
             index.flows.push(found.flow);
@@ -80,9 +79,7 @@ pub fn first_pass(
                 index.nvme.insert(pos, role);
             }
             // TCP: its conversation, for the packet list's numbers.
-            if let crate::analysis::Body::Tcp(seg) = &facts.body
-                && let Some(seen) = tcp.see_facts(seg, frame.ts_ns, frame.number)
-            {
+            if let Some(seen) = tcp {
                 let pos = (index.offsets.len() - 1) as u32;
                 index.tcp.insert(pos, seen);
             }
