@@ -201,7 +201,7 @@ other_inputs() {
         "report --html (the page with its charts)|$f|$bin $f --html $out/report.html|tshark -n -r $f -T fields -e frame.time_epoch -e ip.src -e ip.dst -e infiniband.bth.destqp -e infiniband.bth.psn -e frame.len"
         "plan dcqcn --from (a flow's CNPs replayed)|$dc|$bin plan dcqcn --from $dc --flow 10.0.2.3,10.0.3.1,0x5005 --params paper --json|tshark -n -r $dc -T fields -e frame.time_epoch -e ip.src -e ip.dst -e infiniband.bth.destqp -e infiniband.bth.opcode -e frame.len"
         "fabric: 4 links (the quarters) on one clock|${parts[0]}|$bin fabric ${parts[*]} --json|$t_cmd_pfc"
-        "export: Parquet, 7 tables (tshark: CSV)|$f|rm -rf $out/dataset && $bin export $f -o $out/dataset|$t_cmd_csv")
+        "export: Parquet, 8 tables (tshark: CSV)|$f|rm -rf $out/dataset && $bin export $f -o $out/dataset|$t_cmd_csv")
     echo
     echo "## other inputs, the same frames: roce-dissect against the tool a user would otherwise run"
     printf '%-44s %9s %8s %11s %8s %9s\n' "input" "ours s" "RSS MiB" "theirs s" "RSS MiB" "speed-up"

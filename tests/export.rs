@@ -984,3 +984,69 @@ fn unwritable_dataset_and_unreadable_capture_are_told_apart() {
     // Nothing exported: the folders the export made for it are gone.
     assert!(!tmp.path().join("ok").exists());
 }
+
+/// The TCP conversations beside the RoCE: a row each, every figure of
+/// `other.tcp_conversations[]` a column, each value the report's.
+#[test]
+fn tcp_conversations_table_equals_the_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let frames = [
+        roce_dissect::synth::samples::tcp_conversations(),
+        roce_dissect::synth::samples::tcp_analysis_cases(),
+    ]
+    .concat();
+    let capture = common::write_pcap(tmp.path(), "tcp.pcap", &frames);
+    let out_dir = tmp.path().join("dataset");
+    let out = export(
+        &out_dir,
+        std::slice::from_ref(&capture),
+        &["--tables", "tcp_conversations"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = report(&capture);
+    let convs = r["other"]["tcp_conversations"].as_array().unwrap();
+    assert!(convs.len() >= 5, "{}", convs.len());
+    let batches = read(&out_dir, "tcp_conversations", "tcp.pcap");
+    assert_eq!(rows(&batches), convs.len());
+    let table = Table::TcpConversations;
+    let sources: BTreeSet<String> = table.sources().into_iter().collect();
+    let mut checked = 0;
+    for ((name, kind), path) in table.schema().iter().zip(table.sources()) {
+        if !matches!(kind, roce_dissect::export::column::Kind::I64) {
+            continue;
+        }
+        let at = |c: &J| {
+            path.split('.')
+                .try_fold(c, |v, k| v.get(k))
+                .and_then(J::as_i64)
+        };
+        let want: Vec<Option<i64>> = convs.iter().map(at).collect();
+        assert_eq!(ints(&batches, name), want, "{name}");
+        checked += 1;
+    }
+    assert!(checked >= 30, "{checked}");
+    // Every figure of a conversation has its column.
+    for c in convs {
+        let mut stack = vec![(String::new(), c)];
+        while let Some((path, v)) = stack.pop() {
+            match v {
+                J::Object(m) => {
+                    for (k, x) in m {
+                        let p = if path.is_empty() {
+                            k.clone()
+                        } else {
+                            format!("{path}.{k}")
+                        };
+                        stack.push((p, x));
+                    }
+                }
+                J::Null => {}
+                _ => assert!(sources.contains(&path), "{path} has no column"),
+            }
+        }
+    }
+}

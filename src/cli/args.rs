@@ -381,6 +381,9 @@ pub enum TableArg {
     /// A row per completed NVMe-oF command
     #[value(name = "nvme_ios")]
     NvmeIos,
+    /// A row per TCP conversation beside the RoCE
+    #[value(name = "tcp_conversations")]
+    TcpConversations,
 }
 
 #[cfg(feature = "parquet")]
@@ -395,6 +398,7 @@ impl TableArg {
             TableArg::PfcIntervals => Table::PfcIntervals,
             TableArg::Connections => Table::Connections,
             TableArg::NvmeIos => Table::NvmeIos,
+            TableArg::TcpConversations => Table::TcpConversations,
         }
     }
 }

@@ -44,10 +44,11 @@ pub enum Table {
     PfcIntervals,
     Connections,
     NvmeIos,
+    TcpConversations,
 }
 
 impl Table {
-    pub const ALL: [Table; 7] = [
+    pub const ALL: [Table; 8] = [
         Table::Packets,
         Table::Flows,
         Table::Events,
@@ -55,6 +56,7 @@ impl Table {
         Table::PfcIntervals,
         Table::Connections,
         Table::NvmeIos,
+        Table::TcpConversations,
     ];
 
     pub fn name(self) -> &'static str {
@@ -66,6 +68,7 @@ impl Table {
             Table::PfcIntervals => "pfc_intervals",
             Table::Connections => "connections",
             Table::NvmeIos => "nvme_ios",
+            Table::TcpConversations => "tcp_conversations",
         }
     }
 
@@ -84,6 +87,9 @@ impl Table {
             Table::NvmeIos => {
                 "a row per completed NVMe-oF command: queue, opcode, LBA, bytes, latencies, status"
             }
+            Table::TcpConversations => {
+                "a row per TCP conversation beside the RoCE (`other.tcp_conversations`): frames and bytes each way, handshake and ACK round trips, resets, tshark's analysis notes"
+            }
         }
     }
 
@@ -97,6 +103,7 @@ impl Table {
             Table::PfcIntervals => tables::PFC_INTERVALS,
             Table::Connections => tables::CONNECTIONS,
             Table::NvmeIos => tables::NVME_IOS,
+            Table::TcpConversations => tables::TCP_CONVERSATIONS,
         })
     }
 
@@ -317,6 +324,7 @@ fn write_all(
         Table::Episodes,
         Table::PfcIntervals,
         Table::Connections,
+        Table::TcpConversations,
     ] {
         if wants(t) {
             opts.stopped()?;
@@ -376,6 +384,12 @@ fn report_rows(t: Table, json: &J) -> Columns {
         Table::Connections => {
             for (i, item) in list(json.get("connections")).iter().enumerate() {
                 tables::push(&mut cols, spec, item, i as u64 + 1);
+            }
+        }
+        Table::TcpConversations => {
+            let convs = json.get("other").and_then(|o| o.get("tcp_conversations"));
+            for item in list(convs) {
+                tables::push(&mut cols, spec, &item, 0);
             }
         }
         Table::Packets | Table::NvmeIos => {}

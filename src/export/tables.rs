@@ -257,6 +257,56 @@ pub static NVME_IOS: &[&[Col]] = &[&[
     c("failed", "failed", Bool),
 ]];
 
+/// `tcp_conversations`: `other.tcp_conversations`, a row per conversation
+/// (`stream` is `tcp.stream`), its analysis notes flattened.
+pub static TCP_CONVERSATIONS: &[&[Col]] = &[&[
+    c("stream", "stream", I64),
+    c("a", "a", Str),
+    c("b", "b", Str),
+    c("frames", "frames", I64),
+    c("bytes", "bytes", I64),
+    c("frames_a_to_b", "frames_a_to_b", I64),
+    c("bytes_a_to_b", "bytes_a_to_b", I64),
+    c("frames_b_to_a", "frames_b_to_a", I64),
+    c("bytes_b_to_a", "bytes_b_to_a", I64),
+    c("payload_bytes", "payload_bytes", I64),
+    c("first_ts", "first_ts_ns", Time),
+    c("first_ts_ns", "first_ts_ns", I64),
+    c("last_ts", "last_ts_ns", Time),
+    c("last_ts_ns", "last_ts_ns", I64),
+    c("handshake_rtt_ns", "handshake_rtt_ns", I64),
+    c("syns", "syns", I64),
+    c("fins", "fins", I64),
+    c("resets", "resets", I64),
+    c("ack_rtt_count", "ack_rtt.count", I64),
+    c("ack_rtt_min_ns", "ack_rtt.min_ns", I64),
+    c("ack_rtt_mean_ns", "ack_rtt.mean_ns", I64),
+    c("ack_rtt_max_ns", "ack_rtt.max_ns", I64),
+    c("retransmission", "analysis.retransmission", I64),
+    c("fast_retransmission", "analysis.fast_retransmission", I64),
+    c(
+        "spurious_retransmission",
+        "analysis.spurious_retransmission",
+        I64,
+    ),
+    c("out_of_order", "analysis.out_of_order", I64),
+    c("reused_ports", "analysis.reused_ports", I64),
+    c("lost_segment", "analysis.lost_segment", I64),
+    c("ack_lost_segment", "analysis.ack_lost_segment", I64),
+    c("window_update", "analysis.window_update", I64),
+    c("window_full", "analysis.window_full", I64),
+    c("keep_alive", "analysis.keep_alive", I64),
+    c("keep_alive_ack", "analysis.keep_alive_ack", I64),
+    c("duplicate_ack", "analysis.duplicate_ack", I64),
+    c("zero_window", "analysis.zero_window", I64),
+    c("zero_window_probe", "analysis.zero_window_probe", I64),
+    c(
+        "zero_window_probe_ack",
+        "analysis.zero_window_probe_ack",
+        I64,
+    ),
+]];
+
 /// A table's columns, in order.
 pub fn cols(spec: &'static [&'static [Col]]) -> impl Iterator<Item = &'static Col> {
     spec.iter().flat_map(|part| part.iter())
