@@ -5,9 +5,12 @@
 //! shift the handshake agreed, the conversation's index (`tcp.stream`),
 //! and what tshark's sequence analysis notes of the segment
 //! (retransmissions, duplicate ACKs, lost segments, zero windows: see
-//! [`Notes`]). The frame loops of `packets`, `-Y`, `export` and the TUI
-//! keep it from the packet ([`TcpTracker::see`]); the report's from the
-//! numbers a frame's facts carry ([`TcpFacts`]), on TCP frames only.
+//! [`Notes`]), and what it measures (acknowledged segments and their round
+//! trips, bytes in flight: [`Measured`]). The analysis keeps it, from the
+//! numbers a TCP frame's facts carry ([`TcpFacts`]); the frame loops that
+//! show frames (`packets`, `-Y`, `export`, the TUI) read what it said of
+//! each (`Analyzer::tcp_seen`), and the report sums each conversation up
+//! (`other`).
 
 use std::net::IpAddr;
 
