@@ -439,6 +439,71 @@ fn the_filter_bar_takes_display_filters() {
 }
 
 #[test]
+fn a_frame_list_takes_a_display_filter_and_keeps_its_place() {
+    let mut a = app("mixed.pcapng");
+    // Flow #1's frames, the eleventh selected.
+    press(&mut a, "⏎");
+    assert!(matches!(a.view(), View::Packets(Scope::Flow(0))));
+    assert_eq!(a.packet_list.len(), 39);
+    press(&mut a, "↓↓↓↓↓↓↓↓↓↓");
+    let selected = a.packet_list[a.packet_sel];
+    press(&mut a, "/roce.analysis.retransmission⏎");
+    // The list is the flow's retransmissions, as `packets` lists them,
+    // and stays on screen.
+    assert!(matches!(a.view(), View::Packets(Scope::Flow(0))));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_roce-dissect"))
+        .args(["packets", "-T", "fields", "-e", "frame.number", "-Y"])
+        .arg("roce.analysis.flow == 1 && roce.analysis.retransmission")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/mixed.pcapng"))
+        .output()
+        .unwrap();
+    let numbers: Vec<u32> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.trim().parse::<u32>().unwrap() - 1)
+        .collect();
+    assert_eq!(numbers.len(), 7);
+    assert_eq!(a.packet_list, numbers);
+    // The selection on the frame it was on, or the next one listed.
+    let at = a.packet_list[a.packet_sel];
+    assert!(at >= selected, "{at} < {selected}");
+    assert!(a.packet_sel == 0 || a.packet_list[a.packet_sel - 1] < selected);
+    let s = screen(&mut a);
+    assert!(
+        s.contains("(7 of 39) display filter roce.analysis.retransmission"),
+        "{s}"
+    );
+    // At 80 columns the title keeps the counts and the filter's ends.
+    let s = screen_of(&mut a, 80, 24);
+    let title = s.lines().nth(1).unwrap();
+    assert!(title.contains("(7 of 39) display filter roce.a"), "{s}");
+    assert!(title.contains("transmission"), "{s}");
+    // Words are not a search here: the bar says which filter was meant,
+    // and the list stays as it was.
+    press(&mut a, "/10.0.0.7⏎");
+    assert!(
+        a.status
+            .contains("not a display filter; a frame list takes one: ip.addr == 10.0.0.7"),
+        "{}",
+        a.status
+    );
+    assert_eq!(a.packet_list, numbers);
+    press(&mut a, "/0x4003⏎");
+    assert!(a.status.ends_with("bth.destqp == 0x4003"), "{}", a.status);
+    // Empty clears: every frame of the flow again, the selection still on
+    // the frame selected.
+    let at = a.packet_list[a.packet_sel];
+    press(&mut a, "/⏎");
+    assert!(a.display.is_none());
+    assert_eq!(a.packet_list.len(), 39);
+    assert_eq!(a.packet_list[a.packet_sel], at);
+    // Back in the flows table the filter applied from the list holds.
+    press(&mut a, "/bth.opcode == 0x81⏎⎋");
+    assert_eq!(a.view(), View::Flows);
+    assert!(a.display.is_some());
+    assert!(a.flow_rows.len() < a.report.flows.len());
+}
+
+#[test]
 fn the_first_pass_shows_the_captures_warnings() {
     let d = tempfile::tempdir().unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/loss.pcap");

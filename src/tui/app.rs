@@ -224,6 +224,33 @@ fn looks_like_filter(text: &str) -> bool {
         })
 }
 
+/// What `/` says of words typed in a frame list, which takes display
+/// filters only: the filter meant, when the first word is an address or a
+/// QP.
+fn words_in_a_list(text: &str) -> String {
+    let w = text.split_whitespace().next().unwrap_or_default();
+    let field = if w.parse::<std::net::Ipv4Addr>().is_ok() {
+        Some("ip.addr")
+    } else if w.parse::<std::net::Ipv6Addr>().is_ok() {
+        Some("ipv6.addr")
+    } else if w.strip_prefix("0x").map_or_else(
+        || w.parse::<u32>().is_ok(),
+        |h| u32::from_str_radix(h, 16).is_ok(),
+    ) {
+        Some("bth.destqp")
+    } else {
+        None
+    };
+    match field {
+        Some(f) => {
+            format!("\"{text}\" is not a display filter; a frame list takes one: {f} == {w}")
+        }
+        None => format!(
+            "\"{text}\" is not a display filter; a frame list takes one (words search the flows table)"
+        ),
+    }
+}
+
 pub struct App {
     pub title: String,
     pub report: Report,
@@ -260,6 +287,9 @@ pub struct App {
     pub peers: Vec<Option<usize>>,
     /// Frame positions (0-based) of the current packet list.
     pub packet_list: Vec<u32>,
+    /// The frames of the list's scope before the display filter took
+    /// those it does not match.
+    pub packet_scope_len: usize,
     pub packet_sel: usize,
     pub packet_top: usize,
     /// Rows visible in the packet list, read on demand by `prepare`.
@@ -323,6 +353,7 @@ impl App {
             paused_ns,
             peers,
             packet_list: Vec::new(),
+            packet_scope_len: 0,
             packet_sel: 0,
             packet_top: 0,
             packet_rows: Vec::new(),
@@ -430,7 +461,17 @@ impl App {
     }
 
     fn open_packets(&mut self, scope: Scope) {
-        self.packet_list = match scope {
+        self.packet_list = self.scope_positions(scope);
+        self.packet_sel = 0;
+        self.packet_top = 0;
+        self.packet_rows.clear();
+        self.stack.push(View::Packets(scope));
+    }
+
+    /// The frames a packet list of `scope` shows (positions, 0-based):
+    /// those the display filter matches, when one is applied.
+    fn scope_positions(&mut self, scope: Scope) -> Vec<u32> {
+        let mut list: Vec<u32> = match scope {
             Scope::Flow(f) => self
                 .index
                 .flows
@@ -468,14 +509,29 @@ impl App {
                 None => Vec::new(),
             },
         };
+        self.packet_scope_len = list.len();
         if let Some(d) = &self.display {
-            self.packet_list
-                .retain(|&p| d.frames.get(p as usize).copied().unwrap_or(false));
+            list.retain(|&p| d.frames.get(p as usize).copied().unwrap_or(false));
         }
-        self.packet_sel = 0;
-        self.packet_top = 0;
+        list
+    }
+
+    /// Lists the packet list on screen again (after a filter changed what
+    /// it matches), its selection on the frame selected before or, when
+    /// that one is gone, the first listed after it.
+    fn relist_packets(&mut self) {
+        let View::Packets(scope) = self.view() else {
+            return;
+        };
+        let was = self.packet_list.get(self.packet_sel).copied().unwrap_or(0);
+        self.packet_list = self.scope_positions(scope);
+        self.packet_sel = self
+            .packet_list
+            .partition_point(|&p| p < was)
+            .min(self.packet_list.len().saturating_sub(1));
+        // The selection shown about where it was on screen.
+        self.packet_top = self.packet_sel.saturating_sub(self.page / 2);
         self.packet_rows.clear();
-        self.stack.push(View::Packets(scope));
     }
 
     /// Starts with a display filter applied (`tui -Y FILTER`), as if it
@@ -492,14 +548,23 @@ impl App {
         self.flow_sel = 0;
         // Spaces at the end mean nothing (and would show in the title).
         text.truncate(text.trim_end().len());
-        if text.trim().is_empty() || !looks_like_filter(&text) {
+        // A frame list takes display filters only (words would search the
+        // flows table, which is not on screen): the parser says what is
+        // wrong with words there.
+        let in_list = matches!(self.view(), View::Packets(_));
+        if text.trim().is_empty() || (!in_list && !looks_like_filter(&text)) {
             self.display = None;
             self.filter = text;
             self.rebuild_flow_rows();
+            self.relist_packets();
             return;
         }
         let filter = match crate::filter::Filter::parse(&text) {
             Ok(f) => f,
+            Err(_) if in_list && !looks_like_filter(&text) => {
+                self.status = words_in_a_list(&text);
+                return;
+            }
             Err(e) => {
                 self.status = format!("display filter: {e}");
                 return;
@@ -573,6 +638,7 @@ impl App {
             matched,
         });
         self.rebuild_flow_rows();
+        self.relist_packets();
     }
 
     /// The position of the last frame from `from` on captured at or before
@@ -1187,7 +1253,7 @@ impl App {
                 }
             }
             // A new filter each time (Enter on an empty one clears it).
-            KeyCode::Char('/') if self.view() == View::Flows => {
+            KeyCode::Char('/') if matches!(self.view(), View::Flows | View::Packets(_)) => {
                 self.editing = Some(String::new());
             }
             KeyCode::Char('s') if self.view() == View::Flows => {

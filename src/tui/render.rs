@@ -114,6 +114,7 @@ pub fn render(app: &App, f: &mut Frame) {
         View::Packets(_) => &[
             "↑↓ move",
             "Enter detail",
+            "/ filter",
             "p PSN chart",
             "w timing",
             "g/G top/end",
@@ -620,39 +621,49 @@ fn verdict(app: &App, f: &mut Frame, area: Rect) {
 }
 
 fn packets(app: &App, f: &mut Frame, area: Rect, scope: Scope) {
-    let title = match scope {
+    let lead = match scope {
         Scope::Flow(i) => {
             let fl = &app.report.flows[i];
             format!(
-                " Packets of flow #{} {} → {} QP 0x{:06x} ({}) ",
+                " Packets of flow #{} {} → {} QP 0x{:06x}",
                 i + 1,
                 fl.src,
                 fl.dst,
                 fl.destqp,
-                grouped(app.packet_list.len() as u64)
             )
         }
-        Scope::All => format!(" All frames ({}) ", grouped(app.packet_list.len() as u64)),
+        Scope::All => " All frames".to_string(),
         Scope::Io(i) => {
             let io = app.ios.as_ref().and_then(|l| l.rows.get(i));
             format!(
-                " Frames of NVMe {} CID {} ({}) ",
+                " Frames of NVMe {} CID {}",
                 io.map_or("?", |r| r.name),
                 io.map_or(0, |r| r.cid),
-                grouped(app.packet_list.len() as u64)
             )
         }
         Scope::Pause(i) => {
             let iv = &app.report.pfc.intervals[i];
             format!(
-                " Frames during the pause of {} prio {} ({} from +{}; {}) ",
+                " Frames during the pause of {} prio {}, {} from +{}",
                 iv.src_mac,
                 iv.priority.map_or("all".into(), |p| p.to_string()),
                 human_ns(iv.duration_ns),
                 human_ns(iv.start_ns.saturating_sub(app.report.capture.first_ts_ns)),
-                grouped(app.packet_list.len() as u64)
             )
         }
+    };
+    let listed = grouped(app.packet_list.len() as u64);
+    let title = match &app.display {
+        // The filter's text is what gives way when the title is too long.
+        Some(d) => {
+            let counts = format!(" ({listed} of {}) ", grouped(app.packet_scope_len as u64));
+            let before = "display filter ";
+            let fixed = width_of(&lead) + width_of(&counts) + width_of(before) + 1;
+            let room = usize::from(area.width).saturating_sub(2 + fixed).max(20);
+            let text = elide_middle(&terminal_safe(d.filter.text()), room, 0);
+            format!("{lead}{counts}{before}{text} ")
+        }
+        None => format!("{lead} ({listed}) "),
     };
     let lines: Vec<Line> = app
         .packet_rows
@@ -1078,7 +1089,7 @@ const HELP: &[(&str, &str)] = &[
     ("v", "the verdict: what the report's hints say"),
     ("W", "write the frames listed to a capture file"),
     ("n", "NVMe-oF I/Os of the flow's queue (s: sort)"),
-    ("/", "filter: display filter, or address or QP"),
+    ("/", "display filter; in flows, address or QP too"),
     ("↑  Ctrl-U", "typing a filter: the last one / clear"),
     ("s  S", "sort by the next column / reverse"),
     ("?", "this help"),
