@@ -78,6 +78,63 @@ pub fn nvme_capsule(data: &[u8]) {
     let _ = rej_status_name(data.len() as u16);
 }
 
+/// A DNS message, as itself and carried in UDP to the DNS, mDNS and
+/// LLMNR ports: its records are walked (each inside the message, names
+/// read through pointers that may loop), and the frame is shown every way
+/// with every field's values printed.
+pub fn dns_message(data: &[u8]) {
+    use crate::fields::{Ctx, FIELDS};
+    use crate::wire::dns::Message;
+    if let Some(m) = Message::new(data) {
+        for r in m.records() {
+            let Ok(r) = r else { break };
+            assert!(
+                r.at + r.len <= data.len() || !r.whole,
+                "a whole record inside"
+            );
+            assert!(r.rdata_at + r.rdata.len() <= data.len());
+            let _ = (m.name(r.at), m.nsec_types(&r), r.ipv4(), r.ipv6());
+            let _ = m.character_string(r.rdata_at);
+        }
+    }
+    let payload = data.get(..data.len().min(1400)).unwrap_or_default();
+    for port in [53u16, 5353, 5355] {
+        let mut bytes = Vec::new();
+        let built = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+            .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+            .udp(40000, port)
+            .write(&mut bytes, payload);
+        if built.is_err() {
+            return;
+        }
+        // Whole, and cut one byte short as a snap length would.
+        for cut in [0, 1] {
+            let frame = bytes.get(..bytes.len() - cut).unwrap_or_default();
+            let f = Frame {
+                len: bytes.len() as u32,
+                ..Frame::whole(frame, LinkType::Ethernet)
+            };
+            let p = dissect(&f, &DissectOptions::default());
+            let _ = summary_line(&p, 0, 9, 100_000_000_000, None);
+            let nodes = header_tree(&p, 100_000_000_000, None);
+            for n in &nodes {
+                if let Some(r) = &n.bytes {
+                    assert!(r.end <= frame.len(), "{} past the frame", n.text);
+                }
+            }
+            let mut lines = Vec::new();
+            write_header_tree(&p, 100_000_000_000, None, &mut lines);
+            assert_eq!(lines, render_tree(&nodes).into_bytes());
+            let mut s = String::new();
+            for field in FIELDS.iter().filter(|f| f.name.starts_with("dns")) {
+                for v in field.values(&Ctx::alone(&p)) {
+                    field.format(&v, &mut s);
+                }
+            }
+        }
+    }
+}
+
 /// A display filter: parsed (or refused with an error that prints), and
 /// when it parses, evaluated on one frame of each opcode and on PFC and
 /// PAUSE frames, with `not (F)` the negation of `F` and `(F) or (F)` the

@@ -87,3 +87,8 @@ fn nvme_capsule_inputs() {
 fn fabric_inputs() {
     assert!(replay("fabric", roce_dissect::fuzzing::fabric) >= 5);
 }
+
+#[test]
+fn dns_message_inputs() {
+    assert!(replay("dns_message", roce_dissect::fuzzing::dns_message) >= 22);
+}

@@ -266,6 +266,18 @@ impl OtherL4 {
     }
 }
 
+/// A name service message a frame carries over UDP.
+#[derive(Debug, Clone, Copy)]
+pub struct Dns<'a> {
+    pub flavour: crate::wire::dns::Flavour,
+    /// `None` when the datagram is shorter than a DNS header.
+    pub message: Option<crate::wire::dns::Message<'a>>,
+    /// The capture kept less of the datagram than UDP says it holds.
+    pub cut: bool,
+    /// Where the message starts in the frame.
+    pub offset: usize,
+}
+
 /// An IPv6 extension header (Hop-by-Hop, Routing, Fragment, Destination
 /// Options, Authentication), in the order of the chain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -608,6 +620,28 @@ impl<'a> Packet<'a> {
             return Some(ip.dscp);
         }
         self.grh.map(|g| g.tclass >> 2)
+    }
+
+    /// A DNS, mDNS or LLMNR message (by its UDP ports, as tshark tells
+    /// them), with whether the capture cut it short of the length UDP
+    /// gives it. `None` for RoCE and when the datagram is too short for a
+    /// DNS header (the summary line says UDP then).
+    pub fn dns(&self) -> Option<Dns<'a>> {
+        let u = self.udp?;
+        if self.roce.is_some() {
+            return None;
+        }
+        let flavour = crate::wire::dns::Flavour::by_ports(u.sport, u.dport)?;
+        let start = usize::from(u.offset).checked_add(8)?;
+        let claimed = usize::from(u.length).saturating_sub(8);
+        let rest = self.data.get(start..)?;
+        let bytes = rest.get(..claimed).unwrap_or(rest);
+        Some(Dns {
+            flavour,
+            message: crate::wire::dns::Message::new(bytes),
+            cut: bytes.len() < claimed,
+            offset: start,
+        })
     }
 
     /// The IGMP message, where the decoder found it.

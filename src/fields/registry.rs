@@ -84,6 +84,50 @@ macro_rules! presence {
     };
 }
 
+/// A DNS-family message's header field (`None` when the frame has none).
+fn dns_message<'a>(p: &Packet<'a>) -> Option<crate::wire::dns::Message<'a>> {
+    p.dns().and_then(|d| d.message)
+}
+
+/// A field with a value for each of a DNS-family message's records that
+/// has one: `$e` pushes them, given the message, whether it is mDNS (whose
+/// classes lose their top bit) and the record.
+macro_rules! dns_records {
+    ($name:literal, $title:literal, $ty:expr, $base:expr, |$m:ident, $mdns:ident, $r:ident, $o:ident| $e:expr) => {
+        Field {
+            name: $name,
+            title: $title,
+            ty: $ty,
+            base: $base,
+            in_tshark: true,
+            names: None,
+            get: |c, $o| {
+                let Some(d) = c.pkt.dns() else { return };
+                let Some($m) = d.message else { return };
+                let $mdns = d.flavour == crate::wire::dns::Flavour::Mdns;
+                for $r in $m.records().map_while(Result::ok) {
+                    $e
+                }
+            },
+        }
+    };
+}
+
+/// A record's class as tshark's fields give it: mDNS's top bit (unicast
+/// response, cache flush) apart.
+fn dns_class(mdns: bool, class: u16) -> u16 {
+    if mdns {
+        class & !crate::wire::dns::MDNS_CLASS_BIT
+    } else {
+        class
+    }
+}
+
+/// A record's name field, as a string value.
+fn dns_name(m: &crate::wire::dns::Message<'_>, at: usize) -> Option<Value<'static>> {
+    m.name(at).ok().map(|n| Value::Str(n.text.into()))
+}
+
 /// A field whose values have names a filter may use.
 const fn named(names: super::ValueNames, f: Field) -> Field {
     Field {
@@ -343,6 +387,9 @@ fn protocols(c: &Ctx<'_, '_>) -> String {
         }
         if p.udp.is_some() {
             parts.push("udp");
+        }
+        if let Some(d) = p.dns() {
+            parts.push(d.flavour.filter_name());
         }
         match p.other_l4 {
             Some(OtherL4::Tcp { .. }) => parts.push("tcp"),
@@ -1112,6 +1159,180 @@ pub static FIELDS: &[Field] = &[
             }
         },
     },
+    // DNS, mDNS and LLMNR: the name service a mirror of a fabric's hosts
+    // carries beside RoCE. The fields are tshark's `dns.*` for all three;
+    // a datagram too short for a header is named DNS but matches none.
+    presence!("dns", "Domain Name System", |p| p
+        .dns()
+        .is_some_and(
+            |d| d.flavour == crate::wire::dns::Flavour::Dns && d.message.is_some()
+        )),
+    presence!("mdns", "Multicast Domain Name System", |p| p
+        .dns()
+        .is_some_and(
+            |d| d.flavour == crate::wire::dns::Flavour::Mdns && d.message.is_some()
+        )),
+    presence!("llmnr", "Link-local Multicast Name Resolution", |p| p
+        .dns()
+        .is_some_and(
+            |d| d.flavour == crate::wire::dns::Flavour::Llmnr && d.message.is_some()
+        )),
+    uint!("dns.id", "Transaction ID", 16, Hex, |p| dns_message(p)
+        .map(|m| m.id())),
+    uint!("dns.flags", "Flags", 16, Hex, |p| dns_message(p)
+        .map(|m| m.flags())),
+    boolean!("dns.flags.response", "Response", |p| dns_message(p)
+        .map(|m| m.is_response())),
+    uint!("dns.flags.opcode", "Opcode", 16, Dec, |p| dns_message(p)
+        .map(|m| m.opcode())),
+    uint!("dns.flags.rcode", "Reply code", 16, Dec, |p| dns_message(p)
+        .filter(|m| m.is_response())
+        .map(|m| m.rcode())),
+    // A dynamic update counts zones, prerequisites and updates instead.
+    uint!("dns.count.queries", "Questions", 16, Dec, |p| dns_message(
+        p
+    )
+    .filter(|m| m.opcode() != 5)
+    .map(|m| m.counts()[0])),
+    uint!("dns.count.answers", "Answer RRs", 16, Dec, |p| dns_message(
+        p
+    )
+    .filter(|m| m.opcode() != 5)
+    .map(|m| m.counts()[1])),
+    uint!("dns.count.auth_rr", "Authority RRs", 16, Dec, |p| {
+        dns_message(p)
+            .filter(|m| m.opcode() != 5)
+            .map(|m| m.counts()[2])
+    }),
+    uint!("dns.count.add_rr", "Additional RRs", 16, Dec, |p| {
+        dns_message(p).map(|m| m.counts()[3])
+    }),
+    dns_records!("dns.qry.name", "Name", Str, Base::None, |m, _mdns, r, o| {
+        if r.section == crate::wire::dns::Section::Question {
+            o.extend(dns_name(&m, r.at));
+        }
+    }),
+    dns_records!("dns.qry.type", "Type", Uint(16), Dec, |_m, _mdns, r, o| {
+        if r.section == crate::wire::dns::Section::Question {
+            o.push(Value::Uint(u64::from(r.rtype)));
+        }
+    }),
+    dns_records!("dns.qry.class", "Class", Uint(16), Hex, |_m, mdns, r, o| {
+        if r.section == crate::wire::dns::Section::Question {
+            o.push(Value::Uint(u64::from(dns_class(mdns, r.class))));
+        }
+    }),
+    // An SRV record's name is split into service, protocol and name.
+    dns_records!(
+        "dns.resp.name",
+        "Name",
+        Str,
+        Base::None,
+        |m, _mdns, r, o| {
+            if r.section != crate::wire::dns::Section::Question
+                && r.rtype != crate::wire::dns::T_SRV
+            {
+                o.extend(dns_name(&m, r.at));
+            }
+        }
+    ),
+    // With the types an NSEC record's bit map lists, as tshark's tree has
+    // them under the same field.
+    dns_records!("dns.resp.type", "Type", Uint(16), Dec, |m, _mdns, r, o| {
+        if r.section != crate::wire::dns::Section::Question {
+            o.push(Value::Uint(u64::from(r.rtype)));
+            if r.rtype == crate::wire::dns::T_NSEC {
+                o.extend(
+                    m.nsec_types(&r)
+                        .into_iter()
+                        .map(|t| Value::Uint(u64::from(t))),
+                );
+            }
+        }
+    }),
+    dns_records!(
+        "dns.resp.class",
+        "Class",
+        Uint(16),
+        Hex,
+        |_m, mdns, r, o| {
+            if r.section != crate::wire::dns::Section::Question
+                && r.rtype != crate::wire::dns::T_OPT
+            {
+                o.push(Value::Uint(u64::from(dns_class(mdns, r.class))));
+            }
+        }
+    ),
+    dns_records!(
+        "dns.resp.ttl",
+        "Time to live",
+        Uint(32),
+        Dec,
+        |_m, _mdns, r, o| {
+            if r.section != crate::wire::dns::Section::Question
+                && r.rtype != crate::wire::dns::T_OPT
+            {
+                o.push(Value::Uint(u64::from(r.ttl)));
+            }
+        }
+    ),
+    dns_records!("dns.a", "Address", Ipv4, Base::None, |_m, _mdns, r, o| {
+        o.extend(r.ipv4().map(Value::Ipv4));
+    }),
+    dns_records!(
+        "dns.aaaa",
+        "AAAA Address",
+        Ipv6,
+        Base::None,
+        |_m, _mdns, r, o| {
+            o.extend(r.ipv6().map(Value::Ipv6));
+        }
+    ),
+    dns_records!("dns.cname", "CNAME", Str, Base::None, |m, _mdns, r, o| {
+        if r.rtype == crate::wire::dns::T_CNAME && !r.rdata.is_empty() {
+            o.extend(dns_name(&m, r.rdata_at));
+        }
+    }),
+    dns_records!(
+        "dns.ptr.domain_name",
+        "Domain Name",
+        Str,
+        Base::None,
+        |m, _mdns, r, o| {
+            if r.rtype == crate::wire::dns::T_PTR && !r.rdata.is_empty() {
+                o.extend(dns_name(&m, r.rdata_at));
+            }
+        }
+    ),
+    dns_records!(
+        "dns.ns",
+        "Name Server",
+        Str,
+        Base::None,
+        |m, _mdns, r, o| {
+            if r.rtype == crate::wire::dns::T_NS && !r.rdata.is_empty() {
+                o.extend(dns_name(&m, r.rdata_at));
+            }
+        }
+    ),
+    dns_records!("dns.srv.port", "Port", Uint(16), Dec, |_m, _mdns, r, o| {
+        if r.rtype == crate::wire::dns::T_SRV
+            && let Some(&[a, b]) = r.rdata.get(4..6)
+        {
+            o.push(Value::Uint(u64::from(u16::from_be_bytes([a, b]))));
+        }
+    }),
+    dns_records!(
+        "dns.srv.target",
+        "Target",
+        Str,
+        Base::None,
+        |m, _mdns, r, o| {
+            if r.rtype == crate::wire::dns::T_SRV && r.rdata.len() > 6 {
+                o.extend(dns_name(&m, r.rdata_at + 6));
+            }
+        }
+    ),
     presence!("arp", "Address Resolution Protocol", |p| p.arp.is_some()),
     uint!("arp.opcode", "Opcode", 16, Dec, |p| p
         .arp

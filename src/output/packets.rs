@@ -40,7 +40,7 @@ pub fn protocol(p: &Packet<'_>) -> &'static str {
         };
     }
     if p.udp.is_some() {
-        return "UDP";
+        return p.dns().map_or("UDP", |d| d.flavour.protocol());
     }
     match p.other_l4 {
         Some(OtherL4::Tcp { .. }) => return "TCP",
@@ -119,6 +119,149 @@ fn write_igmp(s: &mut String, m: &Igmp<'_>) {
             }
         }
         // Version 1 names the message only.
+        _ => {}
+    }
+}
+
+/// A DNS, mDNS or LLMNR message's summary, as tshark words it: the
+/// operation and ID, then each question's type and name and each record's
+/// type and what it says (`Standard query response 0x1234 A example.com A
+/// 93.184.216.34`); mDNS adds `"QM"`/`"QU"` to questions and `cache flush`
+/// to records. A message that ends early ends with tshark's
+/// `[Malformed Packet]` (or `[Packet size limited during capture]`).
+fn write_dns(s: &mut String, d: &crate::dissect::Dns<'_>) {
+    use crate::wire::dns::{self, Flavour, MDNS_CLASS_BIT};
+    let end = if d.cut {
+        "[Packet size limited during capture]"
+    } else {
+        "[Malformed Packet]"
+    };
+    let Some(m) = d.message else {
+        s.push_str(end);
+        return;
+    };
+    match dns::opcode_name(m.opcode()) {
+        Some(n) => s.push_str(n),
+        None => {
+            let _ = write!(s, "Unknown operation ({})", m.opcode());
+        }
+    }
+    if m.is_response() {
+        s.push_str(" response");
+    }
+    let _ = write!(s, " 0x{:04x}", m.id());
+    if m.is_response() && m.rcode() != 0 {
+        match dns::rcode_name(m.rcode()) {
+            Some(n) => {
+                let _ = write!(s, " {n}");
+            }
+            None => {
+                let _ = write!(s, " Unknown error ({})", m.rcode());
+            }
+        }
+    }
+    let mdns = d.flavour == Flavour::Mdns;
+    let type_name = |s: &mut String, t: u16| match dns::type_name(t) {
+        Some(n) => s.push_str(n),
+        None => {
+            let _ = write!(s, "Unknown ({t})");
+        }
+    };
+    for r in m.records() {
+        let Ok(r) = r else {
+            s.push_str(end);
+            return;
+        };
+        s.push(' ');
+        type_name(s, r.rtype);
+        let flagged = mdns && r.class & MDNS_CLASS_BIT != 0;
+        if r.section == dns::Section::Question {
+            let _ = write!(s, " {}", m.name(r.at).map(|n| n.text).unwrap_or_default());
+            if mdns {
+                let _ = write!(s, ", \"{}\" question", if flagged { "QU" } else { "QM" });
+            }
+            continue;
+        }
+        if flagged {
+            s.push_str(", cache flush");
+        }
+        if !r.rdata.is_empty() {
+            write_rdata(s, &m, &r);
+        }
+        if !r.whole {
+            s.push_str(end);
+            return;
+        }
+    }
+}
+
+/// What tshark's summary line says of a record's data, by its type.
+fn write_rdata(
+    s: &mut String,
+    m: &crate::wire::dns::Message<'_>,
+    r: &crate::wire::dns::Record<'_>,
+) {
+    use crate::wire::dns::*;
+    let name = |at: usize| m.name(at).map(|n| n.text).ok();
+    let word = |i: usize| match r.rdata.get(i..i + 2) {
+        Some(&[a, b]) => Some(u16::from_be_bytes([a, b])),
+        _ => None,
+    };
+    match r.rtype {
+        T_A => {
+            if let Some(a) = r.ipv4() {
+                let _ = write!(s, " {a}");
+            }
+        }
+        T_AAAA => {
+            if let Some(a) = r.ipv6() {
+                let _ = write!(s, " {a}");
+            }
+        }
+        T_NS | T_CNAME | T_SOA | T_PTR | T_DNAME | T_NSEC => {
+            if let Some(n) = name(r.rdata_at) {
+                let _ = write!(s, " {n}");
+            }
+        }
+        // tshark names the record's owner for these (their data's
+        // layouts are not summed up).
+        T_MD | T_MF | 7..=10 | 14 | 17..=27 | 42 | 49 | 51 | 52 | 55 => {
+            if let Some(n) = name(r.at) {
+                let _ = write!(s, " {n}");
+            }
+        }
+        // WKS: its address.
+        11 => {
+            if let Some(b) = r.rdata.get(..4).and_then(|b| <[u8; 4]>::try_from(b).ok()) {
+                let _ = write!(s, " {}", std::net::Ipv4Addr::from(b));
+            }
+        }
+        // NXT: the next name.
+        30 => {
+            if let Some(n) = name(r.rdata_at) {
+                let _ = write!(s, " {n}");
+            }
+        }
+        // KX is laid out as MX is.
+        T_MX | 36 => {
+            if let (Some(pref), Some(n)) = (word(0), name(r.rdata_at + 2)) {
+                let _ = write!(s, " {pref} {n}");
+            }
+        }
+        T_HINFO => {
+            if let Some((cpu, next)) = m.character_string(r.rdata_at)
+                && let Some((os, _)) = m.character_string(next)
+            {
+                let _ = write!(s, " {cpu} {os}");
+            }
+        }
+        T_SRV => {
+            if let (Some(prio), Some(weight), Some(port), Some(n)) =
+                (word(0), word(2), word(4), name(r.rdata_at + 6))
+            {
+                let _ = write!(s, " {prio} {weight} {port} {n}");
+            }
+        }
         _ => {}
     }
 }
@@ -387,6 +530,8 @@ pub fn write_info(s: &mut String, p: &Packet<'_>, link_bps: u64, tcp: Option<&Tc
                 let _ = write!(s, "MAC Control opcode 0x{opcode:04x}");
             }
         }
+    } else if let Some(d) = p.dns() {
+        write_dns(s, &d);
     } else if let Some(u) = &p.udp {
         let _ = write!(
             s,

@@ -126,6 +126,183 @@ impl<'o> Tree<'o> {
     }
 }
 
+/// A DNS, mDNS or LLMNR message: its header, then each section's records
+/// with tshark's one-line summary of each (`example.com: type A, class IN,
+/// addr 93.184.216.34`) and their fields under it.
+fn dns_tree(t: &mut Tree<'_>, d: &crate::dissect::Dns<'_>) {
+    use crate::wire::dns::{self, Flavour, MDNS_CLASS_BIT, Section};
+    let base = d.offset;
+    let Some(m) = d.message else {
+        t.text(0, format_args!("{}", d.flavour.title()));
+        t.text(1, "[Malformed Packet: shorter than a DNS header]");
+        return;
+    };
+    let len = m.bytes().len();
+    t.add(
+        0,
+        base,
+        len,
+        format_args!(
+            "{} ({})",
+            d.flavour.title(),
+            if m.is_response() { "response" } else { "query" }
+        ),
+    );
+    t.add(1, base, 2, format_args!("Transaction ID: 0x{:04x}", m.id()));
+    let op = dns::opcode_name(m.opcode()).unwrap_or("Unknown operation");
+    if m.is_response() {
+        let rc = dns::rcode_name(m.rcode()).unwrap_or("Unknown error");
+        t.add(
+            1,
+            base + 2,
+            2,
+            format_args!("Flags: 0x{:04x} {op} response, {rc}", m.flags()),
+        );
+    } else {
+        t.add(
+            1,
+            base + 2,
+            2,
+            format_args!("Flags: 0x{:04x} {op}", m.flags()),
+        );
+    }
+    let titles = if m.opcode() == 5 {
+        ["Zones", "Prerequisites", "Updates", "Additional RRs"]
+    } else {
+        ["Questions", "Answer RRs", "Authority RRs", "Additional RRs"]
+    };
+    for (i, (title, n)) in titles.iter().zip(m.counts()).enumerate() {
+        t.add(1, base + 4 + 2 * i, 2, format_args!("{title}: {n}"));
+    }
+    let mdns = d.flavour == Flavour::Mdns;
+    let mut section = None;
+    for r in m.records() {
+        let Ok(r) = r else {
+            t.text(
+                1,
+                "[Malformed Packet: a record runs past the end of the message]",
+            );
+            return;
+        };
+        if section != Some(r.section) {
+            section = Some(r.section);
+            t.text(1, r.section.title());
+        }
+        let owner = m.name(r.at).map(|n| n.text).unwrap_or_default();
+        let type_name = dns::type_name(r.rtype)
+            .map_or_else(|| format!("Unknown ({})", r.rtype), str::to_string);
+        // `A (1)`; an unknown type's name has its number already.
+        let type_line = if dns::type_name(r.rtype).is_some() {
+            format!("Type: {type_name} ({})", r.rtype)
+        } else {
+            format!("Type: {type_name}")
+        };
+        let flagged = mdns && r.class & MDNS_CLASS_BIT != 0;
+        let class = if mdns {
+            r.class & !MDNS_CLASS_BIT
+        } else {
+            r.class
+        };
+        let mut line = format!("{owner}: type {type_name}");
+        if r.rtype != dns::T_OPT || r.section == Section::Question {
+            line.push_str(", class ");
+            line.push_str(dns::class_name(class));
+        }
+        let at = base + r.at;
+        if r.section == Section::Question {
+            if mdns {
+                line.push_str(if flagged {
+                    ", \"QU\" question"
+                } else {
+                    ", \"QM\" question"
+                });
+            }
+            t.add(2, at, r.len, line);
+            t.text(3, format_args!("Name: {owner}"));
+            t.text(3, type_line.as_str());
+            t.text(
+                3,
+                format_args!("Class: {} (0x{class:04x})", dns::class_name(class)),
+            );
+            continue;
+        }
+        if flagged {
+            line.push_str(", cache flush");
+        }
+        let name_at = |off: usize| m.name(r.rdata_at + off).map(|n| n.text).ok();
+        let word = |i: usize| match r.rdata.get(i..i + 2) {
+            Some(&[a, b]) => Some(u16::from_be_bytes([a, b])),
+            _ => None,
+        };
+        // What the record says, as tshark's line ends and the field under it.
+        let said: Option<(String, String)> = match r.rtype {
+            dns::T_A => r
+                .ipv4()
+                .map(|a| (format!(", addr {a}"), format!("Address: {a}"))),
+            dns::T_AAAA => r
+                .ipv6()
+                .map(|a| (format!(", addr {a}"), format!("AAAA Address: {a}"))),
+            dns::T_CNAME => name_at(0).map(|n| (format!(", cname {n}"), format!("CNAME: {n}"))),
+            dns::T_NS => name_at(0).map(|n| (format!(", ns {n}"), format!("Name Server: {n}"))),
+            dns::T_PTR => name_at(0).map(|n| (format!(", {n}"), format!("Domain Name: {n}"))),
+            dns::T_DNAME => name_at(0).map(|n| (format!(", dname {n}"), format!("Dname: {n}"))),
+            dns::T_SOA => {
+                name_at(0).map(|n| (format!(", mname {n}"), format!("Primary name server: {n}")))
+            }
+            dns::T_NSEC => name_at(0).map(|n| {
+                (
+                    format!(", next domain name {n}"),
+                    format!("Next Domain Name: {n}"),
+                )
+            }),
+            dns::T_MX => match (word(0), name_at(2)) {
+                (Some(pref), Some(n)) => Some((
+                    format!(", preference {pref}, mx {n}"),
+                    format!("Mail Exchange: {n}"),
+                )),
+                _ => None,
+            },
+            dns::T_SRV => match (word(0), word(2), word(4), name_at(6)) {
+                (Some(prio), Some(weight), Some(port), Some(n)) => Some((
+                    format!(", priority {prio}, weight {weight}, port {port}, target {n}"),
+                    format!("Target: {n}"),
+                )),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some((end, _)) = &said
+            && !r.rdata.is_empty()
+        {
+            line.push_str(end);
+        }
+        // A record cut short spans what there is of it.
+        t.add(2, at, r.len.min(len.saturating_sub(r.at)), line);
+        t.text(3, format_args!("Name: {owner}"));
+        t.text(3, type_line.as_str());
+        if r.rtype == dns::T_OPT {
+            t.text(3, format_args!("UDP payload size: {}", r.class));
+        } else {
+            t.text(
+                3,
+                format_args!("Class: {} (0x{class:04x})", dns::class_name(class)),
+            );
+            t.text(3, format_args!("Time to live: {}", r.ttl));
+        }
+        t.text(3, format_args!("Data length: {}", r.rdata.len()));
+        if let Some((_, field)) = said {
+            t.add(3, base + r.rdata_at, r.rdata.len(), field);
+        }
+        if !r.whole {
+            t.text(
+                3,
+                "[Malformed Packet: the record's data runs past the end of the message]",
+            );
+            return;
+        }
+    }
+}
+
 /// The big-endian 16-bit word at `at` in the frame, if captured.
 fn be16(p: &Packet<'_>, at: usize) -> Option<u16> {
     let b = p.data.get(at..at.checked_add(2)?)?;
@@ -1065,6 +1242,9 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64, tcp: Option<&Tc
         t.add(1, at + 2, 2, format_args!("Destination Port: {}", u.dport));
         t.add(1, at + 4, 2, format_args!("Length: {}", u.length));
         t.add(1, at + 6, 2, format_args!("Checksum: 0x{:04x}", u.checksum));
+        if let Some(d) = p.dns() {
+            dns_tree(t, &d);
+        }
     }
     if let (Some(l), Some(at)) = (&p.lrh, p.offsets.lrh) {
         lrh_node(t, l, usize::from(at));

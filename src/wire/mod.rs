@@ -18,6 +18,7 @@ pub mod aeth;
 pub mod atomic;
 pub mod bth;
 pub mod deth;
+pub mod dns;
 pub mod erf;
 pub mod grh;
 pub mod icrc;
