@@ -158,6 +158,10 @@ other_inputs() {
     # connections, a segment in 50 lost and sent again.
     local tm=$out/tcp-$n.pcap
     want TCP && [ ! -f "$tm" ] && python3 bench/tcp_mirror.py "$n" "$tm"
+    # A mirror's name service (bench/dns_mirror.py): DNS lookups and their
+    # answers, one in 20 failing, mDNS announcements, LLMNR questions.
+    local dm=$out/dns-$n.pcap
+    want 'DNS|dns' && [ ! -f "$dm" ] && python3 bench/dns_mirror.py "$n" "$dm"
     # What a user would run for the pause graph: every link's PFC frames
     # and the MACs of its frames, through tshark.
     local t_cmd_pfc="for p in ${parts[*]}; do tshark -n -r \$p -T fields -e frame.time_epoch -e eth.src -e eth.dst -e macc.cbfc.enbv -e macc.cbfc.pause_time.c3 > /dev/null; done"
@@ -192,6 +196,8 @@ other_inputs() {
         "packets -Y '!tcp && !arp && !igmp' (a mirror's other traffic out)|$f|$bin packets $f -Y '!tcp && !arp && !igmp'|tshark -n -r $f -Y '!tcp && !arp && !igmp'"
         "packets: a mirror's TCP (tcp_mirror.py)|$tm|$bin packets $tm|tshark -n -r $tm"
         "packets -Y tcp.analysis.flags|$tm|$bin packets $tm -Y tcp.analysis.flags|tshark -n -r $tm -Y tcp.analysis.flags"
+        "packets: a mirror's DNS, mDNS, LLMNR (dns_mirror.py)|$dm|$bin packets $dm|tshark -n -r $dm"
+        "packets -Y 'dns.flags.rcode == 3' (failed lookups)|$dm|$bin packets $dm -Y 'dns.flags.rcode == 3'|tshark -n -r $dm -Y 'dns.flags.rcode == 3'"
         "report: a mirror's TCP conversations|$tm|$bin $tm --json|tshark -n -r $tm -q -z conv,tcp -z io,phs -z expert"
         "packets -Y ... -w: one QP's frames written as a capture|$f|$bin packets $f -Y 'bth.destqp == 0x00401d' -w $out/qp.pcapng|tshark -n -r $f -Y 'infiniband.bth.destqp == 0x00401d' -w $out/qp-tshark.pcapng"
         "report for 80 columns (--width 80 --all)|$f|$bin $f --all --width 80|tshark -n -r $f -q -z conv,udp"

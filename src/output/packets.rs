@@ -176,7 +176,8 @@ fn write_dns(s: &mut String, d: &crate::dissect::Dns<'_>) {
         type_name(s, r.rtype);
         let flagged = mdns && r.class & MDNS_CLASS_BIT != 0;
         if r.section == dns::Section::Question {
-            let _ = write!(s, " {}", m.name(r.at).map(|n| n.text).unwrap_or_default());
+            s.push(' ');
+            let _ = m.write_name(r.at, s);
             if mdns {
                 let _ = write!(s, ", \"{}\" question", if flagged { "QU" } else { "QM" });
             }
@@ -202,7 +203,14 @@ fn write_rdata(
     r: &crate::wire::dns::Record<'_>,
 ) {
     use crate::wire::dns::*;
-    let name = |at: usize| m.name(at).map(|n| n.text).ok();
+    // A name from the message appended after a space, or nothing.
+    let put_name = |s: &mut String, at: usize| {
+        let mark = s.len();
+        s.push(' ');
+        if m.write_name(at, s).is_err() {
+            s.truncate(mark);
+        }
+    };
     let word = |i: usize| match r.rdata.get(i..i + 2) {
         Some(&[a, b]) => Some(u16::from_be_bytes([a, b])),
         _ => None,
@@ -218,18 +226,10 @@ fn write_rdata(
                 let _ = write!(s, " {a}");
             }
         }
-        T_NS | T_CNAME | T_SOA | T_PTR | T_DNAME | T_NSEC => {
-            if let Some(n) = name(r.rdata_at) {
-                let _ = write!(s, " {n}");
-            }
-        }
+        T_NS | T_CNAME | T_SOA | T_PTR | T_DNAME | T_NSEC => put_name(s, r.rdata_at),
         // tshark names the record's owner for these (their data's
         // layouts are not summed up).
-        T_MD | T_MF | 7..=10 | 14 | 17..=27 | 42 | 49 | 51 | 52 | 55 => {
-            if let Some(n) = name(r.at) {
-                let _ = write!(s, " {n}");
-            }
-        }
+        T_MD | T_MF | 7..=10 | 14 | 17..=27 | 42 | 49 | 51 | 52 | 55 => put_name(s, r.at),
         // WKS: its address.
         11 => {
             if let Some(b) = r.rdata.get(..4).and_then(|b| <[u8; 4]>::try_from(b).ok()) {
@@ -237,15 +237,17 @@ fn write_rdata(
             }
         }
         // NXT: the next name.
-        30 => {
-            if let Some(n) = name(r.rdata_at) {
-                let _ = write!(s, " {n}");
-            }
-        }
+        30 => put_name(s, r.rdata_at),
         // KX is laid out as MX is.
         T_MX | 36 => {
-            if let (Some(pref), Some(n)) = (word(0), name(r.rdata_at + 2)) {
-                let _ = write!(s, " {pref} {n}");
+            if let Some(pref) = word(0) {
+                let mark = s.len();
+                let _ = write!(s, " {pref}");
+                let numbers = s.len();
+                put_name(s, r.rdata_at + 2);
+                if s.len() == numbers {
+                    s.truncate(mark);
+                }
             }
         }
         T_HINFO => {
@@ -256,10 +258,15 @@ fn write_rdata(
             }
         }
         T_SRV => {
-            if let (Some(prio), Some(weight), Some(port), Some(n)) =
-                (word(0), word(2), word(4), name(r.rdata_at + 6))
-            {
-                let _ = write!(s, " {prio} {weight} {port} {n}");
+            if let (Some(prio), Some(weight), Some(port)) = (word(0), word(2), word(4)) {
+                let mark = s.len();
+                let _ = write!(s, " {prio} {weight} {port}");
+                let numbers = s.len();
+                put_name(s, r.rdata_at + 6);
+                // No target name: nothing, as tshark's line would not.
+                if s.len() == numbers {
+                    s.truncate(mark);
+                }
             }
         }
         _ => {}

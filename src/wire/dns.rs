@@ -214,6 +214,48 @@ impl<'a> Message<'a> {
     /// The name at `at`, read through compression pointers.
     pub fn name(&self, at: usize) -> Result<Name, Short> {
         let mut text = String::new();
+        let used = self.write_name(at, &mut text)?;
+        Ok(Name { text, used })
+    }
+
+    /// Appends the name at `at` to `out` as tshark shows it, and returns
+    /// the bytes it takes where it starts; on an error `out` is as it was.
+    pub fn write_name(&self, at: usize, out: &mut String) -> Result<usize, Short> {
+        let start = out.len();
+        let walked = self.walk_name(at, |label| {
+            if out.len().saturating_sub(start) < MAX_TEXT {
+                if out.len() > start {
+                    out.push('.');
+                }
+                push_label(out, label);
+            }
+        });
+        match walked {
+            Ok((used, looped)) => {
+                if looped {
+                    out.truncate(start);
+                    out.push_str(LOOP_TEXT);
+                } else if out.len() == start {
+                    out.push_str("<Root>");
+                }
+                Ok(used)
+            }
+            Err(e) => {
+                out.truncate(start);
+                Err(e)
+            }
+        }
+    }
+
+    /// The bytes the name at `at` takes there (a pointer counts two).
+    pub fn name_len(&self, at: usize) -> Result<usize, Short> {
+        self.walk_name(at, |_| {}).map(|(used, _)| used)
+    }
+
+    /// Walks the name at `at` through its pointers, handing each label to
+    /// `label`: the bytes it takes where it starts, and whether its
+    /// pointers went round in a loop (it ends at the first repeat then).
+    fn walk_name(&self, at: usize, mut label: impl FnMut(&[u8])) -> Result<(usize, bool), Short> {
         let mut pos = at;
         let mut used = None;
         let mut jumps = 0usize;
@@ -222,23 +264,15 @@ impl<'a> Message<'a> {
             match len & 0xc0 {
                 0x00 if len == 0 => {
                     let used = used.unwrap_or(pos.saturating_add(1).saturating_sub(at));
-                    if text.is_empty() {
-                        text.push_str("<Root>");
-                    }
-                    return Ok(Name { text, used });
+                    return Ok((used, false));
                 }
                 0x00 => {
                     let start = pos.saturating_add(1);
-                    let label = self
+                    let bytes = self
                         .bytes
                         .get(start..start.saturating_add(usize::from(len)))
                         .ok_or(Short)?;
-                    if text.len() < MAX_TEXT {
-                        if !text.is_empty() {
-                            text.push('.');
-                        }
-                        push_label(&mut text, label);
-                    }
+                    label(bytes);
                     pos = start.saturating_add(usize::from(len));
                 }
                 0xc0 => {
@@ -250,10 +284,7 @@ impl<'a> Message<'a> {
                     // A name of labels takes two bytes a label at least:
                     // more pointers than that go round.
                     if jumps > self.bytes.len() / 2 {
-                        return Ok(Name {
-                            text: LOOP_TEXT.to_string(),
-                            used: used.unwrap_or(2),
-                        });
+                        return Ok((used.unwrap_or(2), true));
                     }
                     pos = usize::from(u16::from(len & 0x3f) << 8 | u16::from(low));
                 }
@@ -266,7 +297,7 @@ impl<'a> Message<'a> {
     /// The record types an NSEC record's bit map lists (RFC 4034 4.1.2),
     /// after its next domain name.
     pub fn nsec_types(&self, r: &Record<'_>) -> Vec<u16> {
-        let used = self.name(r.rdata_at).map_or(r.rdata.len(), |n| n.used);
+        let used = self.name_len(r.rdata_at).unwrap_or(r.rdata.len());
         let mut map = r.rdata.get(used..).unwrap_or(&[]);
         let mut types = Vec::new();
         while let [window, len, rest @ ..] = map {
@@ -299,6 +330,12 @@ impl<'a> Message<'a> {
 /// A label's bytes as tshark's `format_text` shows them: printable text
 /// (UTF-8 too) as it is, other bytes as `\ooo`.
 fn push_label(out: &mut String, label: &[u8]) {
+    if label.iter().all(|b| (0x20..0x7f).contains(b))
+        && let Ok(text) = std::str::from_utf8(label)
+    {
+        out.push_str(text);
+        return;
+    }
     for chunk in label.utf8_chunks() {
         for ch in chunk.valid().chars() {
             if ch.is_control() {
@@ -362,8 +399,8 @@ impl<'a> Iterator for Records<'a> {
 impl<'a> Records<'a> {
     fn read(&self, section: Section) -> Result<Record<'a>, Short> {
         let m = &self.msg;
-        let name = m.name(self.at)?;
-        let fixed = self.at.saturating_add(name.used);
+        let name_len = m.name_len(self.at)?;
+        let fixed = self.at.saturating_add(name_len);
         let need = if section == Section::Question { 4 } else { 10 };
         let head = m
             .bytes
@@ -379,7 +416,7 @@ impl<'a> Records<'a> {
                 whole: true,
                 section,
                 at: self.at,
-                len: name.used.saturating_add(4),
+                len: name_len.saturating_add(4),
                 rtype,
                 class,
                 ttl: 0,
@@ -397,7 +434,7 @@ impl<'a> Records<'a> {
             whole,
             section,
             at: self.at,
-            len: name.used.saturating_add(10).saturating_add(rdlen),
+            len: name_len.saturating_add(10).saturating_add(rdlen),
             rtype,
             class,
             ttl,
