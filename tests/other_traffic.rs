@@ -214,3 +214,66 @@ fn text_and_html() {
     assert_eq!(page.matches("10.0.0.12:5201</td>").count(), 1);
     assert_eq!(page.matches("10.0.0.14:5201</td>").count(), 1);
 }
+
+/// A switch port's BPDUs read as tshark words them, without tshark: the
+/// root, its cost and the port, a topology change, a TCN, and one cut
+/// short; the tree has the LLC header and the BPDU.
+#[test]
+fn spanning_tree_bpdus_are_named() {
+    let frame = |bpdu: &[u8]| {
+        let mut f = vec![1, 0x80, 0xc2, 0, 0, 0, 0, 0x0e, 0x58, 0xc3, 0x34, 0x82];
+        f.extend(((bpdu.len() + 3) as u16).to_be_bytes());
+        f.extend([0x42, 0x42, 0x03]);
+        f.extend(bpdu);
+        f.resize(f.len().max(60), 0);
+        f
+    };
+    let mut conf = vec![
+        0, 0, 0, 0, 0x01, 0x90, 0x00, 0, 0x0e, 0x58, 0xc3, 0x34, 0x82,
+    ];
+    conf.extend([0, 0, 0, 4]);
+    conf.extend([0x90, 0x00, 0, 0x0e, 0x58, 0xc3, 0x34, 0x82, 0x80, 0x01]);
+    conf.extend([0, 0, 6, 0, 1, 0, 4, 0]);
+    let tmp = tempfile::tempdir().unwrap();
+    let cap = common::write_pcap(
+        tmp.path(),
+        "stp.pcap",
+        &[frame(&conf), frame(&[0, 0, 0, 0x80]), frame(&conf[..20])],
+    );
+    let out = common::stdout_of(
+        common::bin()
+            .arg("packets")
+            .arg(&cap)
+            .args([
+                "-T",
+                "fields",
+                "-e",
+                "_ws.col.Protocol",
+                "-e",
+                "_ws.col.Info",
+            ])
+            .args(["-e", "frame.protocols", "-e", "stp.root.cost"]),
+    );
+    assert_eq!(
+        out,
+        "STP\tConf. TC + Root = 36864/0/00:0e:58:c3:34:82  Cost = 4  Port = 0x8001\teth:llc:stp\t4\n\
+         STP\tTopology Change Notification\teth:llc:stp\t\n\
+         STP\t[Malformed Packet]\teth:llc:stp\t\n"
+    );
+    let tree = common::stdout_of(
+        common::bin()
+            .arg("packets")
+            .arg(&cap)
+            .args(["-V", "-c", "1"]),
+    );
+    for line in [
+        "IEEE 802.3 Ethernet, Src: 00:0e:58:c3:34:82, Dst: 01:80:c2:00:00:00",
+        "    Length: 38",
+        "Logical-Link Control",
+        "Spanning Tree Protocol",
+        "    Root Identifier: 36864 / 0 / 00:0e:58:c3:34:82",
+        "    Max Age: 6",
+    ] {
+        assert!(tree.lines().any(|l| l == line), "{line:?} in\n{tree}");
+    }
+}

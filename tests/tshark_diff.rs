@@ -1091,3 +1091,127 @@ fn report_tcp_conversations_are_tsharks() {
         "every note at least once: {kinds:?}"
     );
 }
+
+/// Spanning tree BPDUs as a switch port sends them: configuration (with
+/// and without a topology change), a TCN, RST and MST ones, one cut short
+/// and a root of another priority and VLAN.
+fn stp_frames() -> Vec<Vec<u8>> {
+    let bpdu = |version: u8, kind: u8, flags: u8, root_prio: u16, extra: &[u8]| {
+        let mut b = vec![0, 0, version, kind];
+        if kind != 0x80 {
+            b.push(flags);
+            b.extend(root_prio.to_be_bytes());
+            b.extend([0x00, 0x11, 0x22, 0x33, 0x44, 0x55]);
+            b.extend(20000u32.to_be_bytes());
+            b.extend([0x80, 0x01, 0x00, 0x11, 0x22, 0x33, 0x44, 0x66]);
+            b.extend([0x80, 0x02, 1, 0, 20, 0, 2, 0, 15, 0x80]);
+            b.extend(extra);
+        }
+        b
+    };
+    let mut mst_tail = vec![0, 0, 64, 0];
+    mst_tail.extend(b"cfg".iter().copied().chain(std::iter::repeat_n(0, 29)));
+    mst_tail.extend([0; 2 + 16 + 4 + 8]);
+    mst_tail.push(20);
+    let bpdus = [
+        bpdu(0, 0, 0, 0x8001, &[]),
+        bpdu(0, 0, 0x81, 0x8001, &[]),
+        bpdu(0, 0x80, 0, 0, &[]),
+        bpdu(2, 2, 0x7c, 0x8001, &[0]),
+        bpdu(2, 2, 0x3d, 0x8001, &[0]),
+        bpdu(3, 2, 0x7c, 0x8001, &mst_tail),
+        bpdu(0, 0, 0, 0x8001, &[])[..20].to_vec(),
+        bpdu(0, 0, 0, 0x1005, &[]),
+    ];
+    bpdus
+        .iter()
+        .map(|b| {
+            let mut f = vec![1, 0x80, 0xc2, 0, 0, 0, 0, 0x11, 0x22, 0x33, 0x44, 0x66];
+            f.extend(((b.len() + 3) as u16).to_be_bytes());
+            f.extend([0x42, 0x42, 0x03]);
+            f.extend(b);
+            f.resize(f.len().max(60), 0);
+            f
+        })
+        .collect()
+}
+
+/// Spanning tree frames: their summary lines, `frame.protocols` and
+/// `stp.*` fields are tshark's, on the external captures' 200 BPDUs and
+/// [`stp_frames`]; `-Y stp` selects the frames tshark's does.
+#[test]
+fn stp_lines_and_fields_are_tsharks() {
+    if !common::have_tshark() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut caps = common::external_captures();
+    let generated = stp_frames();
+    caps.push(common::write_pcap(tmp.path(), "stp.pcap", &generated));
+    let cols = [
+        "frame.number",
+        "_ws.col.Protocol",
+        "_ws.col.Info",
+        "frame.protocols",
+        "stp.protocol",
+        "stp.version",
+        "stp.type",
+        "stp.flags",
+        "stp.root.prio",
+        "stp.root.ext",
+        "stp.root.hw",
+        "stp.root.cost",
+        "stp.bridge.prio",
+        "stp.bridge.ext",
+        "stp.bridge.hw",
+        "stp.port",
+    ]
+    .map(|f| ["-e", f])
+    .concat();
+    let mut compared = 0;
+    for c in &caps {
+        let theirs = Command::new("tshark")
+            .args(["-n", "-r"])
+            .arg(c)
+            .args(["-T", "fields"])
+            .args(&cols)
+            .output()
+            .unwrap();
+        let ours = common::stdout_of(
+            common::bin()
+                .arg("packets")
+                .arg(c)
+                .args(["-T", "fields"])
+                .args(&cols),
+        );
+        let ours: HashMap<&str, &str> = ours.lines().filter_map(|l| l.split_once('\t')).collect();
+        for line in String::from_utf8_lossy(&theirs.stdout).lines() {
+            let Some((n, rest)) = line.split_once('\t') else {
+                continue;
+            };
+            if rest.starts_with("STP\t") {
+                assert_eq!(ours.get(n), Some(&rest), "{} frame {n}", c.display());
+                compared += 1;
+            }
+        }
+        let numbers = |out: &[u8]| String::from_utf8_lossy(out).into_owned();
+        let theirs = Command::new("tshark")
+            .args(["-n", "-r"])
+            .arg(c)
+            .args(["-Y", "stp", "-T", "fields", "-e", "frame.number"])
+            .output()
+            .unwrap();
+        let ours = common::stdout_of(common::bin().arg("packets").arg(c).args([
+            "-Y",
+            "stp",
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+        ]));
+        assert_eq!(ours, numbers(&theirs.stdout), "{} -Y stp", c.display());
+    }
+    eprintln!("{compared} spanning tree frames equal tshark's");
+    let external = if caps.len() > 1 { 200 } else { 0 };
+    assert_eq!(compared, external + generated.len());
+}

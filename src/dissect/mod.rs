@@ -644,6 +644,28 @@ impl<'a> Packet<'a> {
         })
     }
 
+    /// An 802.3 frame (a length where the EtherType would be) whose LLC
+    /// header says spanning tree (DSAP and SSAP 0x42), untagged: where its
+    /// BPDU starts in the frame, and the BPDU when it is whole for its
+    /// type (`None`: tshark's `[Malformed Packet]`).
+    pub fn stp(&self) -> Option<(usize, Option<crate::wire::stp::Bpdu<'a>>)> {
+        let e = self.eth.as_ref()?;
+        if e.ethertype >= 0x0600 || self.vlan_tags().next().is_some() {
+            return None;
+        }
+        let llc = usize::from(self.frame_start).checked_add(14)?;
+        if self.data.get(llc..llc.checked_add(2)?)? != [0x42, 0x42] {
+            return None;
+        }
+        let at = llc.checked_add(crate::wire::stp::LLC_LEN)?;
+        // The BPDU ends where the 802.3 length says (padding after it).
+        let end = llc
+            .saturating_add(usize::from(e.ethertype))
+            .min(self.data.len());
+        let bytes = self.data.get(at..end.max(at)).unwrap_or_default();
+        Some((at, crate::wire::stp::Bpdu::new(bytes)))
+    }
+
     /// The IGMP message, where the decoder found it.
     pub fn igmp(&self) -> Option<crate::wire::igmp::Igmp<'a>> {
         match self.other_l4? {

@@ -128,6 +128,11 @@ fn dns_name(m: &crate::wire::dns::Message<'_>, at: usize) -> Option<Value<'stati
     m.name(at).ok().map(|n| Value::Str(n.text.into()))
 }
 
+/// A frame's whole spanning tree BPDU.
+fn stp_bpdu<'a>(p: &Packet<'a>) -> Option<crate::wire::stp::Bpdu<'a>> {
+    p.stp().and_then(|(_, b)| b)
+}
+
 /// A field whose values have names a filter may use.
 const fn named(names: super::ValueNames, f: Field) -> Field {
     Field {
@@ -367,7 +372,14 @@ fn protocols(c: &Ctx<'_, '_>) -> String {
     if p.erf.is_some() {
         parts.push("erf");
     }
-    if p.eth.is_some() {
+    if p.eth.is_some() && p.ethertype.is_some_and(|t| t < 0x0600) && p.vlan_tags().next().is_none()
+    {
+        // 802.3 with a length: LLC, and the spanning tree behind it.
+        parts.extend(["eth", "llc"]);
+        if p.stp().is_some() {
+            parts.push("stp");
+        }
+    } else if p.eth.is_some() {
         parts.extend(["eth", "ethertype"]);
         for _ in p.vlan_tags() {
             parts.extend(["vlan", "ethertype"]);
@@ -1333,6 +1345,77 @@ pub static FIELDS: &[Field] = &[
             }
         }
     ),
+    // The spanning tree: tshark's `stp.*` of a whole BPDU (none of a cut
+    // one; a TCN has its first four only).
+    presence!("stp", "Spanning Tree Protocol", |p| p
+        .stp()
+        .is_some_and(|(_, b)| b.is_some())),
+    uint!("stp.protocol", "Protocol Identifier", 16, Hex, |p| {
+        stp_bpdu(p).map(|b| b.protocol())
+    }),
+    uint!("stp.version", "Protocol Version Identifier", 8, Dec, |p| {
+        stp_bpdu(p).map(|b| b.version())
+    }),
+    uint!("stp.type", "BPDU Type", 8, Hex, |p| stp_bpdu(p)
+        .map(|b| b.kind())),
+    uint!("stp.flags", "BPDU flags", 8, Hex, |p| stp_bpdu(p)
+        .and_then(|b| b.flags())),
+    uint!("stp.root.prio", "Root Bridge Priority", 16, Dec, |p| {
+        stp_bpdu(p).and_then(|b| b.root()).map(|r| r.priority)
+    }),
+    uint!(
+        "stp.root.ext",
+        "Root Bridge System ID Extension",
+        16,
+        Dec,
+        |p| stp_bpdu(p).and_then(|b| b.root()).map(|r| r.ext)
+    ),
+    Field {
+        name: "stp.root.hw",
+        title: "Root Bridge System ID",
+        ty: Ether,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            o.extend(
+                stp_bpdu(c.pkt)
+                    .and_then(|b| b.root())
+                    .map(|r| Value::Ether(r.mac)),
+            )
+        },
+    },
+    uint!("stp.root.cost", "Root Path Cost", 32, Dec, |p| stp_bpdu(p)
+        .and_then(|b| b.root_cost())),
+    uint!("stp.bridge.prio", "Bridge Priority", 16, Dec, |p| stp_bpdu(
+        p
+    )
+    .and_then(|b| b.bridge())
+    .map(|r| r.priority)),
+    uint!(
+        "stp.bridge.ext",
+        "Bridge System ID Extension",
+        16,
+        Dec,
+        |p| stp_bpdu(p).and_then(|b| b.bridge()).map(|r| r.ext)
+    ),
+    Field {
+        name: "stp.bridge.hw",
+        title: "Bridge System ID",
+        ty: Ether,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            o.extend(
+                stp_bpdu(c.pkt)
+                    .and_then(|b| b.bridge())
+                    .map(|r| Value::Ether(r.mac)),
+            )
+        },
+    },
+    uint!("stp.port", "Port identifier", 16, Hex, |p| stp_bpdu(p)
+        .and_then(|b| b.port())),
     presence!("arp", "Address Resolution Protocol", |p| p.arp.is_some()),
     uint!("arp.opcode", "Opcode", 16, Dec, |p| p
         .arp

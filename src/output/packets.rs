@@ -353,7 +353,35 @@ fn write_tcp_options(s: &mut String, tcp: &Tcp<'_>, seen: Option<&TcpSeen>) {
 }
 
 fn is_stp(p: &Packet<'_>) -> bool {
-    p.eth.is_some() && p.data.get(14..16) == Some(&[0x42, 0x42])
+    p.stp().is_some()
+}
+
+/// A BPDU's summary, as tshark words it: `Conf. Root = 32768/1/00:11:..
+/// Cost = 20000  Port = 0x8002` (`TC + ` before `Root` when the topology
+/// changes; `RST.`, `MST.`), `Topology Change Notification`, or tshark's
+/// `[Malformed Packet]` for one cut short.
+fn write_stp(s: &mut String, bpdu: Option<&crate::wire::stp::Bpdu<'_>>) {
+    let Some(b) = bpdu else {
+        s.push_str("[Malformed Packet]");
+        return;
+    };
+    if b.is_tcn() {
+        s.push_str("Topology Change Notification");
+        return;
+    }
+    if let (Some(flags), Some(root), Some(cost), Some(port)) =
+        (b.flags(), b.root(), b.root_cost(), b.port())
+    {
+        let _ = write!(
+            s,
+            "{} {}Root = {}/{}/{}  Cost = {cost}  Port = 0x{port:04x}",
+            b.kind_label(),
+            if flags & 1 != 0 { "TC + " } else { "" },
+            root.priority,
+            root.ext,
+            mac_string(&root.mac)
+        );
+    }
 }
 
 /// Formats nanoseconds for people: `335.5 µs`, `1.92 ms`.
@@ -606,8 +634,8 @@ pub fn write_info(s: &mut String, p: &Packet<'_>, link_bps: u64, tcp: Option<&Tc
             }
         }
     } else if let Some(len) = p.ethertype.filter(|&t| t < 0x0600) {
-        if is_stp(p) {
-            s.push_str("Spanning Tree BPDU");
+        if let Some((_, bpdu)) = p.stp() {
+            write_stp(s, bpdu.as_ref());
         } else {
             let _ = write!(s, "IEEE 802.3 frame, LLC, length {len}");
         }

@@ -303,6 +303,108 @@ fn dns_tree(t: &mut Tree<'_>, d: &crate::dissect::Dns<'_>) {
     }
 }
 
+/// The LLC header of a spanning tree BPDU at `at` and the BPDU, as
+/// tshark's tree has them.
+fn stp_tree(t: &mut Tree<'_>, at: usize, bpdu: Option<&crate::wire::stp::Bpdu<'_>>) {
+    let llc = at - crate::wire::stp::LLC_LEN;
+    t.add(0, llc, 3, "Logical-Link Control");
+    t.add(1, llc, 1, "DSAP: Spanning Tree BPDU (0x42)");
+    t.add(1, llc + 1, 1, "SSAP: Spanning Tree BPDU (0x42)");
+    t.add(1, llc + 2, 1, "Control field: U, func=UI (0x03)");
+    let Some(b) = bpdu else {
+        t.text(0, "Spanning Tree Protocol");
+        t.text(1, "[Malformed Packet: the BPDU is cut short]");
+        return;
+    };
+    let len = if b.is_tcn() { 4 } else { 35 };
+    t.add(0, at, len, "Spanning Tree Protocol");
+    t.add(
+        1,
+        at,
+        2,
+        format_args!(
+            "Protocol Identifier: {} (0x{:04x})",
+            if b.protocol() == 0 {
+                "Spanning Tree Protocol"
+            } else {
+                "Unknown"
+            },
+            b.protocol()
+        ),
+    );
+    let version = match b.version() {
+        0 => "Spanning Tree",
+        2 => "Rapid Spanning Tree",
+        3 => "Multiple Spanning Tree",
+        _ => "Unknown",
+    };
+    t.add(
+        1,
+        at + 2,
+        1,
+        format_args!("Protocol Version Identifier: {version} ({})", b.version()),
+    );
+    t.add(
+        1,
+        at + 3,
+        1,
+        format_args!("BPDU Type: {} (0x{:02x})", b.kind_name(), b.kind()),
+    );
+    if let Some(flags) = b.flags() {
+        t.add(1, at + 4, 1, format_args!("BPDU flags: 0x{flags:02x}"));
+        t.text(
+            2,
+            format_args!(
+                "Topology Change Acknowledgment: {}",
+                if flags & 0x80 != 0 { "Yes" } else { "No" }
+            ),
+        );
+        t.text(
+            2,
+            format_args!(
+                "Topology Change: {}",
+                if flags & 1 != 0 { "Yes" } else { "No" }
+            ),
+        );
+    }
+    let id = |t: &mut Tree<'_>, off: usize, what: &str, id: crate::wire::stp::BridgeId| {
+        t.add(
+            1,
+            at + off,
+            8,
+            format_args!(
+                "{what} Identifier: {} / {} / {}",
+                id.priority,
+                id.ext,
+                MacText(&id.mac)
+            ),
+        );
+    };
+    if let Some(r) = b.root() {
+        id(t, 5, "Root", r);
+    }
+    if let Some(c) = b.root_cost() {
+        t.add(1, at + 13, 4, format_args!("Root Path Cost: {c}"));
+    }
+    if let Some(r) = b.bridge() {
+        id(t, 17, "Bridge", r);
+    }
+    if let Some(port) = b.port() {
+        t.add(1, at + 25, 2, format_args!("Port identifier: 0x{port:04x}"));
+    }
+    if let Some(timers) = b.timers() {
+        let names = ["Message Age", "Max Age", "Hello Time", "Forward Delay"];
+        for (i, (name, v)) in names.iter().zip(timers).enumerate() {
+            t.add(
+                1,
+                at + 27 + 2 * i,
+                2,
+                format_args!("{name}: {}", f64::from(v) / 256.0),
+            );
+        }
+    }
+}
+
 /// The big-endian 16-bit word at `at` in the frame, if captured.
 fn be16(p: &Packet<'_>, at: usize) -> Option<u16> {
     let b = p.data.get(at..at.checked_add(2)?)?;
@@ -370,7 +472,6 @@ fn yes(b: bool) -> &'static str {
     if b { "True" } else { "False" }
 }
 
-/// Builds the header tree of a packet.
 /// The ERF record header, as Wireshark shows it.
 fn erf_node(t: &mut Tree, e: &crate::wire::ErfRepr, frame_at: usize) {
     t.add(0, 0, frame_at, "Extensible Record Format");
@@ -876,20 +977,34 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64, tcp: Option<&Tc
     }
     let mut l2_end = base;
     if let Some(e) = &p.eth {
+        // A length where the EtherType would be: IEEE 802.3, with LLC.
+        let ieee = e.ethertype < 0x0600;
         t.add(
             0,
             base,
             14,
             format_args!(
-                "Ethernet II, Src: {}, Dst: {}",
+                "{}, Src: {}, Dst: {}",
+                if ieee {
+                    "IEEE 802.3 Ethernet"
+                } else {
+                    "Ethernet II"
+                },
                 MacText(&e.src),
                 MacText(&e.dst)
             ),
         );
         t.add(1, base, 6, format_args!("Destination: {}", MacText(&e.dst)));
         t.add(1, base + 6, 6, format_args!("Source: {}", MacText(&e.src)));
-        t.add(1, base + 12, 2, format_args!("Type: 0x{:04x}", e.ethertype));
+        if ieee {
+            t.add(1, base + 12, 2, format_args!("Length: {}", e.ethertype));
+        } else {
+            t.add(1, base + 12, 2, format_args!("Type: 0x{:04x}", e.ethertype));
+        }
         l2_end = base + 14;
+        if let Some((at, bpdu)) = p.stp() {
+            stp_tree(t, at, bpdu.as_ref());
+        }
     }
     if let Some(s) = &p.sll {
         let n = if p.link == crate::capture::LinkType::LinuxSll {

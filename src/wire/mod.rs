@@ -31,6 +31,7 @@ pub mod opcode;
 pub mod pause;
 pub mod reth;
 pub mod small;
+pub mod stp;
 pub mod tcp;
 pub mod vcrc;
 
