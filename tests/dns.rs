@@ -5,9 +5,6 @@
 
 mod common;
 
-use std::collections::HashMap;
-use std::process::Command;
-
 /// A name in wire form.
 fn name(n: &str) -> Vec<u8> {
     let mut out = Vec::new();
@@ -357,40 +354,12 @@ fn dns_lines_fields_and_filters_are_tsharks() {
     let mut caps = common::external_captures();
     let generated = frames();
     caps.push(common::write_pcap(tmp.path(), "dns.pcap", &generated));
-    let cols: Vec<String> = ["frame.number", "_ws.col.Protocol"]
-        .iter()
-        .chain(FIELDS.iter())
-        .flat_map(|f| ["-e".to_string(), f.to_string()])
+    let fields: Vec<&str> = ["frame.number", "_ws.col.Protocol"]
+        .into_iter()
+        .chain(FIELDS)
         .collect();
-    let mut compared = 0;
+    let compared = common::rows_equal_tsharks(&caps, &fields, &["DNS\t", "MDNS\t", "LLMNR\t"]);
     for c in &caps {
-        let theirs = Command::new("tshark")
-            .args(["-n", "-r"])
-            .arg(c)
-            .args(["-T", "fields"])
-            .args(&cols)
-            .output()
-            .unwrap();
-        let ours = common::stdout_of(
-            common::bin()
-                .arg("packets")
-                .arg(c)
-                .args(["-T", "fields"])
-                .args(&cols),
-        );
-        let ours: HashMap<&str, &str> = ours.lines().filter_map(|l| l.split_once('\t')).collect();
-        for line in String::from_utf8_lossy(&theirs.stdout).lines() {
-            let Some((n, rest)) = line.split_once('\t') else {
-                continue;
-            };
-            if ["DNS\t", "MDNS\t", "LLMNR\t"]
-                .iter()
-                .any(|p| rest.starts_with(p))
-            {
-                assert_eq!(ours.get(n), Some(&rest), "{} frame {n}", c.display());
-                compared += 1;
-            }
-        }
         for filter in [
             "dns",
             "mdns",
@@ -398,32 +367,7 @@ fn dns_lines_fields_and_filters_are_tsharks() {
             "dns.a == 10.0.0.5",
             "dns.flags.rcode == 3",
         ] {
-            let frames = |out: &[u8]| -> Vec<String> {
-                String::from_utf8_lossy(out)
-                    .lines()
-                    .map(str::to_string)
-                    .collect()
-            };
-            let theirs = Command::new("tshark")
-                .args(["-n", "-r"])
-                .arg(c)
-                .args(["-Y", filter, "-T", "fields", "-e", "frame.number"])
-                .output()
-                .unwrap();
-            let ours = common::stdout_of(common::bin().arg("packets").arg(c).args([
-                "-Y",
-                filter,
-                "-T",
-                "fields",
-                "-e",
-                "frame.number",
-            ]));
-            assert_eq!(
-                frames(ours.as_bytes()),
-                frames(&theirs.stdout),
-                "{} -Y {filter}",
-                c.display()
-            );
+            common::filter_selects_tsharks(c, filter);
         }
     }
     eprintln!("{compared} DNS, mDNS and LLMNR frames equal tshark's");

@@ -417,7 +417,7 @@ fn igmp_arp_and_icmpv6_lines_are_tsharks() {
     let mut caps = common::external_captures();
     let generated = [igmp_frames(), arp_frames(), nd_frames()].concat();
     caps.push(common::write_pcap(tmp.path(), "igmp-arp.pcap", &generated));
-    let cols = [
+    let fields = [
         "frame.number",
         "_ws.col.Protocol",
         "_ws.col.Info",
@@ -426,39 +426,8 @@ fn igmp_arp_and_icmpv6_lines_are_tsharks() {
         "igmp.max_resp",
         "igmp.maddr",
         "igmp.num_grp_recs",
-    ]
-    .map(|f| ["-e", f])
-    .concat();
-    let mut compared = 0;
-    for c in &caps {
-        let theirs = Command::new("tshark")
-            .args(["-n", "-r"])
-            .arg(c)
-            .args(["-T", "fields"])
-            .args(&cols)
-            .output()
-            .unwrap();
-        let ours = common::stdout_of(
-            common::bin()
-                .arg("packets")
-                .arg(c)
-                .args(["-T", "fields"])
-                .args(&cols),
-        );
-        let ours: HashMap<&str, &str> = ours.lines().filter_map(|l| l.split_once('\t')).collect();
-        for line in String::from_utf8_lossy(&theirs.stdout).lines() {
-            let Some((n, rest)) = line.split_once('\t') else {
-                continue;
-            };
-            if ["IGMP", "ARP\t", "ICMPv6\t"]
-                .iter()
-                .any(|p| rest.starts_with(p))
-            {
-                assert_eq!(ours.get(n), Some(&rest), "{} frame {n}", c.display());
-                compared += 1;
-            }
-        }
-    }
+    ];
+    let compared = common::rows_equal_tsharks(&caps, &fields, &["IGMP", "ARP\t", "ICMPv6\t"]);
     eprintln!("{compared} IGMP, ARP and ICMPv6 frames equal tshark's");
     // The external captures' 15 IGMP, 114 ARP and 238 ICMPv6 frames.
     let external = if caps.len() > 1 { 15 + 114 + 238 } else { 0 };
@@ -1148,7 +1117,7 @@ fn stp_lines_and_fields_are_tsharks() {
     let mut caps = common::external_captures();
     let generated = stp_frames();
     caps.push(common::write_pcap(tmp.path(), "stp.pcap", &generated));
-    let cols = [
+    let fields = [
         "frame.number",
         "_ws.col.Protocol",
         "_ws.col.Info",
@@ -1165,51 +1134,10 @@ fn stp_lines_and_fields_are_tsharks() {
         "stp.bridge.ext",
         "stp.bridge.hw",
         "stp.port",
-    ]
-    .map(|f| ["-e", f])
-    .concat();
-    let mut compared = 0;
+    ];
+    let compared = common::rows_equal_tsharks(&caps, &fields, &["STP\t"]);
     for c in &caps {
-        let theirs = Command::new("tshark")
-            .args(["-n", "-r"])
-            .arg(c)
-            .args(["-T", "fields"])
-            .args(&cols)
-            .output()
-            .unwrap();
-        let ours = common::stdout_of(
-            common::bin()
-                .arg("packets")
-                .arg(c)
-                .args(["-T", "fields"])
-                .args(&cols),
-        );
-        let ours: HashMap<&str, &str> = ours.lines().filter_map(|l| l.split_once('\t')).collect();
-        for line in String::from_utf8_lossy(&theirs.stdout).lines() {
-            let Some((n, rest)) = line.split_once('\t') else {
-                continue;
-            };
-            if rest.starts_with("STP\t") {
-                assert_eq!(ours.get(n), Some(&rest), "{} frame {n}", c.display());
-                compared += 1;
-            }
-        }
-        let numbers = |out: &[u8]| String::from_utf8_lossy(out).into_owned();
-        let theirs = Command::new("tshark")
-            .args(["-n", "-r"])
-            .arg(c)
-            .args(["-Y", "stp", "-T", "fields", "-e", "frame.number"])
-            .output()
-            .unwrap();
-        let ours = common::stdout_of(common::bin().arg("packets").arg(c).args([
-            "-Y",
-            "stp",
-            "-T",
-            "fields",
-            "-e",
-            "frame.number",
-        ]));
-        assert_eq!(ours, numbers(&theirs.stdout), "{} -Y stp", c.display());
+        common::filter_selects_tsharks(c, "stp");
     }
     eprintln!("{compared} spanning tree frames equal tshark's");
     let external = if caps.len() > 1 { 200 } else { 0 };

@@ -194,6 +194,66 @@ pub fn stdout_of(cmd: &mut assert_cmd::Command) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Compares `packets -T fields` with tshark's, frame by frame, for the
+/// `fields` given (`frame.number` first, then `_ws.col.Protocol`): every
+/// frame whose tshark row, from its Protocol column on, starts with one
+/// of `protocols` must be ours to the byte. Returns how many were.
+pub fn rows_equal_tsharks(captures: &[PathBuf], fields: &[&str], protocols: &[&str]) -> usize {
+    assert_eq!(
+        fields.get(..2),
+        Some(&["frame.number", "_ws.col.Protocol"][..])
+    );
+    let cols: Vec<&str> = fields.iter().flat_map(|f| ["-e", *f]).collect();
+    let mut compared = 0;
+    for c in captures {
+        let theirs = Command::new("tshark")
+            .args(["-n", "-r"])
+            .arg(c)
+            .args(["-T", "fields"])
+            .args(&cols)
+            .output()
+            .unwrap();
+        let ours = stdout_of(
+            bin()
+                .arg("packets")
+                .arg(c)
+                .args(["-T", "fields"])
+                .args(&cols),
+        );
+        let ours: std::collections::HashMap<&str, &str> =
+            ours.lines().filter_map(|l| l.split_once('\t')).collect();
+        for line in String::from_utf8_lossy(&theirs.stdout).lines() {
+            let Some((n, rest)) = line.split_once('\t') else {
+                continue;
+            };
+            if protocols.iter().any(|p| rest.starts_with(p)) {
+                assert_eq!(ours.get(n), Some(&rest), "{} frame {n}", c.display());
+                compared += 1;
+            }
+        }
+    }
+    compared
+}
+
+/// `packets -Y FILTER` selects the frames of `capture` tshark's `-Y`
+/// does.
+pub fn filter_selects_tsharks(capture: &Path, filter: &str) {
+    let args = ["-Y", filter, "-T", "fields", "-e", "frame.number"];
+    let theirs = Command::new("tshark")
+        .args(["-n", "-r"])
+        .arg(capture)
+        .args(args)
+        .output()
+        .unwrap();
+    let ours = stdout_of(bin().arg("packets").arg(capture).args(args));
+    assert_eq!(
+        ours,
+        String::from_utf8_lossy(&theirs.stdout),
+        "{} -Y {filter}",
+        capture.display()
+    );
+}
+
 /// The kinds of a JSON report's hints, in their order.
 pub fn hint_kinds(r: &serde_json::Value) -> Vec<&str> {
     r["hints"]
