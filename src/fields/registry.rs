@@ -64,6 +64,25 @@ macro_rules! boolean {
     };
 }
 
+/// A MAC address field read from the packet; `$e` gives an `Option` of
+/// the six bytes.
+macro_rules! ether {
+    ($name:literal, $title:literal, |$p:ident| $e:expr) => {
+        Field {
+            name: $name,
+            title: $title,
+            ty: Ether,
+            base: Base::None,
+            in_tshark: true,
+            names: None,
+            get: |c, o| {
+                let $p = c.pkt;
+                o.extend($e.map(Value::Ether));
+            },
+        }
+    };
+}
+
 /// A header that is there or not.
 macro_rules! presence {
     ($name:literal, $title:literal, |$p:ident| $e:expr) => {
@@ -558,24 +577,8 @@ pub static FIELDS: &[Field] = &[
         .map(|e| e.wlen)),
     // eth
     presence!("eth", "Ethernet", |p| p.eth.is_some()),
-    Field {
-        name: "eth.dst",
-        title: "Destination",
-        ty: Ether,
-        base: Base::None,
-        in_tshark: true,
-        names: None,
-        get: |c, o| o.extend(c.pkt.eth.map(|e| Value::Ether(e.dst))),
-    },
-    Field {
-        name: "eth.src",
-        title: "Source",
-        ty: Ether,
-        base: Base::None,
-        in_tshark: true,
-        names: None,
-        get: |c, o| o.extend(c.pkt.eth.map(|e| Value::Ether(e.src))),
-    },
+    ether!("eth.dst", "Destination", |p| p.eth.map(|e| e.dst)),
+    ether!("eth.src", "Source", |p| p.eth.map(|e| e.src)),
     Field {
         name: "eth.addr",
         title: "Address",
@@ -1370,21 +1373,9 @@ pub static FIELDS: &[Field] = &[
         Dec,
         |p| stp_bpdu(p).and_then(|b| b.root()).map(|r| r.ext)
     ),
-    Field {
-        name: "stp.root.hw",
-        title: "Root Bridge System ID",
-        ty: Ether,
-        base: Base::None,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            o.extend(
-                stp_bpdu(c.pkt)
-                    .and_then(|b| b.root())
-                    .map(|r| Value::Ether(r.mac)),
-            )
-        },
-    },
+    ether!("stp.root.hw", "Root Bridge System ID", |p| stp_bpdu(p)
+        .and_then(|b| b.root())
+        .map(|r| r.mac)),
     uint!("stp.root.cost", "Root Path Cost", 32, Dec, |p| stp_bpdu(p)
         .and_then(|b| b.root_cost())),
     uint!("stp.bridge.prio", "Bridge Priority", 16, Dec, |p| stp_bpdu(
@@ -1399,36 +1390,18 @@ pub static FIELDS: &[Field] = &[
         Dec,
         |p| stp_bpdu(p).and_then(|b| b.bridge()).map(|r| r.ext)
     ),
-    Field {
-        name: "stp.bridge.hw",
-        title: "Bridge System ID",
-        ty: Ether,
-        base: Base::None,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            o.extend(
-                stp_bpdu(c.pkt)
-                    .and_then(|b| b.bridge())
-                    .map(|r| Value::Ether(r.mac)),
-            )
-        },
-    },
+    ether!("stp.bridge.hw", "Bridge System ID", |p| stp_bpdu(p)
+        .and_then(|b| b.bridge())
+        .map(|r| r.mac)),
     uint!("stp.port", "Port identifier", 16, Hex, |p| stp_bpdu(p)
         .and_then(|b| b.port())),
     presence!("arp", "Address Resolution Protocol", |p| p.arp.is_some()),
     uint!("arp.opcode", "Opcode", 16, Dec, |p| p
         .arp
         .map(|a| a.operation)),
-    Field {
-        name: "arp.src.hw_mac",
-        title: "Sender MAC address",
-        ty: Ether,
-        base: Base::None,
-        in_tshark: true,
-        names: None,
-        get: |c, o| o.extend(c.pkt.arp.map(|a| Value::Ether(a.sender_mac))),
-    },
+    ether!("arp.src.hw_mac", "Sender MAC address", |p| p
+        .arp
+        .map(|a| a.sender_mac)),
     Field {
         name: "arp.src.proto_ipv4",
         title: "Sender IP address",
@@ -1438,15 +1411,9 @@ pub static FIELDS: &[Field] = &[
         names: None,
         get: |c, o| o.extend(c.pkt.arp.map(|a| Value::Ipv4(a.sender_ip))),
     },
-    Field {
-        name: "arp.dst.hw_mac",
-        title: "Target MAC address",
-        ty: Ether,
-        base: Base::None,
-        in_tshark: true,
-        names: None,
-        get: |c, o| o.extend(c.pkt.arp.map(|a| Value::Ether(a.target_mac))),
-    },
+    ether!("arp.dst.hw_mac", "Target MAC address", |p| p
+        .arp
+        .map(|a| a.target_mac)),
     Field {
         name: "arp.dst.proto_ipv4",
         title: "Target IP address",

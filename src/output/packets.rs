@@ -61,7 +61,7 @@ pub fn protocol(p: &Packet<'_>) -> &'static str {
     }
     match p.ethertype {
         Some(len) if len < 0x0600 => {
-            if is_stp(p) {
+            if p.stp().is_some() {
                 "STP"
             } else {
                 "LLC"
@@ -350,10 +350,6 @@ fn write_tcp_options(s: &mut String, tcp: &Tcp<'_>, seen: Option<&TcpSeen>) {
             _ => Ok(()),
         };
     }
-}
-
-fn is_stp(p: &Packet<'_>) -> bool {
-    p.stp().is_some()
 }
 
 /// A BPDU's summary, as tshark words it: `Conf. Root = 32768/1/00:11:..
