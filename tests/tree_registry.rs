@@ -103,6 +103,9 @@ fn the_tree_shows_every_registry_field() {
     for f in roce_dissect::synth::samples::other_traffic() {
         frames.push((f, LinkType::Ethernet));
     }
+    for f in roce_dissect::synth::samples::name_and_discovery() {
+        frames.push((f, LinkType::Ethernet));
+    }
     let mut wrong = std::collections::BTreeSet::new();
     let mut shown = std::collections::BTreeSet::new();
     for (data, link) in &frames {
@@ -146,6 +149,9 @@ fn the_tree_shows_every_registry_field() {
         "icmpv6.type",
         "igmp.maddr",
         "arp.dst.proto_ipv4",
+        "nbns.flags.opcode",
+        "dhcp.option.dhcp",
+        "http.response.code",
     ] {
         assert!(shown.contains(f), "{f} not checked");
     }

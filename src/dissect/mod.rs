@@ -278,6 +278,44 @@ pub struct Dns<'a> {
     pub offset: usize,
 }
 
+/// The application protocols roce-dissect reads in UDP datagrams beside
+/// RoCE: the name services, address configuration and discovery a
+/// mirror of a fabric's management network carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UdpApp {
+    Dns(crate::wire::dns::Flavour),
+    /// NetBIOS Name Service (port 137).
+    Nbns,
+    /// BOOTP and DHCP (ports 67 and 68).
+    Dhcp,
+    /// SSDP: HTTP over UDP port 1900.
+    Ssdp,
+}
+
+impl UdpApp {
+    /// The protocol known by `port`, as tshark's port table has it.
+    pub fn of_port(port: u16) -> Option<Self> {
+        use crate::wire::{dhcp, http, nbns};
+        match port {
+            nbns::PORT => Some(Self::Nbns),
+            dhcp::SERVER_PORT | dhcp::CLIENT_PORT => Some(Self::Dhcp),
+            http::SSDP_PORT => Some(Self::Ssdp),
+            _ => crate::wire::dns::Flavour::of_port(port).map(Self::Dns),
+        }
+    }
+}
+
+/// A UDP datagram's payload and the protocol it is read as.
+#[derive(Debug, Clone, Copy)]
+pub struct UdpPayload<'a> {
+    pub app: UdpApp,
+    pub bytes: &'a [u8],
+    /// Where the payload starts in the frame.
+    pub offset: usize,
+    /// The capture kept less of the datagram than UDP says it holds.
+    pub cut: bool,
+}
+
 /// An IPv6 extension header (Hop-by-Hop, Routing, Fragment, Destination
 /// Options, Authentication), in the order of the chain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -622,25 +660,59 @@ impl<'a> Packet<'a> {
         self.grh.map(|g| g.tclass >> 2)
     }
 
-    /// A DNS, mDNS or LLMNR message (by its UDP ports, as tshark tells
-    /// them), with whether the capture cut it short of the length UDP
-    /// gives it. `None` for RoCE and when the datagram is too short for a
-    /// DNS header (the summary line says UDP then).
-    pub fn dns(&self) -> Option<Dns<'a>> {
+    /// The application protocol of a UDP datagram that is not RoCE, by its
+    /// ports as tshark picks it (the lower port's protocol first, then the
+    /// higher's), with the datagram's payload (as much of what UDP's
+    /// length claims as was captured), where it starts in the frame, and
+    /// whether the capture cut it short. An SSDP datagram that does not
+    /// start with an HTTP line is none (tshark takes it for the
+    /// continuation of an earlier message in a conversation that had one,
+    /// which a frame alone cannot tell).
+    pub fn udp_app(&self) -> Option<UdpPayload<'a>> {
         let u = self.udp?;
         if self.roce.is_some() {
             return None;
         }
-        let flavour = crate::wire::dns::Flavour::by_ports(u.sport, u.dport)?;
         let start = usize::from(u.offset).checked_add(8)?;
         let claimed = usize::from(u.length).saturating_sub(8);
         let rest = self.data.get(start..)?;
         let bytes = rest.get(..claimed).unwrap_or(rest);
+        let (low, high) = if u.sport <= u.dport {
+            (u.sport, u.dport)
+        } else {
+            (u.dport, u.sport)
+        };
+        let app = UdpApp::of_port(low).or_else(|| UdpApp::of_port(high))?;
+        // Nothing to dissect: the line says UDP; and so it does for SSDP
+        // without a first line (not passed on to the other port).
+        if bytes.is_empty()
+            || app == UdpApp::Ssdp && crate::wire::http::StartLine::parse(bytes).line().is_none()
+        {
+            return None;
+        }
+        Some(UdpPayload {
+            app,
+            bytes,
+            offset: start,
+            cut: bytes.len() < claimed,
+        })
+    }
+
+    /// A DNS, mDNS or LLMNR message (by its UDP ports, as tshark tells
+    /// them), with whether the capture cut it short of the length UDP
+    /// gives it. `None` for RoCE and for other protocols; a datagram too
+    /// short for a DNS header has no message (the summary line says
+    /// `[Malformed Packet]`).
+    pub fn dns(&self) -> Option<Dns<'a>> {
+        let u = self.udp_app()?;
+        let UdpApp::Dns(flavour) = u.app else {
+            return None;
+        };
         Some(Dns {
             flavour,
-            message: crate::wire::dns::Message::new(bytes),
-            cut: bytes.len() < claimed,
-            offset: start,
+            message: crate::wire::dns::Message::new(u.bytes),
+            cut: u.cut,
+            offset: u.offset,
         })
     }
 

@@ -108,6 +108,63 @@ fn dns_message<'a>(p: &Packet<'a>) -> Option<crate::wire::dns::Message<'a>> {
     p.dns().and_then(|d| d.message)
 }
 
+/// An NBNS message (`None` when the frame has none, or one too short
+/// for its header).
+fn nbns_message<'a>(p: &Packet<'a>) -> Option<crate::wire::dns::Message<'a>> {
+    p.udp_app()
+        .filter(|u| u.app == crate::dissect::UdpApp::Nbns)
+        .and_then(|u| crate::wire::dns::Message::new(u.bytes))
+}
+
+/// A BOOTP or DHCP message. tshark reads a request's client address
+/// before anything else: a request cut short of it has no fields.
+fn dhcp_message<'a>(p: &Packet<'a>) -> Option<crate::wire::dhcp::Message<'a>> {
+    p.udp_app()
+        .filter(|u| u.app == crate::dissect::UdpApp::Dhcp)
+        .and_then(|u| crate::wire::dhcp::Message::new(u.bytes))
+        .filter(|m| m.op() != 1 || m.chaddr().is_some())
+}
+
+/// The client identifiers (option 61) that are a hardware type and an
+/// Ethernet MAC, as tshark shows them: under the header's own fields.
+fn dhcp_client_ids(m: &crate::wire::dhcp::Message<'_>) -> Vec<(u8, [u8; 6])> {
+    m.option_data(61)
+        .into_iter()
+        .filter_map(|d| match d {
+            &[1, a, b, c, d, e, f] => Some((1, [a, b, c, d, e, f])),
+            _ => None,
+        })
+        .collect()
+}
+
+/// An NBNS message's flags: the header's, and those a "wait for
+/// acknowledgement" response's NB records carry (tshark shows both under
+/// the same fields).
+fn nbns_flags(p: &Packet<'_>) -> Vec<u16> {
+    let Some(m) = nbns_message(p) else {
+        return Vec::new();
+    };
+    let mut v = vec![m.flags()];
+    if m.is_response() && m.opcode() == crate::wire::nbns::OPCODE_WACK {
+        for r in m.records().map_while(Result::ok) {
+            if r.section == crate::wire::dns::Section::Answer
+                && r.rtype == crate::wire::nbns::T_NB
+                && let Some(&[a, b]) = r.rdata.get(..2)
+            {
+                v.push(u16::from_be_bytes([a, b]));
+            }
+        }
+    }
+    v
+}
+
+/// An SSDP datagram's first line.
+fn ssdp_line<'a>(p: &Packet<'a>) -> Option<crate::wire::http::StartLine<'a>> {
+    p.udp_app()
+        .filter(|u| u.app == crate::dissect::UdpApp::Ssdp)
+        .map(|u| crate::wire::http::StartLine::parse(u.bytes))
+}
+
 /// A field with a value for each of a DNS-family message's records that
 /// has one: `$e` pushes them, given the message, whether it is mDNS (whose
 /// classes lose their top bit) and the record.
@@ -383,6 +440,19 @@ fn cm_ids(cm: &CmMessage) -> Option<(u32, u32)> {
     }
 }
 
+/// The name of a UDP application's layer in `frame.protocols` and
+/// display filters: `dns`, `nbns`, `dhcp` (`bootp` before an option says
+/// DHCP), `ssdp`.
+fn udp_app_filter_name(u: &crate::dissect::UdpPayload<'_>) -> &'static str {
+    use crate::dissect::UdpApp;
+    match u.app {
+        UdpApp::Dns(f) => f.filter_name(),
+        UdpApp::Nbns => "nbns",
+        UdpApp::Ssdp => "ssdp",
+        UdpApp::Dhcp => "dhcp",
+    }
+}
+
 /// `frame.protocols`: the layers tshark would list for what roce-dissect
 /// decodes (RoCE, PFC and the layers below them).
 fn protocols(c: &Ctx<'_, '_>) -> String {
@@ -413,20 +483,42 @@ fn protocols(c: &Ctx<'_, '_>) -> String {
     } else {
         match p.ip.map(|i| i.version) {
             Some(4) => parts.push("ip"),
-            Some(6) => parts.push("ipv6"),
+            Some(6) => {
+                parts.push("ipv6");
+                parts.extend(p.ip6_exts().filter_map(|e| match e.header {
+                    0 => Some("ipv6.hopopts"),
+                    43 => Some("ipv6.routing"),
+                    44 => Some("ipv6.fraghdr"),
+                    60 => Some("ipv6.dstopts"),
+                    51 => Some("ah"),
+                    _ => None,
+                }));
+            }
             _ => {}
         }
         if p.udp.is_some() {
             parts.push("udp");
         }
-        if let Some(d) = p.dns() {
-            parts.push(d.flavour.filter_name());
+        if let Some(u) = p.udp_app() {
+            parts.push(udp_app_filter_name(&u));
+        } else if p.roce.is_none()
+            && p.udp.is_some_and(|u| {
+                u.length > 8
+                    && u.sport != crate::wire::http::SSDP_PORT
+                    && u.dport != crate::wire::http::SSDP_PORT
+            })
+        {
+            // A payload no dissector takes: tshark's `data` (not after
+            // SSDP's port turned it down).
+            parts.push("data");
         }
         match p.other_l4 {
             Some(OtherL4::Tcp { .. }) => parts.push("tcp"),
             Some(OtherL4::Icmp { .. }) => parts.push("icmp"),
             Some(OtherL4::Icmpv6 { .. }) => parts.push("icmpv6"),
-            Some(OtherL4::Igmp { .. }) => parts.push("igmp"),
+            // tshark 4.0 lists IGMP twice (its version's dissector is
+            // the same protocol again).
+            Some(OtherL4::Igmp { .. }) => parts.extend(["igmp", "igmp"]),
             _ => {}
         }
         if p.roce.is_some() {
@@ -1192,6 +1284,213 @@ pub static FIELDS: &[Field] = &[
         .is_some_and(
             |d| d.flavour == crate::wire::dns::Flavour::Llmnr && d.message.is_some()
         )),
+    // NetBIOS Name Service: its header's fields (the message is laid out
+    // as DNS's).
+    presence!("nbns", "NetBIOS Name Service", |p| nbns_message(p)
+        .is_some()),
+    uint!("nbns.id", "Transaction ID", 16, Hex, |p| nbns_message(p)
+        .map(|m| m.id())),
+    Field {
+        name: "nbns.flags",
+        title: "Flags",
+        ty: Uint(16),
+        base: Hex,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            o.extend(
+                nbns_flags(c.pkt)
+                    .into_iter()
+                    .map(|f| Value::Uint(u64::from(f))),
+            )
+        },
+    },
+    Field {
+        name: "nbns.flags.response",
+        title: "Response",
+        ty: Bool,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            o.extend(
+                nbns_flags(c.pkt)
+                    .into_iter()
+                    .map(|f| Value::Bool(f & 0x8000 != 0)),
+            )
+        },
+    },
+    Field {
+        name: "nbns.flags.opcode",
+        title: "Opcode",
+        ty: Uint(16),
+        base: Dec,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            o.extend(
+                nbns_flags(c.pkt)
+                    .into_iter()
+                    .map(|f| Value::Uint(u64::from((f >> 11) & 0xf))),
+            )
+        },
+    },
+    uint!("nbns.flags.rcode", "Reply code", 16, Dec, |p| nbns_message(
+        p
+    )
+    .filter(|m| m.is_response())
+    .map(|m| m.rcode())),
+    uint!("nbns.count.queries", "Questions", 16, Dec, |p| {
+        nbns_message(p).map(|m| m.counts()[0])
+    }),
+    uint!("nbns.count.answers", "Answer RRs", 16, Dec, |p| {
+        nbns_message(p).map(|m| m.counts()[1])
+    }),
+    uint!("nbns.count.auth_rr", "Authority RRs", 16, Dec, |p| {
+        nbns_message(p).map(|m| m.counts()[2])
+    }),
+    uint!("nbns.count.add_rr", "Additional RRs", 16, Dec, |p| {
+        nbns_message(p).map(|m| m.counts()[3])
+    }),
+    // BOOTP and DHCP: one protocol to tshark's filters (`dhcp`), whichever
+    // its summary line names.
+    presence!("dhcp", "Dynamic Host Configuration Protocol", |p| {
+        dhcp_message(p).is_some()
+    }),
+    uint!("dhcp.type", "Message type", 8, Dec, |p| dhcp_message(p)
+        .map(|m| m.op())),
+    Field {
+        name: "dhcp.hw.type",
+        title: "Hardware type",
+        ty: Uint(8),
+        base: Hex,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some(m) = dhcp_message(c.pkt) {
+                o.extend(m.htype().map(|t| Value::Uint(u64::from(t))));
+                o.extend(
+                    dhcp_client_ids(&m)
+                        .into_iter()
+                        .map(|(t, _)| Value::Uint(u64::from(t))),
+                );
+            }
+        },
+    },
+    uint!("dhcp.hw.len", "Hardware address length", 8, Dec, |p| {
+        dhcp_message(p).and_then(|m| m.hlen())
+    }),
+    uint!("dhcp.id", "Transaction ID", 32, Hex, |p| dhcp_message(p)
+        .and_then(|m| m.xid())),
+    uint!("dhcp.flags", "Bootp flags", 16, Hex, |p| dhcp_message(p)
+        .and_then(|m| m.flags())),
+    Field {
+        name: "dhcp.ip.client",
+        title: "Client IP address",
+        ty: Ipv4,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            o.extend(
+                dhcp_message(c.pkt)
+                    .and_then(|m| m.address(0))
+                    .map(Value::Ipv4),
+            )
+        },
+    },
+    Field {
+        name: "dhcp.ip.your",
+        title: "Your (client) IP address",
+        ty: Ipv4,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            o.extend(
+                dhcp_message(c.pkt)
+                    .and_then(|m| m.address(1))
+                    .map(Value::Ipv4),
+            )
+        },
+    },
+    Field {
+        name: "dhcp.hw.mac_addr",
+        title: "Client MAC address",
+        ty: Ether,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some(m) = dhcp_message(c.pkt) {
+                o.extend(m.mac().map(Value::Ether));
+                o.extend(
+                    dhcp_client_ids(&m)
+                        .into_iter()
+                        .map(|(_, mac)| Value::Ether(mac)),
+                );
+            }
+        },
+    },
+    Field {
+        name: "dhcp.option.dhcp",
+        title: "DHCP",
+        ty: Uint(8),
+        base: Dec,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some(m) = dhcp_message(c.pkt) {
+                o.extend(
+                    m.message_types()
+                        .into_iter()
+                        .map(|t| Value::Uint(u64::from(t))),
+                );
+            }
+        },
+    },
+    // SSDP: HTTP's first line, in HTTP's fields.
+    presence!("ssdp", "Simple Service Discovery Protocol", |p| ssdp_line(
+        p
+    )
+    .is_some()),
+    presence!("http.request", "Request", |p| matches!(
+        ssdp_line(p),
+        Some(crate::wire::http::StartLine::Request { method, .. })
+            if !crate::wire::http::is_notification(method)
+    )),
+    presence!("http.notification", "Notification", |p| matches!(
+        ssdp_line(p),
+        Some(crate::wire::http::StartLine::Request { method, .. })
+            if crate::wire::http::is_notification(method)
+    )),
+    presence!("http.response", "Response", |p| matches!(
+        ssdp_line(p),
+        Some(crate::wire::http::StartLine::Response { .. })
+    )),
+    Field {
+        name: "http.request.method",
+        title: "Request Method",
+        ty: Str,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some(crate::wire::http::StartLine::Request { method, .. }) = ssdp_line(c.pkt) {
+                o.push(Value::Str(String::from_utf8_lossy(method)));
+            }
+        },
+    },
+    uint!(
+        "http.response.code",
+        "Status Code",
+        16,
+        Dec,
+        |p| match ssdp_line(p) {
+            Some(crate::wire::http::StartLine::Response { code, .. }) => code,
+            _ => None,
+        }
+    ),
     uint!("dns.id", "Transaction ID", 16, Hex, |p| dns_message(p)
         .map(|m| m.id())),
     uint!("dns.flags", "Flags", 16, Hex, |p| dns_message(p)

@@ -40,7 +40,7 @@ pub fn protocol(p: &Packet<'_>) -> &'static str {
         };
     }
     if p.udp.is_some() {
-        return p.dns().map_or("UDP", |d| d.flavour.protocol());
+        return p.udp_app().map_or("UDP", |u| udp_app_protocol(&u));
     }
     match p.other_l4 {
         Some(OtherL4::Tcp { .. }) => return "TCP",
@@ -193,6 +193,182 @@ fn write_dns(s: &mut String, d: &crate::dissect::Dns<'_>) {
             s.push_str(end);
             return;
         }
+    }
+}
+
+/// The Protocol column of a UDP application's datagram.
+fn udp_app_protocol(u: &crate::dissect::UdpPayload<'_>) -> &'static str {
+    use crate::dissect::UdpApp;
+    match u.app {
+        UdpApp::Dns(f) => f.protocol(),
+        UdpApp::Nbns => "NBNS",
+        UdpApp::Ssdp => "SSDP",
+        // DHCP once an option says which message it is; BOOTP before.
+        UdpApp::Dhcp => {
+            match crate::wire::dhcp::Message::new(u.bytes).and_then(|m| m.options().message_type) {
+                Some(_) => "DHCP",
+                None => "BOOTP",
+            }
+        }
+    }
+}
+
+/// The summary of an NBNS, DHCP or SSDP datagram (DNS has its own).
+fn write_udp_app(s: &mut String, u: &crate::dissect::UdpPayload<'_>) {
+    use crate::dissect::UdpApp;
+    match u.app {
+        UdpApp::Dns(_) => {}
+        UdpApp::Nbns => write_nbns(s, u.bytes),
+        UdpApp::Dhcp => write_dhcp(s, u.bytes),
+        // The request or status line, as tshark shows it.
+        UdpApp::Ssdp => {
+            if let Some(line) = crate::wire::http::StartLine::parse(u.bytes).line() {
+                crate::wire::push_text(s, line);
+                s.push(' ');
+            }
+        }
+    }
+}
+
+/// An NBNS message's summary, as tshark words it: the operation (`Name
+/// query response`), a response's error, then a request's questions
+/// (`NB INDEL1RES01<00>`) or a response's answers (`NB 10.0.0.5`); a
+/// message that ends early ends with `[Malformed Packet]`.
+fn write_nbns(s: &mut String, bytes: &[u8]) {
+    use crate::wire::dns::{Message, Section};
+    use crate::wire::nbns;
+    const MALFORMED: &str = "[Malformed Packet]";
+    let Some(m) = Message::new(bytes) else {
+        s.push_str(MALFORMED);
+        return;
+    };
+    match nbns::opcode_name(m.opcode()) {
+        Some(n) => s.push_str(n),
+        None => {
+            let _ = write!(s, "Unknown operation ({})", m.opcode());
+        }
+    }
+    let response = m.is_response();
+    if response {
+        s.push_str(" response");
+        if m.rcode() != 0 {
+            let _ = write!(s, ", {}", nbns::rcode_name(m.rcode()));
+        }
+    }
+    for r in m.records() {
+        let Ok(r) = r else {
+            s.push_str(MALFORMED);
+            return;
+        };
+        let name = nbns::name(&m, r.at);
+        let shown = match r.section {
+            Section::Question => !response,
+            Section::Answer => response,
+            _ => false,
+        };
+        // A node status record is read whole (its names, the unit ID and
+        // the statistics) from the message, whatever its length says.
+        let status_cut = r.section != Section::Question
+            && r.rtype == nbns::T_NBSTAT
+            && !r.rdata.is_empty()
+            && m.bytes().len().saturating_sub(r.rdata_at)
+                < nbns::status_len(r.rdata.first().copied().unwrap_or(0));
+        if !shown {
+            // Later records are read for the tree only, and a cut one
+            // ends the message there too.
+            if !r.whole || status_cut {
+                s.push_str(MALFORMED);
+                return;
+            }
+            continue;
+        }
+        let wack = m.opcode() == nbns::OPCODE_WACK;
+        if !(r.rtype == nbns::T_NB && wack && r.section == Section::Answer) {
+            let _ = write!(s, " {}", nbns::type_name(r.rtype));
+        }
+        if r.section == Section::Question {
+            match name {
+                Ok(n) => {
+                    let _ = write!(s, " {n}");
+                }
+                Err(_) => {
+                    s.push_str(MALFORMED);
+                    return;
+                }
+            }
+            continue;
+        }
+        if r.rtype == nbns::T_NB && !wack {
+            // The address after the first entry's flags (read wherever
+            // it is, as tshark does).
+            let at = r.rdata_at + 2;
+            match m.bytes().get(at..at + 4) {
+                Some(&[a, b, c, d]) => {
+                    let _ = write!(s, " {}", std::net::Ipv4Addr::new(a, b, c, d));
+                }
+                _ => {
+                    s.truncate(s.len() - " NB".len());
+                    s.push_str(MALFORMED);
+                    return;
+                }
+            }
+        }
+        if !r.whole || status_cut {
+            s.push_str(MALFORMED);
+            return;
+        }
+    }
+}
+
+/// A BOOTP or DHCP message's summary, as tshark words it: `DHCP Request  -
+/// Transaction ID 0x1234` (the type padded to eight places), or for BOOTP
+/// `Boot Request from 02:00:5e:10:00:01 (02:00:5e:10:00:01)`, `Boot
+/// Reply`.
+fn write_dhcp(s: &mut String, bytes: &[u8]) {
+    use crate::wire::dhcp;
+    const MALFORMED: &str = "[Malformed Packet]";
+    let Some(m) = dhcp::Message::new(bytes) else {
+        s.push_str(MALFORMED);
+        return;
+    };
+    let opts = m.options();
+    match opts.message_type {
+        Some(t) => {
+            let xid = m.xid().unwrap_or(0);
+            match dhcp::message_type_name(t) {
+                Some(n) => {
+                    let _ = write!(s, "DHCP {n:<8}");
+                }
+                None => {
+                    let _ = write!(s, "DHCP Unknown Message Type (0x{t:02x})");
+                }
+            }
+            let _ = write!(s, " - Transaction ID 0x{xid:x}");
+        }
+        None => match m.op() {
+            // The client's address, when the capture has it.
+            1 => match (m.mac(), m.chaddr()) {
+                (Some(mac), _) => {
+                    let mac = mac_string(&mac);
+                    let _ = write!(s, "Boot Request from {mac} ({mac})");
+                }
+                (None, Some([])) => s.push_str("Boot Request from <No address>"),
+                (None, Some(hw)) => {
+                    s.push_str("Boot Request from ");
+                    for b in hw {
+                        let _ = write!(s, "{b:02x}");
+                    }
+                }
+                (None, None) => {}
+            },
+            2 => s.push_str("Boot Reply"),
+            op => {
+                let _ = write!(s, "Unknown BOOTP message type ({op})");
+            }
+        },
+    }
+    if opts.malformed {
+        s.push_str(MALFORMED);
     }
 }
 
@@ -563,6 +739,8 @@ pub fn write_info(s: &mut String, p: &Packet<'_>, link_bps: u64, tcp: Option<&Tc
         }
     } else if let Some(d) = p.dns() {
         write_dns(s, &d);
+    } else if let Some(app) = p.udp_app() {
+        write_udp_app(s, &app);
     } else if let Some(u) = &p.udp {
         let _ = write!(
             s,

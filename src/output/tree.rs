@@ -166,6 +166,24 @@ fn dns_tree(t: &mut Tree<'_>, d: &crate::dissect::Dns<'_>) {
             format_args!("Flags: 0x{:04x} {op}", m.flags()),
         );
     }
+    t.text(
+        2,
+        format_args!(
+            "Response: Message is a {}",
+            if m.is_response() { "response" } else { "query" }
+        ),
+    );
+    t.text(2, format_args!("Opcode: {op} ({})", m.opcode()));
+    if m.is_response() {
+        t.text(
+            2,
+            format_args!(
+                "Reply code: {} ({})",
+                dns::rcode_name(m.rcode()).unwrap_or("Unknown error"),
+                m.rcode()
+            ),
+        );
+    }
     let titles = if m.opcode() == 5 {
         ["Zones", "Prerequisites", "Updates", "Additional RRs"]
     } else {
@@ -299,6 +317,278 @@ fn dns_tree(t: &mut Tree<'_>, d: &crate::dissect::Dns<'_>) {
                 "[Malformed Packet: the record's data runs past the end of the message]",
             );
             return;
+        }
+    }
+}
+
+/// An NBNS message: its header, then each section's records with their
+/// NetBIOS names (`INDEL1RES01<00>: type NB, class IN`) and, for answers,
+/// what they say.
+fn nbns_tree(t: &mut Tree<'_>, u: &crate::dissect::UdpPayload<'_>) {
+    use crate::wire::dns::{self, Message, Section};
+    use crate::wire::nbns;
+    let base = u.offset;
+    let Some(m) = Message::new(u.bytes) else {
+        t.text(0, "NetBIOS Name Service");
+        t.text(1, "[Malformed Packet: shorter than an NBNS header]");
+        return;
+    };
+    let len = m.bytes().len();
+    t.add(0, base, len, "NetBIOS Name Service");
+    t.add(1, base, 2, format_args!("Transaction ID: 0x{:04x}", m.id()));
+    let op = nbns::opcode_name(m.opcode()).unwrap_or("Unknown operation");
+    t.add(1, base + 2, 2, format_args!("Flags: 0x{:04x}", m.flags()));
+    t.text(
+        2,
+        format_args!(
+            "Response: Message is a {}",
+            if m.is_response() { "response" } else { "query" }
+        ),
+    );
+    t.text(2, format_args!("Opcode: {op} ({})", m.opcode()));
+    if m.is_response() {
+        t.text(
+            2,
+            format_args!(
+                "Reply code: {} ({})",
+                nbns::rcode_name(m.rcode()),
+                m.rcode()
+            ),
+        );
+    }
+    let titles = ["Questions", "Answer RRs", "Authority RRs", "Additional RRs"];
+    for (i, (title, n)) in titles.iter().zip(m.counts()).enumerate() {
+        t.add(1, base + 4 + 2 * i, 2, format_args!("{title}: {n}"));
+    }
+    let mut section = None;
+    for r in m.records() {
+        let Ok(r) = r else {
+            t.text(
+                1,
+                "[Malformed Packet: a record runs past the end of the message]",
+            );
+            return;
+        };
+        if section != Some(r.section) {
+            section = Some(r.section);
+            t.text(1, r.section.title());
+        }
+        let name = nbns::name(&m, r.at).unwrap_or_default();
+        let kind = nbns::type_name(r.rtype);
+        let class = dns::class_name(r.class);
+        t.add(
+            2,
+            base + r.at,
+            r.len.min(len.saturating_sub(r.at)),
+            format_args!("{name}: type {kind}, class {class}"),
+        );
+        t.text(3, format_args!("Name: {name}"));
+        t.text(3, format_args!("Type: {kind} ({})", r.rtype));
+        t.text(3, format_args!("Class: {class} ({})", r.class));
+        if r.section == Section::Question {
+            continue;
+        }
+        t.text(3, format_args!("Time to live: {} seconds", r.ttl));
+        t.text(3, format_args!("Data length: {}", r.rdata.len()));
+        if r.rtype == nbns::T_NB && m.opcode() != nbns::OPCODE_WACK {
+            for entry in r.rdata.chunks_exact(6) {
+                if let [f0, f1, a, b, c, d] = *entry {
+                    t.text(
+                        3,
+                        format_args!("Name flags: 0x{:04x}", u16::from_be_bytes([f0, f1])),
+                    );
+                    t.text(
+                        3,
+                        format_args!("Addr: {}", std::net::Ipv4Addr::new(a, b, c, d)),
+                    );
+                }
+            }
+        }
+        if !r.whole {
+            t.text(
+                3,
+                "[Malformed Packet: the record's data runs past the end of the message]",
+            );
+            return;
+        }
+    }
+}
+
+/// A BOOTP or DHCP message: its fixed header, then the message type the
+/// options give.
+fn dhcp_tree(t: &mut Tree<'_>, u: &crate::dissect::UdpPayload<'_>) {
+    use crate::wire::dhcp;
+    let base = u.offset;
+    let Some(m) = dhcp::Message::new(u.bytes) else {
+        return;
+    };
+    let opts = m.options();
+    let kind = opts.message_type.map(|t| {
+        dhcp::message_type_name(t).map_or_else(|| format!("Unknown ({t})"), str::to_string)
+    });
+    match &kind {
+        Some(k) => t.add(
+            0,
+            base,
+            u.bytes.len(),
+            format_args!("Dynamic Host Configuration Protocol ({k})"),
+        ),
+        None => t.add(
+            0,
+            base,
+            u.bytes.len(),
+            format_args!(
+                "Dynamic Host Configuration Protocol ({})",
+                if m.op() == 2 {
+                    "Boot Reply"
+                } else {
+                    "Boot Request"
+                }
+            ),
+        ),
+    }
+    let op = match m.op() {
+        1 => "Boot Request",
+        2 => "Boot Reply",
+        _ => "Unknown",
+    };
+    t.add(1, base, 1, format_args!("Message type: {op} ({})", m.op()));
+    if let Some(h) = m.htype() {
+        t.add(1, base + 1, 1, format_args!("Hardware type: 0x{h:02x}"));
+    }
+    if let Some(h) = m.hlen() {
+        t.add(1, base + 2, 1, format_args!("Hardware address length: {h}"));
+    }
+    if let Some(x) = m.xid() {
+        t.add(1, base + 4, 4, format_args!("Transaction ID: 0x{x:08x}"));
+    }
+    if let Some(f) = m.flags() {
+        let broadcast = if f & 0x8000 != 0 {
+            ", Broadcast flag (Broadcast)"
+        } else {
+            ""
+        };
+        t.add(
+            1,
+            base + 10,
+            2,
+            format_args!("Bootp flags: 0x{f:04x}{broadcast}"),
+        );
+    }
+    for (i, title) in [
+        "Client IP address",
+        "Your (client) IP address",
+        "Next server IP address",
+        "Relay agent IP address",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if let Some(a) = m.address(i) {
+            t.add(1, base + 12 + 4 * i, 4, format_args!("{title}: {a}"));
+        }
+    }
+    if let Some(mac) = m.mac() {
+        t.add(
+            1,
+            base + 28,
+            6,
+            format_args!("Client MAC address: {}", MacText(&mac)),
+        );
+    }
+    if let Some(k) = &kind {
+        t.text(1, format_args!("Option: (53) DHCP Message Type ({k})"));
+        for v in m.message_types() {
+            let name = dhcp::message_type_name(v).unwrap_or("Unknown");
+            t.text(2, format_args!("DHCP: {name} ({v})"));
+        }
+    }
+    for (htype, mac) in m.option_data(61).into_iter().filter_map(|d| match d {
+        &[h, a, b, c, d, e, f] => Some((h, [a, b, c, d, e, f])),
+        _ => None,
+    }) {
+        t.text(1, "Option: (61) Client identifier");
+        t.text(2, format_args!("Hardware type: 0x{htype:02x}"));
+        t.text(2, format_args!("Client MAC address: {}", MacText(&mac)));
+    }
+    if opts.malformed {
+        t.text(
+            1,
+            "[Malformed Packet: the message ends before its options do]",
+        );
+    }
+}
+
+/// An SSDP message: its first line with what it says, then the header
+/// lines up to the blank one, each with its line end shown as tshark
+/// shows it.
+fn ssdp_tree(t: &mut Tree<'_>, u: &crate::dissect::UdpPayload<'_>) {
+    use crate::wire::http::{StartLine, is_notification};
+    let base = u.offset;
+    t.add(0, base, u.bytes.len(), "Simple Service Discovery Protocol");
+    let mut at = 0usize;
+    let mut first = true;
+    while at < u.bytes.len() {
+        let rest = u.bytes.get(at..).unwrap_or_default();
+        let Some(end) = rest.iter().position(|&b| b == b'\n') else {
+            break;
+        };
+        let line = rest.get(..end).unwrap_or_default();
+        let (line, ending) = match line.strip_suffix(b"\r") {
+            Some(l) => (l, "\\r\\n"),
+            None => (line, "\\n"),
+        };
+        let mut text = String::with_capacity(line.len() + 4);
+        crate::wire::push_text(&mut text, line);
+        text.push_str(ending);
+        t.add(1, base + at, end + 1, text);
+        if first {
+            first = false;
+            match StartLine::parse(u.bytes) {
+                StartLine::Request { method, line } => {
+                    let method = String::from_utf8_lossy(method);
+                    let mut parts = line.split(|&b| b == b' ').skip(1);
+                    if is_notification(method.as_bytes()) {
+                        t.text(2, format_args!("Notification: {method}"));
+                    }
+                    t.text(2, format_args!("Request Method: {method}"));
+                    if let Some(uri) = parts.next() {
+                        t.text(
+                            2,
+                            format_args!("Request URI: {}", String::from_utf8_lossy(uri)),
+                        );
+                    }
+                    if let Some(v) = parts.next() {
+                        t.text(
+                            2,
+                            format_args!("Request Version: {}", String::from_utf8_lossy(v)),
+                        );
+                    }
+                }
+                StartLine::Response { code, line } => {
+                    let mut parts = line.splitn(3, |&b| b == b' ');
+                    if let Some(v) = parts.next() {
+                        t.text(
+                            2,
+                            format_args!("Response Version: {}", String::from_utf8_lossy(v)),
+                        );
+                    }
+                    if let Some(code) = code {
+                        t.text(2, format_args!("Status Code: {code}"));
+                    }
+                    if let Some(phrase) = parts.nth(1) {
+                        t.text(
+                            2,
+                            format_args!("Response Phrase: {}", String::from_utf8_lossy(phrase)),
+                        );
+                    }
+                }
+                StartLine::Continuation => {}
+            }
+        }
+        at += end + 1;
+        if line.is_empty() {
+            break;
         }
     }
 }
@@ -1359,6 +1649,13 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64, tcp: Option<&Tc
         t.add(1, at + 6, 2, format_args!("Checksum: 0x{:04x}", u.checksum));
         if let Some(d) = p.dns() {
             dns_tree(t, &d);
+        } else if let Some(u) = p.udp_app() {
+            match u.app {
+                crate::dissect::UdpApp::Nbns => nbns_tree(t, &u),
+                crate::dissect::UdpApp::Dhcp => dhcp_tree(t, &u),
+                crate::dissect::UdpApp::Ssdp => ssdp_tree(t, &u),
+                crate::dissect::UdpApp::Dns(_) => {}
+            }
         }
     }
     if let (Some(l), Some(at)) = (&p.lrh, p.offsets.lrh) {

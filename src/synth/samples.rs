@@ -448,3 +448,239 @@ pub fn tcp_analysis_cases() -> Vec<Vec<u8>> {
     ];
     segments.iter().map(tcp_frame).collect()
 }
+
+/// A UDP datagram from `sport` to `dport` over IPv4 (10.0.0.1 to
+/// 10.0.0.2) and Ethernet, checksums left 0.
+pub fn udp_frame(sport: u16, dport: u16, payload: &[u8]) -> Vec<u8> {
+    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+    let udp_len = u16::try_from(8 + payload.len()).unwrap_or(u16::MAX);
+    let ip_len = udp_len.saturating_add(20);
+    f.extend([0x45, 0]);
+    f.extend(ip_len.to_be_bytes());
+    f.extend([0, 1, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+    f.extend(sport.to_be_bytes());
+    f.extend(dport.to_be_bytes());
+    f.extend(udp_len.to_be_bytes());
+    f.extend([0, 0]);
+    f.extend(payload);
+    f
+}
+
+/// A NetBIOS name (15 characters padded with spaces, then its type) in
+/// first-level encoding, as a one-label DNS name with an optional scope.
+fn netbios_name(name: &[u8], kind: u8, scope: &[&[u8]]) -> Vec<u8> {
+    let mut raw = [b' '; 16];
+    for (d, s) in raw.iter_mut().zip(name.iter().take(15)) {
+        *d = *s;
+    }
+    raw[15] = kind;
+    let mut out = vec![32];
+    for c in raw {
+        out.extend([b'A' + (c >> 4), b'A' + (c & 15)]);
+    }
+    for label in scope {
+        out.push(u8::try_from(label.len()).unwrap_or(63));
+        out.extend(*label);
+    }
+    out.push(0);
+    out
+}
+
+/// A DNS-layout message: the header, then the records as given.
+fn name_service_message(id: u16, flags: u16, counts: [u16; 4], records: &[Vec<u8>]) -> Vec<u8> {
+    let mut m = Vec::new();
+    m.extend(id.to_be_bytes());
+    m.extend(flags.to_be_bytes());
+    for c in counts {
+        m.extend(c.to_be_bytes());
+    }
+    for r in records {
+        m.extend(r);
+    }
+    m
+}
+
+/// A question for `name` of type `kind` (class IN).
+fn question(name: &[u8], kind: u16) -> Vec<u8> {
+    let mut q = name.to_vec();
+    q.extend(kind.to_be_bytes());
+    q.extend([0, 1]);
+    q
+}
+
+/// A resource record for `name` (class IN, a TTL of 300 000 s).
+fn record(name: &[u8], kind: u16, data: &[u8]) -> Vec<u8> {
+    let mut r = question(name, kind);
+    r.extend(300_000u32.to_be_bytes());
+    r.extend(u16::try_from(data.len()).unwrap_or(u16::MAX).to_be_bytes());
+    r.extend(data);
+    r
+}
+
+/// A BOOTP message (op 1 request, 2 reply) with transaction ID `xid`,
+/// the client 02:00:5e:10:00:01, and `options` after the DHCP magic
+/// cookie (none: plain BOOTP without its vendor area) and an end option.
+fn bootp(op: u8, xid: u32, options: Option<&[u8]>) -> Vec<u8> {
+    let mut m = vec![op, 1, 6, 0];
+    m.extend(xid.to_be_bytes());
+    m.extend([0, 0, 0x80, 0]);
+    m.extend([0; 16]);
+    m.extend([2, 0, 0x5e, 0x10, 0, 1]);
+    m.resize(236, 0);
+    if let Some(o) = options {
+        m.extend([99, 130, 83, 99]);
+        m.extend(o);
+        m.push(255);
+    }
+    m
+}
+
+/// What a fabric's management network broadcasts beside RoCE and DNS:
+/// NetBIOS name queries, registrations and their answers (port 137),
+/// BOOTP and every DHCP message type (ports 67 and 68), and SSDP's
+/// discovery requests, notifications and answers (HTTP over UDP port
+/// 1900); with the odd ones tshark has words for (unknown operations and
+/// types, illegal names, messages cut short).
+pub fn name_and_discovery() -> Vec<Vec<u8>> {
+    let mut frames = Vec::new();
+    let host = netbios_name(b"INDEL1RES01", 0x00, &[]);
+    let server = netbios_name(b"HOST", 0x20, &[]);
+    let nb = |flags: u16, ip: [u8; 4]| {
+        let mut d = flags.to_be_bytes().to_vec();
+        d.extend(ip);
+        d
+    };
+    let nbns = [
+        name_service_message(0x1234, 0x0110, [1, 0, 0, 0], &[question(&host, 32)]),
+        name_service_message(
+            0x1234,
+            0x8500,
+            [0, 1, 0, 0],
+            &[record(&host, 32, &nb(0x6000, [10, 0, 0, 5]))],
+        ),
+        name_service_message(0x1235, 0x8503, [0, 1, 0, 0], &[record(&host, 10, &[])]),
+        name_service_message(
+            2,
+            0x2910,
+            [1, 0, 0, 1],
+            &[
+                question(&netbios_name(b"WORKGROUP", 0x1e, &[]), 32),
+                record(
+                    &netbios_name(b"WORKGROUP", 0x1e, &[]),
+                    32,
+                    &nb(0x8000, [10, 0, 0, 7]),
+                ),
+            ],
+        ),
+        name_service_message(
+            3,
+            0x3010,
+            [1, 0, 0, 1],
+            &[
+                question(&server, 32),
+                record(&server, 32, &nb(0, [10, 0, 0, 8])),
+            ],
+        ),
+        // A wait-for-acknowledgement response: flags in its data.
+        name_service_message(
+            4,
+            0xbc00,
+            [0, 1, 0, 0],
+            &[record(&server, 32, &[0x29, 0x10])],
+        ),
+        name_service_message(
+            5,
+            0x0000,
+            [1, 0, 0, 0],
+            &[question(&netbios_name(b"*", 0, &[]), 33)],
+        ),
+        name_service_message(
+            5,
+            0x8400,
+            [0, 1, 0, 0],
+            &[record(&netbios_name(b"*", 0, &[]), 33, &[0; 20])],
+        ),
+        name_service_message(6, 0x4010, [1, 0, 0, 0], &[question(&server, 32)]),
+        name_service_message(7, 0x7810, [1, 0, 0, 0], &[question(&server, 32)]),
+        name_service_message(8, 0x5810, [1, 0, 0, 0], &[question(&server, 32)]),
+        name_service_message(
+            9,
+            0x0110,
+            [1, 0, 0, 0],
+            &[question(
+                &netbios_name(b"HOST", 0x20, &[b"corp", b"example"]),
+                32,
+            )],
+        ),
+        name_service_message(10, 0x0110, [1, 0, 0, 0], &[question(b"\x04ABCD\x00", 32)]),
+        name_service_message(
+            11,
+            0x0110,
+            [1, 0, 0, 0],
+            &[question(&netbios_name(b"h\x01st", 3, &[]), 32)],
+        ),
+        name_service_message(12, 0x0110, [1, 0, 0, 0], &[question(&host, 12)]),
+        name_service_message(13, 0x8501, [0, 1, 0, 0], &[record(&host, 32, &[])]),
+        name_service_message(14, 0x8506, [0, 1, 0, 0], &[record(&host, 12, &[1, 2])]),
+    ];
+    for (i, m) in nbns.iter().enumerate() {
+        frames.push(udp_frame(137, 137, m));
+        if i == 0 {
+            // Cut inside the question's name, and shorter than a header.
+            frames.push(udp_frame(137, 137, &m[..30]));
+            frames.push(udp_frame(137, 137, &m[..3]));
+        }
+    }
+    for t in 0..=19u8 {
+        let op = if matches!(t, 1 | 3 | 4 | 7 | 8) { 1 } else { 2 };
+        let (sport, dport) = if op == 1 { (68, 67) } else { (67, 68) };
+        let m = bootp(op, 0xd18f_1a96 + u32::from(t), Some(&[53, 1, t]));
+        frames.push(udp_frame(sport, dport, &m));
+    }
+    for (op, options) in [
+        (1, None),
+        (2, None),
+        (1, Some(&[12, 3, b'a', b'b', b'c'][..])),
+        (1, Some(&[0, 0, 53, 1, 3][..])),
+        (1, Some(&[53, 1, 1, 53, 1, 3][..])),
+        (1, Some(&[12, 200, b'x'][..])),
+        (1, Some(&[53, 0][..])),
+        (3, Some(&[53, 1, 3][..])),
+    ] {
+        frames.push(udp_frame(68, 67, &bootp(op, 0x11, options)));
+    }
+    let request = bootp(1, 0x12, Some(&[53, 1, 1]));
+    for cut in [2, 30, 100] {
+        frames.push(udp_frame(68, 67, &request[..cut]));
+    }
+    for payload in [
+        &b"M-SEARCH * HTTP/1.1\r\nHOST: 239.255.255.250:1900\r\nMAN: \"ssdp:discover\"\r\nMX: 1\r\nST: ssdp:all\r\n\r\n"[..],
+        b"NOTIFY * HTTP/1.1\r\nHOST: 239.255.255.250:1900\r\nNT: upnp:rootdevice\r\nNTS: ssdp:alive\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nCACHE-CONTROL: max-age=1800\r\nST: upnp:rootdevice\r\n\r\n",
+        b"M-SEARCH * HTTP/1.1\nHOST: x\n\n",
+        b"HTTP/1.1 404 Not Found\r\n\r\n",
+        b"M-SEARCH  *  HTTP/1.1\r\n\r\n",
+        b"SUBSCRIBE /event HTTP/1.1\r\n\r\n",
+        b"HTTP/1.1 \r\n\r\n",
+        b"HTTP/1.1 abc OK\r\n\r\n",
+        b"GET /\xc3\xa9\x01 HTTP/1.1\r\n\r\n",
+    ] {
+        frames.push(udp_frame(50000, 1900, payload));
+    }
+    // Not HTTP, in a conversation that had none: UDP's.
+    for payload in [&b"FOO * HTTP/1.1\r\n\r\n"[..], b"not http\r\n"] {
+        frames.push(udp_frame(50001, 1900, payload));
+    }
+    frames.push(udp_frame(
+        1900,
+        50000,
+        b"HTTP/1.1 200 OK\r\nST: ssdp:all\r\n\r\n",
+    ));
+    // Ports: the lower one's protocol first; an empty datagram is UDP's.
+    frames.push(udp_frame(137, 53, &[0; 12]));
+    frames.push(udp_frame(5353, 137, &[0; 12]));
+    frames.push(udp_frame(67, 1900, b"x\r\n"));
+    frames.push(udp_frame(1900, 5353, b"x\r\n"));
+    frames.push(udp_frame(5000, 137, b""));
+    frames
+}

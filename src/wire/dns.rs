@@ -41,7 +41,8 @@ pub enum Flavour {
 }
 
 impl Flavour {
-    fn of_port(port: u16) -> Option<Self> {
+    /// The protocol known by `port`, if one of the three is.
+    pub fn of_port(port: u16) -> Option<Self> {
         match port {
             53 => Some(Self::Dns),
             5353 => Some(Self::Mdns),
@@ -227,7 +228,7 @@ impl<'a> Message<'a> {
                 if out.len() > start {
                     out.push('.');
                 }
-                push_label(out, label);
+                super::push_text(out, label);
             }
         });
         match walked {
@@ -322,31 +323,8 @@ impl<'a> Message<'a> {
         let start = at.checked_add(1)?;
         let s = self.bytes.get(start..start.checked_add(len)?)?;
         let mut text = String::new();
-        push_label(&mut text, s);
+        super::push_text(&mut text, s);
         Some((text, start.saturating_add(len)))
-    }
-}
-
-/// A label's bytes as tshark's `format_text` shows them: printable text
-/// (UTF-8 too) as it is, other bytes as `\ooo`.
-fn push_label(out: &mut String, label: &[u8]) {
-    if label.iter().all(|b| (0x20..0x7f).contains(b))
-        && let Ok(text) = std::str::from_utf8(label)
-    {
-        out.push_str(text);
-        return;
-    }
-    for chunk in label.utf8_chunks() {
-        for ch in chunk.valid().chars() {
-            if ch.is_control() {
-                out.push_str(&format!("\\{:03o}", u32::from(ch)));
-            } else {
-                out.push(ch);
-            }
-        }
-        for b in chunk.invalid() {
-            out.push_str(&format!("\\{b:03o}"));
-        }
     }
 }
 

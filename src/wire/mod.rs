@@ -18,13 +18,16 @@ pub mod aeth;
 pub mod atomic;
 pub mod bth;
 pub mod deth;
+pub mod dhcp;
 pub mod dns;
 pub mod erf;
 pub mod grh;
+pub mod http;
 pub mod icrc;
 pub mod igmp;
 pub mod lrh;
 pub mod mad;
+pub mod nbns;
 pub mod ndp;
 pub mod nvme;
 pub mod opcode;
@@ -129,6 +132,31 @@ pub(crate) fn put<const LEN: usize>(buf: &mut [u8; LEN], at: usize, src: &[u8]) 
     for (i, s) in src.iter().enumerate() {
         if let Some(d) = buf.get_mut(at.wrapping_add(i)) {
             *d = *s;
+        }
+    }
+}
+
+/// Bytes of text as tshark's `format_text` shows them: printable text
+/// (UTF-8 too) as it is, control characters and bytes that are not UTF-8
+/// as `\ooo`.
+pub fn push_text(out: &mut String, bytes: &[u8]) {
+    use std::fmt::Write as _;
+    if bytes.iter().all(|b| (0x20..0x7f).contains(b))
+        && let Ok(text) = std::str::from_utf8(bytes)
+    {
+        out.push_str(text);
+        return;
+    }
+    for chunk in bytes.utf8_chunks() {
+        for ch in chunk.valid().chars() {
+            if ch.is_control() {
+                let _ = write!(out, "\\{:03o}", u32::from(ch));
+            } else {
+                out.push(ch);
+            }
+        }
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\{b:03o}");
         }
     }
 }
