@@ -162,6 +162,10 @@ other_inputs() {
     # answers, one in 20 failing, mDNS announcements, LLMNR questions.
     local dm=$out/dns-$n.pcap
     want 'DNS|dns' && [ ! -f "$dm" ] && python3 bench/dns_mirror.py "$n" "$dm"
+    # A mirror's management broadcasts (bench/discovery_mirror.py): NetBIOS
+    # name queries, DHCP exchanges, SSDP discovery and announcements.
+    local dsc=$out/discovery-$n.pcap
+    want 'NBNS|DHCP|SSDP|dhcp' && [ ! -f "$dsc" ] && python3 bench/discovery_mirror.py "$n" "$dsc"
     # What a user would run for the pause graph: every link's PFC frames
     # and the MACs of its frames, through tshark.
     local t_cmd_pfc="for p in ${parts[*]}; do tshark -n -r \$p -T fields -e frame.time_epoch -e eth.src -e eth.dst -e macc.cbfc.enbv -e macc.cbfc.pause_time.c3 > /dev/null; done"
@@ -198,6 +202,8 @@ other_inputs() {
         "packets -Y tcp.analysis.flags|$tm|$bin packets $tm -Y tcp.analysis.flags|tshark -n -r $tm -Y tcp.analysis.flags"
         "packets: a mirror's DNS, mDNS, LLMNR (dns_mirror.py)|$dm|$bin packets $dm|tshark -n -r $dm"
         "packets -Y 'dns.flags.rcode == 3' (failed lookups)|$dm|$bin packets $dm -Y 'dns.flags.rcode == 3'|tshark -n -r $dm -Y 'dns.flags.rcode == 3'"
+        "packets: a mirror's NBNS, DHCP, SSDP (discovery_mirror.py)|$dsc|$bin packets $dsc|tshark -n -r $dsc"
+        "packets -Y 'dhcp.option.dhcp == 6' (refused leases)|$dsc|$bin packets $dsc -Y 'dhcp.option.dhcp == 6'|tshark -n -r $dsc -Y 'dhcp.option.dhcp == 6'"
         "report: a mirror's TCP conversations|$tm|$bin $tm --json|tshark -n -r $tm -q -z conv,tcp -z io,phs -z expert"
         "packets -Y ... -w: one QP's frames written as a capture|$f|$bin packets $f -Y 'bth.destqp == 0x00401d' -w $out/qp.pcapng|tshark -n -r $f -Y 'infiniband.bth.destqp == 0x00401d' -w $out/qp-tshark.pcapng"
         "report for 80 columns (--width 80 --all)|$f|$bin $f --all --width 80|tshark -n -r $f -q -z conv,udp"

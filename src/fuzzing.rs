@@ -83,7 +83,6 @@ pub fn nvme_capsule(data: &[u8]) {
 /// read through pointers that may loop), and the frame is shown every way
 /// with every field's values printed.
 pub fn dns_message(data: &[u8]) {
-    use crate::fields::{Ctx, FIELDS};
     use crate::wire::dns::Message;
     if let Some(m) = Message::new(data) {
         for r in m.records() {
@@ -97,17 +96,26 @@ pub fn dns_message(data: &[u8]) {
             let _ = m.character_string(r.rdata_at);
         }
     }
+    udp_payload_everywhere(data, &[(40000, 53), (40000, 5353), (40000, 5355)], &["dns"]);
+}
+
+/// `data` as the payload of a UDP datagram between each pair of ports,
+/// whole and cut one byte short as a snap length would: its summary line,
+/// its header tree (whose byte ranges stay inside the frame, and whose
+/// two renderings agree) and the fields whose names start with one of
+/// `prefixes`.
+fn udp_payload_everywhere(data: &[u8], ports: &[(u16, u16)], prefixes: &[&str]) {
+    use crate::fields::{Ctx, FIELDS};
     let payload = data.get(..data.len().min(1400)).unwrap_or_default();
-    for port in [53u16, 5353, 5355] {
+    for &(sport, dport) in ports {
         let mut bytes = Vec::new();
         let built = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
             .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
-            .udp(40000, port)
+            .udp(sport, dport)
             .write(&mut bytes, payload);
         if built.is_err() {
             return;
         }
-        // Whole, and cut one byte short as a snap length would.
         for cut in [0, 1] {
             let frame = bytes.get(..bytes.len() - cut).unwrap_or_default();
             let f = Frame {
@@ -126,13 +134,51 @@ pub fn dns_message(data: &[u8]) {
             write_header_tree(&p, 100_000_000_000, None, &mut lines);
             assert_eq!(lines, render_tree(&nodes).into_bytes());
             let mut s = String::new();
-            for field in FIELDS.iter().filter(|f| f.name.starts_with("dns")) {
+            for field in FIELDS.iter().filter(|f| {
+                prefixes.iter().any(|x| f.name.starts_with(x)) || f.name == "frame.protocols"
+            }) {
                 for v in field.values(&Ctx::alone(&p)) {
                     field.format(&v, &mut s);
                 }
             }
         }
     }
+}
+
+/// An NBNS, BOOTP/DHCP or SSDP message: each parser on its own (NetBIOS
+/// names of every record, the DHCP options, the HTTP first line), then
+/// as the payload of a datagram to each protocol's port.
+pub fn discovery_message(data: &[u8]) {
+    use crate::wire::{dhcp, dns, http, nbns};
+    if let Some(m) = dns::Message::new(data) {
+        for r in m.records().map_while(Result::ok) {
+            if let Ok(name) = nbns::name(&m, r.at) {
+                assert!(!name.is_empty());
+            }
+        }
+    }
+    if let Some(m) = dhcp::Message::new(data) {
+        let o = m.options();
+        let types = m.message_types();
+        assert!(types.last().is_none() || o.message_type.is_some());
+        for d in m.option_data(61) {
+            assert!(d.len() <= data.len());
+        }
+        let _ = (m.mac(), m.chaddr(), m.xid(), m.address(3));
+    }
+    match http::StartLine::parse(data) {
+        http::StartLine::Request { method, line } => {
+            assert!(line.starts_with(method));
+            assert!(!line.contains(&b'\n'));
+        }
+        http::StartLine::Response { line, .. } => assert!(!line.contains(&b'\r')),
+        http::StartLine::Continuation => {}
+    }
+    udp_payload_everywhere(
+        data,
+        &[(137, 137), (68, 67), (67, 68), (50000, 1900), (1900, 5353)],
+        &["nbns", "dhcp", "http", "ssdp"],
+    );
 }
 
 /// A display filter: parsed (or refused with an error that prints), and

@@ -22,6 +22,20 @@ fn skipped(name: &str) -> Option<&'static str> {
     }
 }
 
+/// Whether `field` is compared on a frame whose layers tshark lists as
+/// `proto`: `frame.protocols` (see [`skipped`]) on RoCE and MAC Control
+/// frames only, and HTTP's fields on UDP (SSDP) only: roce-dissect reads
+/// no HTTP over TCP, where tshark finds it by heuristics and shows its
+/// fields on the segment that ends a reassembled message.
+fn compared_on(field: &str, proto: &str) -> bool {
+    let known = proto.contains("infiniband") || proto.ends_with(":macc");
+    match field {
+        "frame.protocols" => known,
+        f if f.starts_with("http.") => proto.contains(":udp:"),
+        _ => true,
+    }
+}
+
 fn tshark_fields() -> Vec<&'static Field> {
     FIELDS.iter().filter(|f| f.in_tshark).collect()
 }
@@ -218,14 +232,13 @@ fn fields_print_as_tshark_prints_them() {
             let tc: Vec<&str> = tl.split('\t').collect();
             let oc: Vec<&str> = ol.split('\t').collect();
             let proto = tc.get(proto_at).copied().unwrap_or("");
-            let known = proto.contains("infiniband") || proto.ends_with(":macc");
             let opcode = oc.get(opcode_at).and_then(|o| o.parse::<u8>().ok());
             for (i, f) in fields.iter().enumerate() {
                 let (mut a, b) = (
                     tc.get(i).copied().unwrap_or(""),
                     oc.get(i).copied().unwrap_or(""),
                 );
-                if skipped(f.name).is_some() && !known || tshark_wrong(f.name, opcode) {
+                if !compared_on(f.name, proto) || tshark_wrong(f.name, opcode) {
                     continue;
                 }
                 // tshark 4.0 adds ImmDt and IETH twice to the tree.

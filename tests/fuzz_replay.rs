@@ -92,3 +92,13 @@ fn fabric_inputs() {
 fn dns_message_inputs() {
     assert!(replay("dns_message", roce_dissect::fuzzing::dns_message) >= 22);
 }
+
+#[test]
+fn discovery_message_inputs() {
+    assert!(
+        replay(
+            "discovery_message",
+            roce_dissect::fuzzing::discovery_message
+        ) >= 37
+    );
+}

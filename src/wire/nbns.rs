@@ -22,7 +22,9 @@ pub const OPCODE_WACK: u8 = 7;
 /// count, 18 bytes a name (its 16 bytes and flags), the unit ID (6) and
 /// the statistics (36).
 pub fn status_len(names: u8) -> usize {
-    usize::from(names).saturating_mul(18).saturating_add(1 + 6 + 36)
+    usize::from(names)
+        .saturating_mul(18)
+        .saturating_add(1 + 6 + 36)
 }
 
 /// The bytes of a NetBIOS name: 15 characters and a type byte.
@@ -113,7 +115,10 @@ pub fn name(m: &Message<'_>, at: usize) -> Result<String, Short> {
     }
     let (chars, kind) = raw.split_at(NAME_LEN - 1);
     let mut out = String::with_capacity(24);
-    let end = chars.iter().rposition(|&c| c != b' ').map_or(0, |i| i.saturating_add(1));
+    let end = chars
+        .iter()
+        .rposition(|&c| c != b' ')
+        .map_or(0, |i| i.saturating_add(1));
     for &c in chars.get(..end).unwrap_or_default() {
         if (0x20..0x7f).contains(&c) {
             out.push(char::from(c));
