@@ -145,11 +145,21 @@ fn udp_payload_everywhere(data: &[u8], ports: &[(u16, u16)], prefixes: &[&str]) 
     }
 }
 
-/// An NBNS, BOOTP/DHCP or SSDP message: each parser on its own (NetBIOS
-/// names of every record, the DHCP options, the HTTP first line), then
-/// as the payload of a datagram to each protocol's port.
+/// An NBNS, BOOTP/DHCP or SSDP message, or an SSH segment: each parser on
+/// its own (NetBIOS names of every record, the DHCP options, the HTTP
+/// first line, SSH's version line and packets in the clear), then as the
+/// payload of a datagram to each protocol's port and of a TCP segment to
+/// port 22 after a version line.
 pub fn discovery_message(data: &[u8]) {
-    use crate::wire::{dhcp, dns, http, nbns};
+    use crate::wire::{dhcp, dns, http, nbns, ssh};
+    for (version, encrypted) in [(None, false), (Some(2), false), (Some(2), true)] {
+        let r = ssh::read(data, version, encrypted);
+        let plain: usize = r.plain.iter().map(|p| p.size()).sum();
+        assert!(r.encrypted_at + r.encrypted.len() == data.len());
+        assert!(plain <= r.encrypted_at);
+        assert!(!encrypted || r.plain.is_empty());
+    }
+    ssh_segments(data);
     if let Some(m) = dns::Message::new(data) {
         for r in m.records().map_while(Result::ok) {
             if let Ok(name) = nbns::name(&m, r.at) {
@@ -179,6 +189,46 @@ pub fn discovery_message(data: &[u8]) {
         &[(137, 137), (68, 67), (67, 68), (50000, 1900), (1900, 5353)],
         &["nbns", "dhcp", "http", "ssdp"],
     );
+}
+
+/// `data` as the payload of an SSH client's segment after its version
+/// line, followed as a conversation: its line, tree and SSH fields.
+fn ssh_segments(data: &[u8]) {
+    use crate::fields::{Ctx, FIELDS};
+    let payload = data.get(..data.len().min(1400)).unwrap_or_default();
+    let mut tracker = crate::analysis::tcp::TcpTracker::new();
+    let mut seq = 1u32;
+    for p in [&b"SSH-2.0-OpenSSH_9.2\r\n"[..], payload] {
+        let mut bytes = Vec::new();
+        let built = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+            .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+            .tcp(40000, 22, seq, 512)
+            .write(&mut bytes, p);
+        if built.is_err() {
+            return;
+        }
+        seq = seq.wrapping_add(p.len() as u32);
+        let f = Frame::whole(&bytes, LinkType::Ethernet);
+        let pkt = dissect(&f, &DissectOptions::default());
+        let tcp = tracker.see(&pkt);
+        let _ = summary_line(&pkt, 0, 9, 100_000_000_000, tcp.as_ref());
+        let nodes = header_tree(&pkt, 100_000_000_000, tcp.as_ref());
+        for n in &nodes {
+            if let Some(r) = &n.bytes {
+                assert!(r.end <= bytes.len(), "{} past the frame", n.text);
+            }
+        }
+        let ctx = Ctx {
+            tcp,
+            ..Ctx::alone(&pkt)
+        };
+        let mut s = String::new();
+        for field in FIELDS.iter().filter(|f| f.name.starts_with("ssh")) {
+            for v in field.values(&ctx) {
+                field.format(&v, &mut s);
+            }
+        }
+    }
 }
 
 /// A display filter: parsed (or refused with an error that prints), and

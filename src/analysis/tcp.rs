@@ -74,6 +74,13 @@ pub struct TcpSeen {
     /// What the sequence analysis measured of the segment (tshark's
     /// `[SEQ/ACK analysis]`).
     pub measured: Measured,
+    /// The SSH version an earlier segment's version line announced (an
+    /// SSH connection's; tshark names the protocol `SSHv2` then, and reads
+    /// the key exchange's packets in the clear).
+    pub ssh_version: Option<u8>,
+    /// The sender's side of that SSH connection sent its New Keys in an
+    /// earlier segment: what it sends now is encrypted.
+    pub ssh_encrypted: bool,
 }
 
 /// What tshark's sequence analysis measures of a segment beside its notes,
@@ -120,6 +127,11 @@ pub struct TcpFacts {
     /// and how many there are: none without the option.
     pub sack: [(u32, u32); 3],
     pub sacks: u8,
+    /// The SSH version the segment's payload announces, if it is an SSH
+    /// version line.
+    pub ssh_version: Option<u8>,
+    /// The segment's SSH packets in the clear end with New Keys.
+    pub ssh_newkeys: bool,
 }
 
 impl TcpFacts {
@@ -148,6 +160,13 @@ impl TcpFacts {
             window: tcp.window(),
             len: pkt.tcp_payload_len().unwrap_or(0),
             window_shift: tcp.window_shift(),
+            ssh_version: pkt.ssh().and_then(|s| crate::wire::ssh::version(s.payload)),
+            ssh_newkeys: pkt.ssh().is_some_and(|s| {
+                crate::wire::ssh::read(s.payload, Some(2), false)
+                    .plain
+                    .last()
+                    .is_some_and(|p| p.code == crate::wire::ssh::NEWKEYS)
+            }),
         })
     }
 
@@ -467,6 +486,10 @@ struct Conversation {
     /// When its first frame and its latest were sent.
     first_ns: u64,
     prev_ns: u64,
+    /// The SSH version the first version line announced, and whether
+    /// each side has sent its New Keys.
+    ssh_version: Option<u8>,
+    ssh_newkeys: [bool; 2],
 }
 
 /// `a` after `b` in sequence space (tshark's GT_SEQ).
@@ -736,6 +759,8 @@ impl TcpTracker {
                 first_rtt_ns: None,
                 first_ns: ts_ns,
                 prev_ns: ts_ns,
+                ssh_version: None,
+                ssh_newkeys: [false; 2],
             }
         };
         let conv = self.conversations.entry(key).or_insert_with(&mut fresh);
@@ -805,6 +830,16 @@ impl TcpTracker {
         };
         let (since_first_ns, since_prev_ns) = (since(conv.first_ns), since(conv.prev_ns));
         conv.prev_ns = ts_ns;
+        let ssh_version = conv.ssh_version;
+        let ssh_encrypted = conv.ssh_newkeys[fwd];
+        if conv.ssh_version.is_none() {
+            conv.ssh_version = seg.ssh_version;
+        }
+        // New Keys counts once the version is known (before it, tshark
+        // reads nothing in the clear).
+        if conv.ssh_version.is_some() && seg.ssh_newkeys {
+            conv.ssh_newkeys[fwd] = true;
+        }
         let sides = &conv.sides;
         Some(TcpSeen {
             stream: conv.stream,
@@ -817,6 +852,8 @@ impl TcpTracker {
             since_first_ns,
             since_prev_ns,
             measured,
+            ssh_version,
+            ssh_encrypted,
         })
     }
 }

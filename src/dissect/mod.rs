@@ -278,6 +278,16 @@ pub struct Dns<'a> {
     pub offset: usize,
 }
 
+/// A TCP segment of an SSH connection with a payload.
+#[derive(Debug, Clone, Copy)]
+pub struct Ssh<'a> {
+    pub payload: &'a [u8],
+    /// Where the payload starts in the frame.
+    pub offset: usize,
+    /// Sent to port 22 (tshark's `Client:`), else from it (`Server:`).
+    pub from_client: bool,
+}
+
 /// The application protocols roce-dissect reads in UDP datagrams beside
 /// RoCE: the name services, address configuration and discovery a
 /// mirror of a fabric's management network carries.
@@ -780,6 +790,35 @@ impl<'a> Packet<'a> {
         let start =
             u32::from(offset).saturating_add(u32::try_from(tcp.header_len()).unwrap_or(u32::MAX));
         Some(end.saturating_sub(start))
+    }
+
+    /// The TCP segment's payload as captured (up to the IP packet's
+    /// claimed end: Ethernet padding is not part of it), and where it
+    /// starts in the frame.
+    pub fn tcp_payload(&self) -> Option<(&'a [u8], usize)> {
+        let OtherL4::Tcp { offset, .. } = self.other_l4? else {
+            return None;
+        };
+        let start = usize::from(offset).checked_add(self.tcp()?.header_len())?;
+        let len = usize::try_from(self.tcp_payload_len()?).ok()?;
+        let rest = self.data.get(start..)?;
+        Some((rest.get(..len).unwrap_or(rest), start))
+    }
+
+    /// A TCP segment to or from SSH's port with a payload: the payload,
+    /// where it starts in the frame, and whether the client sent it (to
+    /// port 22, as tshark tells the sides).
+    pub fn ssh(&self) -> Option<Ssh<'a>> {
+        let (sport, dport) = self.other_l4?.tcp()?;
+        if sport != crate::wire::ssh::PORT && dport != crate::wire::ssh::PORT {
+            return None;
+        }
+        let (payload, offset) = self.tcp_payload()?;
+        (!payload.is_empty()).then_some(Ssh {
+            payload,
+            offset,
+            from_client: dport == crate::wire::ssh::PORT,
+        })
     }
 
     /// `len` bytes of the frame from `offset`, if captured.

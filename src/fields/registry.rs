@@ -165,6 +165,28 @@ fn ssdp_line<'a>(p: &Packet<'a>) -> Option<crate::wire::http::StartLine<'a>> {
         .map(|u| crate::wire::http::StartLine::parse(u.bytes))
 }
 
+/// An SSH segment and what its payload holds, read with what its
+/// connection said before it (when the frame loop followed it).
+fn ssh_reading<'a>(
+    c: &Ctx<'_, 'a>,
+) -> Option<(crate::dissect::Ssh<'a>, crate::wire::ssh::Reading<'a>)> {
+    let ssh = c.pkt.ssh()?;
+    let (version, encrypted) = c
+        .tcp
+        .as_ref()
+        .map_or((None, false), |t| (t.ssh_version, t.ssh_encrypted));
+    Some((ssh, crate::wire::ssh::read(ssh.payload, version, encrypted)))
+}
+
+/// The encrypted part of an SSH segment sent before any version line was
+/// seen (tshark splits it into the length and the packet; after New Keys
+/// it tries to decrypt instead and shows neither).
+fn ssh_encrypted_unknown<'a>(c: &Ctx<'_, 'a>) -> Option<&'a [u8]> {
+    let (_, r) = ssh_reading(c)?;
+    let known = c.tcp.as_ref().and_then(|t| t.ssh_version).is_some() || r.version_line.is_some();
+    (!known && !r.encrypted.is_empty()).then_some(r.encrypted)
+}
+
 /// A field with a value for each of a DNS-family message's records that
 /// has one: `$e` pushes them, given the message, whether it is mDNS (whose
 /// classes lose their top bit) and the record.
@@ -513,7 +535,12 @@ fn protocols(c: &Ctx<'_, '_>) -> String {
             parts.push("data");
         }
         match p.other_l4 {
-            Some(OtherL4::Tcp { .. }) => parts.push("tcp"),
+            Some(OtherL4::Tcp { .. }) => {
+                parts.push("tcp");
+                if p.ssh().is_some() {
+                    parts.push("ssh");
+                }
+            }
             Some(OtherL4::Icmp { .. }) => parts.push("icmp"),
             Some(OtherL4::Icmpv6 { .. }) => parts.push("icmpv6"),
             // tshark 4.0 lists IGMP twice (its version's dissector is
@@ -631,7 +658,7 @@ pub static FIELDS: &[Field] = &[
     column!(
         "_ws.col.Protocol",
         "Protocol column (RoCEv1, RoCEv2, InfiniBand, PFC, ...)",
-        |c, s| s.push_str(out::protocol(c.pkt)),
+        |c, s| s.push_str(out::protocol_in(c.pkt, c.tcp.as_ref())),
     ),
     column!(
         "_ws.col.Length",
@@ -1284,6 +1311,104 @@ pub static FIELDS: &[Field] = &[
         .is_some_and(
             |d| d.flavour == crate::wire::dns::Flavour::Llmnr && d.message.is_some()
         )),
+    // SSH: the version exchange, the key exchange's packets in the clear
+    // and the encrypted rest.
+    presence!("ssh", "SSH Protocol", |p| p.ssh().is_some()),
+    Field {
+        name: "ssh.protocol",
+        title: "Protocol",
+        ty: Str,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some(line) = c
+                .pkt
+                .ssh()
+                .and_then(|s| crate::wire::ssh::version_line(s.payload))
+            {
+                let mut text = String::new();
+                crate::wire::push_text(&mut text, line);
+                o.push(Value::Str(Cow::Owned(text)));
+            }
+        },
+    },
+    boolean!("ssh.direction", "Direction", |p| p
+        .ssh()
+        .map(|s| !s.from_client)),
+    Field {
+        name: "ssh.packet_length",
+        title: "Packet Length",
+        ty: Uint(32),
+        base: Dec,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some((_, r)) = ssh_reading(c) {
+                o.extend(
+                    r.plain
+                        .iter()
+                        .map(|p| Value::Uint(u64::from(p.packet_length))),
+                );
+            }
+        },
+    },
+    Field {
+        name: "ssh.padding_length",
+        title: "Padding Length",
+        ty: Uint(8),
+        base: Dec,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some((_, r)) = ssh_reading(c) {
+                o.extend(
+                    r.plain
+                        .iter()
+                        .map(|p| Value::Uint(u64::from(p.padding_length))),
+                );
+            }
+        },
+    },
+    Field {
+        name: "ssh.message_code",
+        title: "Message Code",
+        ty: Uint(8),
+        base: Dec,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some((_, r)) = ssh_reading(c) {
+                o.extend(r.plain.iter().map(|p| Value::Uint(u64::from(p.code))));
+            }
+        },
+    },
+    Field {
+        name: "ssh.packet_length_encrypted",
+        title: "Packet Length (encrypted)",
+        ty: Bytes,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some(e) = ssh_encrypted_unknown(c) {
+                o.push(Value::Bytes(Cow::Borrowed(e.get(..4).unwrap_or(e))));
+            }
+        },
+    },
+    Field {
+        name: "ssh.encrypted_packet",
+        title: "Encrypted Packet",
+        ty: Bytes,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some(e) = ssh_encrypted_unknown(c).and_then(|e| e.get(4..)) {
+                o.push(Value::Bytes(Cow::Borrowed(e)));
+            }
+        },
+    },
     // NetBIOS Name Service: its header's fields (the message is laid out
     // as DNS's).
     presence!("nbns", "NetBIOS Name Service", |p| nbns_message(p)

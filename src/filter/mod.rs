@@ -276,6 +276,15 @@ fn contextual(f: &Field) -> bool {
                 | "tcp.window_size"
                 | "tcp.options.sack_le"
                 | "tcp.options.sack_re"
+                // What an SSH connection's version line and New Keys
+                // said before the segment: SSH or SSHv2, in the clear or
+                // encrypted.
+                | "_ws.col.Protocol"
+                | "ssh.packet_length"
+                | "ssh.padding_length"
+                | "ssh.message_code"
+                | "ssh.packet_length_encrypted"
+                | "ssh.encrypted_packet"
         )
 }
 

@@ -12,8 +12,27 @@ use crate::wire::mad::CmMessage;
 use crate::wire::pause::{PauseRepr, quanta_to_ns};
 use crate::wire::tcp::{Tcp, TcpOption};
 
-/// The protocol column.
+/// The protocol column, of a frame alone: an SSH segment reads as `SSH`
+/// (see [`protocol_in`] for what its connection says).
 pub fn protocol(p: &Packet<'_>) -> &'static str {
+    protocol_in(p, None)
+}
+
+/// The protocol column of a frame in its TCP conversation (`tcp`, when the
+/// frame loop followed it): an SSH connection's segments are `SSHv2` once
+/// a version line said so.
+pub fn protocol_in(p: &Packet<'_>, tcp: Option<&TcpSeen>) -> &'static str {
+    if p.ssh().is_some() {
+        return match tcp.and_then(|t| t.ssh_version) {
+            Some(2) => "SSHv2",
+            Some(_) => "SSHv1",
+            None => "SSH",
+        };
+    }
+    frame_protocol(p)
+}
+
+fn frame_protocol(p: &Packet<'_>) -> &'static str {
     if let Some(v) = p.roce {
         if p.is_cnp() {
             return "CNP";
@@ -193,6 +212,46 @@ fn write_dns(s: &mut String, d: &crate::dissect::Dns<'_>) {
             s.push_str(end);
             return;
         }
+    }
+}
+
+/// An SSH segment's summary, as tshark words it: `Client: ` or `Server: `,
+/// then the version line (`Protocol (SSH-2.0-OpenSSH_9.2p1)`), the
+/// messages of the key exchange's packets in the clear (`Key Exchange
+/// Init`, `New Keys`), or `Encrypted packet (len=36)` for the rest. The
+/// key exchange is read only once a version line was seen (`version`): in
+/// a capture that starts inside a session, every payload is encrypted;
+/// and only until the sender's New Keys (`encrypted`: in an earlier
+/// segment). tshark 4.0 tries to decrypt what follows New Keys without
+/// the keys and shows nothing, or misread messages; this says how long it
+/// is.
+fn write_ssh(s: &mut String, ssh: &crate::dissect::Ssh<'_>, version: Option<u8>, encrypted: bool) {
+    use crate::wire::ssh;
+    s.push_str(if ssh.from_client {
+        "Client: "
+    } else {
+        "Server: "
+    });
+    let r = ssh::read(ssh.payload, version, encrypted);
+    let mut sep = "";
+    if let Some(line) = r.version_line {
+        s.push_str("Protocol (");
+        crate::wire::push_text(s, line);
+        s.push(')');
+        sep = ", ";
+    }
+    for pk in &r.plain {
+        s.push_str(sep);
+        match ssh::message_name(pk.code) {
+            Some(n) => s.push_str(n),
+            None => {
+                let _ = write!(s, "Unknown ({})", pk.code);
+            }
+        }
+        sep = ", ";
+    }
+    if !r.encrypted.is_empty() {
+        let _ = write!(s, "{sep}Encrypted packet (len={})", r.encrypted.len());
     }
 }
 
@@ -751,6 +810,12 @@ pub fn write_info(s: &mut String, p: &Packet<'_>, link_bps: u64, tcp: Option<&Tc
         );
     } else if let Some(l4) = p.other_l4 {
         match l4 {
+            OtherL4::Tcp { .. } if p.ssh().is_some() => {
+                if let Some(ssh) = p.ssh() {
+                    let state = tcp.map_or((None, false), |t| (t.ssh_version, t.ssh_encrypted));
+                    write_ssh(s, &ssh, state.0, state.1);
+                }
+            }
             OtherL4::Tcp { sport, dport, .. } => {
                 if let Some(t) = tcp {
                     t.write_notes(s);
@@ -1043,7 +1108,7 @@ pub fn write_summary_line(
     line.push_str(" → ");
     write_destination(line, p);
     line.push(' ');
-    line.push_str(protocol(p));
+    line.push_str(protocol_in(p, tcp));
     line.push(' ');
     push_dec(line, u64::from(p.len), 0);
     line.push(' ');

@@ -321,6 +321,86 @@ fn dns_tree(t: &mut Tree<'_>, d: &crate::dissect::Dns<'_>) {
     }
 }
 
+/// An SSH segment: its version line, the key exchange's packets in the
+/// clear (lengths and message code), and the encrypted rest (split into
+/// its length and packet, as tshark shows it, when no version line was
+/// seen; its length after New Keys).
+fn ssh_tree(t: &mut Tree<'_>, ssh: &crate::dissect::Ssh<'_>, tcp: Option<&TcpSeen>) {
+    use crate::wire::ssh;
+    let (version, encrypted) = tcp.map_or((None, false), |c| (c.ssh_version, c.ssh_encrypted));
+    let r = ssh::read(ssh.payload, version, encrypted);
+    let base = ssh.offset;
+    t.add(0, base, ssh.payload.len(), "SSH Protocol");
+    if let Some(line) = r.version_line {
+        let mut text = String::from("Protocol: ");
+        crate::wire::push_text(&mut text, line);
+        t.add(1, base, line.len(), text);
+    }
+    for pk in &r.plain {
+        let at = base + pk.at;
+        t.add(1, at, pk.size(), "SSH Version 2");
+        t.add(
+            2,
+            at,
+            4,
+            format_args!("Packet Length: {}", pk.packet_length),
+        );
+        t.add(
+            2,
+            at + 4,
+            1,
+            format_args!("Padding Length: {}", pk.padding_length),
+        );
+        let name = ssh::message_name(pk.code).unwrap_or("Unknown");
+        t.add(
+            2,
+            at + 5,
+            1,
+            format_args!("Message Code: {name} ({})", pk.code),
+        );
+    }
+    let e = r.encrypted;
+    if !e.is_empty() {
+        let at = base + r.encrypted_at;
+        if version.is_none() && r.version_line.is_none() {
+            let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+            let (len, rest) = e.split_at(e.len().min(4));
+            t.add(
+                1,
+                at,
+                len.len(),
+                format_args!("Packet Length (encrypted): {}", hex(len)),
+            );
+            if !rest.is_empty() {
+                t.add(
+                    1,
+                    at + 4,
+                    rest.len(),
+                    format_args!("Encrypted Packet: {}", hex(rest)),
+                );
+            }
+        } else {
+            t.add(
+                1,
+                at,
+                e.len(),
+                format_args!("[Encrypted: {} bytes]", e.len()),
+            );
+        }
+    }
+    t.text(
+        1,
+        format_args!(
+            "Direction: {}",
+            if ssh.from_client {
+                "client-to-server"
+            } else {
+                "server-to-client"
+            }
+        ),
+    );
+}
+
 /// An NBNS message: its header, then each section's records with their
 /// NetBIOS names (`INDEL1RES01<00>: type NB, class IN`) and, for answers,
 /// what they say.
@@ -1628,6 +1708,9 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64, tcp: Option<&Tc
         Some(OtherL4::Tcp { offset, .. }) => {
             if let Some(seg) = p.tcp() {
                 tcp_tree(t, p, usize::from(offset), &seg, tcp);
+            }
+            if let Some(ssh) = p.ssh() {
+                ssh_tree(t, &ssh, tcp);
             }
         }
         _ => {}

@@ -34,6 +34,7 @@ pub mod opcode;
 pub mod pause;
 pub mod reth;
 pub mod small;
+pub mod ssh;
 pub mod stp;
 pub mod tcp;
 pub mod vcrc;
