@@ -158,6 +158,10 @@ other_inputs() {
     # connections, a segment in 50 lost and sent again.
     local tm=$out/tcp-$n.pcap
     want TCP && [ ! -f "$tm" ] && python3 bench/tcp_mirror.py "$n" "$tm"
+    # The same transfers as SSH sessions (scp's bulk copies): every data
+    # segment an encrypted packet.
+    local sm=$out/ssh-$n.pcap
+    want SSH && [ ! -f "$sm" ] && python3 bench/tcp_mirror.py "$n" "$sm" 22
     # A mirror's name service (bench/dns_mirror.py): DNS lookups and their
     # answers, one in 20 failing, mDNS announcements, LLMNR questions.
     local dm=$out/dns-$n.pcap
@@ -202,6 +206,7 @@ other_inputs() {
         "packets -Y tcp.analysis.flags|$tm|$bin packets $tm -Y tcp.analysis.flags|tshark -n -r $tm -Y tcp.analysis.flags"
         "packets: a mirror's DNS, mDNS, LLMNR (dns_mirror.py)|$dm|$bin packets $dm|tshark -n -r $dm"
         "packets -Y 'dns.flags.rcode == 3' (failed lookups)|$dm|$bin packets $dm -Y 'dns.flags.rcode == 3'|tshark -n -r $dm -Y 'dns.flags.rcode == 3'"
+        "packets: a mirror's SSH sessions (tcp_mirror.py N F 22)|$sm|$bin packets $sm|tshark -n -r $sm"
         "packets: a mirror's NBNS, DHCP, SSDP (discovery_mirror.py)|$dsc|$bin packets $dsc|tshark -n -r $dsc"
         "packets -Y 'dhcp.option.dhcp == 6' (refused leases)|$dsc|$bin packets $dsc -Y 'dhcp.option.dhcp == 6'|tshark -n -r $dsc -Y 'dhcp.option.dhcp == 6'"
         "report: a mirror's TCP conversations|$tm|$bin $tm --json|tshark -n -r $tm -q -z conv,tcp -z io,phs -z expert"

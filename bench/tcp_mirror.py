@@ -6,7 +6,11 @@ and sent again after three duplicate ACKs, so tshark's TCP analysis has
 notes to make (previous segment not captured, duplicate ACKs, fast
 retransmissions). Deterministic; classic pcap, microsecond timestamps.
 
-    bench/tcp_mirror.py N OUT.pcap
+    bench/tcp_mirror.py N OUT.pcap [PORT]
+
+PORT is the servers' port (5201, iperf3's, by default); 22 makes the
+transfers SSH sessions captured after their key exchange (scp's bulk
+copies), whose every data segment is an encrypted packet.
 """
 
 import struct
@@ -22,6 +26,7 @@ def frame(src, dst, sport, dport, seq, ack, flags, window, options=b"", payload=
 
 def main():
     n, out = int(sys.argv[1]), sys.argv[2]
+    port = int(sys.argv[3]) if len(sys.argv) > 3 else 5201
     conns = 1000
     payload = bytes(200)
     syn_opts = bytes([2, 4, 5, 0xB4, 1, 3, 3, 7])
@@ -43,9 +48,9 @@ def main():
             written += 1
 
         for st in state:
-            put(frame(st["c"], st["s"], st["port"], 5201, st["seq"] - 1, 0, 0x002, 64240, syn_opts))
-            put(frame(st["s"], st["c"], 5201, st["port"], 7000, st["seq"], 0x012, 65160, syn_opts))
-            put(frame(st["c"], st["s"], st["port"], 5201, st["seq"], 7001, 0x010, 502))
+            put(frame(st["c"], st["s"], st["port"], port, st["seq"] - 1, 0, 0x002, 64240, syn_opts))
+            put(frame(st["s"], st["c"], port, st["port"], 7000, st["seq"], 0x012, 65160, syn_opts))
+            put(frame(st["c"], st["s"], st["port"], port, st["seq"], 7001, 0x010, 502))
         k = 0
         while written < n:
             st = state[k % conns]
@@ -56,15 +61,15 @@ def main():
             if st["sent"] % 50 == 0:
                 st["lost"] = seq  # never captured
             else:
-                put(frame(st["c"], st["s"], st["port"], 5201, seq, 7001, 0x018, 502, payload=payload))
+                put(frame(st["c"], st["s"], st["port"], port, seq, 7001, 0x018, 502, payload=payload))
             if st["lost"] is not None and st["sent"] % 50 == 3:
                 for _ in range(3):
-                    put(frame(st["s"], st["c"], 5201, st["port"], 7001, st["lost"], 0x010, 2000))
-                put(frame(st["c"], st["s"], st["port"], 5201, st["lost"], 7001, 0x018, 502, payload=payload))
+                    put(frame(st["s"], st["c"], port, st["port"], 7001, st["lost"], 0x010, 2000))
+                put(frame(st["c"], st["s"], st["port"], port, st["lost"], 7001, 0x018, 502, payload=payload))
                 st["lost"] = None
-                put(frame(st["s"], st["c"], 5201, st["port"], 7001, st["seq"], 0x010, 2000))
+                put(frame(st["s"], st["c"], port, st["port"], 7001, st["seq"], 0x010, 2000))
             elif st["sent"] % 2 == 0 and st["lost"] is None:
-                put(frame(st["s"], st["c"], 5201, st["port"], 7001, st["seq"], 0x010, 2000))
+                put(frame(st["s"], st["c"], port, st["port"], 7001, st["seq"], 0x010, 2000))
 
 
 if __name__ == "__main__":
