@@ -83,6 +83,40 @@ macro_rules! ether {
     };
 }
 
+/// An integer field with any number of values: `$e` gives them (any
+/// iterable of unsigned integers) from the frame's context.
+macro_rules! uints {
+    ($name:literal, $title:literal, $bits:literal, $base:expr, |$c:ident| $e:expr) => {
+        Field {
+            name: $name,
+            title: $title,
+            ty: Uint($bits),
+            base: $base,
+            in_tshark: true,
+            names: None,
+            get: |$c, o| o.extend($e.into_iter().map(|v| Value::Uint(u64::from(v)))),
+        }
+    };
+}
+
+/// An IPv4 address field read from the packet; `$e` gives an `Option`.
+macro_rules! ipv4 {
+    ($name:literal, $title:literal, |$p:ident| $e:expr) => {
+        Field {
+            name: $name,
+            title: $title,
+            ty: Ipv4,
+            base: Base::None,
+            in_tshark: true,
+            names: None,
+            get: |c, o| {
+                let $p = c.pkt;
+                o.extend($e.map(Value::Ipv4));
+            },
+        }
+    };
+}
+
 /// A header that is there or not.
 macro_rules! presence {
     ($name:literal, $title:literal, |$p:ident| $e:expr) => {
@@ -176,6 +210,14 @@ fn ssh_reading<'a>(
         .as_ref()
         .map_or((None, false), |t| (t.ssh_version, t.ssh_encrypted));
     Some((ssh, crate::wire::ssh::read(ssh.payload, version, encrypted)))
+}
+
+/// The SSH packets in the clear of the frame's segment.
+fn ssh_plain(c: &Ctx<'_, '_>) -> impl Iterator<Item = crate::wire::ssh::Plain> {
+    ssh_reading(c)
+        .map(|(_, r)| r.plain)
+        .unwrap_or_default()
+        .into_iter()
 }
 
 /// The encrypted part of an SSH segment sent before any version line was
@@ -1336,53 +1378,14 @@ pub static FIELDS: &[Field] = &[
     boolean!("ssh.direction", "Direction", |p| p
         .ssh()
         .map(|s| !s.from_client)),
-    Field {
-        name: "ssh.packet_length",
-        title: "Packet Length",
-        ty: Uint(32),
-        base: Dec,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            if let Some((_, r)) = ssh_reading(c) {
-                o.extend(
-                    r.plain
-                        .iter()
-                        .map(|p| Value::Uint(u64::from(p.packet_length))),
-                );
-            }
-        },
-    },
-    Field {
-        name: "ssh.padding_length",
-        title: "Padding Length",
-        ty: Uint(8),
-        base: Dec,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            if let Some((_, r)) = ssh_reading(c) {
-                o.extend(
-                    r.plain
-                        .iter()
-                        .map(|p| Value::Uint(u64::from(p.padding_length))),
-                );
-            }
-        },
-    },
-    Field {
-        name: "ssh.message_code",
-        title: "Message Code",
-        ty: Uint(8),
-        base: Dec,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            if let Some((_, r)) = ssh_reading(c) {
-                o.extend(r.plain.iter().map(|p| Value::Uint(u64::from(p.code))));
-            }
-        },
-    },
+    uints!("ssh.packet_length", "Packet Length", 32, Dec, |c| {
+        ssh_plain(c).map(|p| p.packet_length)
+    }),
+    uints!("ssh.padding_length", "Padding Length", 8, Dec, |c| {
+        ssh_plain(c).map(|p| p.padding_length)
+    }),
+    uints!("ssh.message_code", "Message Code", 8, Dec, |c| ssh_plain(c)
+        .map(|p| p.code)),
     Field {
         name: "ssh.packet_length_encrypted",
         title: "Packet Length (encrypted)",
@@ -1415,21 +1418,7 @@ pub static FIELDS: &[Field] = &[
         .is_some()),
     uint!("nbns.id", "Transaction ID", 16, Hex, |p| nbns_message(p)
         .map(|m| m.id())),
-    Field {
-        name: "nbns.flags",
-        title: "Flags",
-        ty: Uint(16),
-        base: Hex,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            o.extend(
-                nbns_flags(c.pkt)
-                    .into_iter()
-                    .map(|f| Value::Uint(u64::from(f))),
-            )
-        },
-    },
+    uints!("nbns.flags", "Flags", 16, Hex, |c| nbns_flags(c.pkt)),
     Field {
         name: "nbns.flags.response",
         title: "Response",
@@ -1445,21 +1434,11 @@ pub static FIELDS: &[Field] = &[
             )
         },
     },
-    Field {
-        name: "nbns.flags.opcode",
-        title: "Opcode",
-        ty: Uint(16),
-        base: Dec,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            o.extend(
-                nbns_flags(c.pkt)
-                    .into_iter()
-                    .map(|f| Value::Uint(u64::from((f >> 11) & 0xf))),
-            )
-        },
-    },
+    uints!("nbns.flags.opcode", "Opcode", 16, Dec, |c| nbns_flags(
+        c.pkt
+    )
+    .into_iter()
+    .map(|f| (f >> 11) & 0xf)),
     uint!("nbns.flags.rcode", "Reply code", 16, Dec, |p| nbns_message(
         p
     )
@@ -1484,24 +1463,13 @@ pub static FIELDS: &[Field] = &[
     }),
     uint!("dhcp.type", "Message type", 8, Dec, |p| dhcp_message(p)
         .map(|m| m.op())),
-    Field {
-        name: "dhcp.hw.type",
-        title: "Hardware type",
-        ty: Uint(8),
-        base: Hex,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            if let Some(m) = dhcp_message(c.pkt) {
-                o.extend(m.htype().map(|t| Value::Uint(u64::from(t))));
-                o.extend(
-                    dhcp_client_ids(&m)
-                        .into_iter()
-                        .map(|(t, _)| Value::Uint(u64::from(t))),
-                );
-            }
-        },
-    },
+    uints!("dhcp.hw.type", "Hardware type", 8, Hex, |c| {
+        dhcp_message(c.pkt).into_iter().flat_map(|m| {
+            m.htype()
+                .into_iter()
+                .chain(dhcp_client_ids(&m).into_iter().map(|(t, _)| t))
+        })
+    }),
     uint!("dhcp.hw.len", "Hardware address length", 8, Dec, |p| {
         dhcp_message(p).and_then(|m| m.hlen())
     }),
@@ -1509,36 +1477,11 @@ pub static FIELDS: &[Field] = &[
         .and_then(|m| m.xid())),
     uint!("dhcp.flags", "Bootp flags", 16, Hex, |p| dhcp_message(p)
         .and_then(|m| m.flags())),
-    Field {
-        name: "dhcp.ip.client",
-        title: "Client IP address",
-        ty: Ipv4,
-        base: Base::None,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            o.extend(
-                dhcp_message(c.pkt)
-                    .and_then(|m| m.address(0))
-                    .map(Value::Ipv4),
-            )
-        },
-    },
-    Field {
-        name: "dhcp.ip.your",
-        title: "Your (client) IP address",
-        ty: Ipv4,
-        base: Base::None,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            o.extend(
-                dhcp_message(c.pkt)
-                    .and_then(|m| m.address(1))
-                    .map(Value::Ipv4),
-            )
-        },
-    },
+    ipv4!("dhcp.ip.client", "Client IP address", |p| dhcp_message(p)
+        .and_then(|m| m.address(0))),
+    ipv4!("dhcp.ip.your", "Your (client) IP address", |p| {
+        dhcp_message(p).and_then(|m| m.address(1))
+    }),
     Field {
         name: "dhcp.hw.mac_addr",
         title: "Client MAC address",
@@ -1557,23 +1500,9 @@ pub static FIELDS: &[Field] = &[
             }
         },
     },
-    Field {
-        name: "dhcp.option.dhcp",
-        title: "DHCP",
-        ty: Uint(8),
-        base: Dec,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            if let Some(m) = dhcp_message(c.pkt) {
-                o.extend(
-                    m.message_types()
-                        .into_iter()
-                        .map(|t| Value::Uint(u64::from(t))),
-                );
-            }
-        },
-    },
+    uints!("dhcp.option.dhcp", "DHCP", 8, Dec, |c| dhcp_message(c.pkt)
+        .map(|m| m.message_types())
+        .unwrap_or_default()),
     // SSDP: HTTP's first line, in HTTP's fields.
     presence!("ssdp", "Simple Service Discovery Protocol", |p| ssdp_line(
         p

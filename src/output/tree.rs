@@ -126,6 +126,49 @@ impl<'o> Tree<'o> {
     }
 }
 
+/// Walks a DNS-layout message's records (DNS's, NBNS's), titling each
+/// section where it starts and saying where the message ends before its
+/// counts do; `each` shows a record, and stops the walk with `false`.
+fn records_tree<'m>(
+    t: &mut Tree<'_>,
+    m: &crate::wire::dns::Message<'m>,
+    mut each: impl FnMut(&mut Tree<'_>, crate::wire::dns::Record<'m>) -> bool,
+) {
+    let mut section = None;
+    for r in m.records() {
+        let Ok(r) = r else {
+            t.text(
+                1,
+                "[Malformed Packet: a record runs past the end of the message]",
+            );
+            return;
+        };
+        if section != Some(r.section) {
+            section = Some(r.section);
+            t.text(1, r.section.title());
+        }
+        if !each(t, r) {
+            return;
+        }
+    }
+}
+
+/// The flags of a DNS-layout message (DNS's, NBNS's) under its Flags
+/// line: query or response, the operation, a response's reply code.
+fn flag_lines(t: &mut Tree<'_>, m: &crate::wire::dns::Message<'_>, op: &str, rcode: &str) {
+    t.text(
+        2,
+        format_args!(
+            "Response: Message is a {}",
+            if m.is_response() { "response" } else { "query" }
+        ),
+    );
+    t.text(2, format_args!("Opcode: {op} ({})", m.opcode()));
+    if m.is_response() {
+        t.text(2, format_args!("Reply code: {rcode} ({})", m.rcode()));
+    }
+}
+
 /// A DNS, mDNS or LLMNR message: its header, then each section's records
 /// with tshark's one-line summary of each (`example.com: type A, class IN,
 /// addr 93.184.216.34`) and their fields under it.
@@ -166,24 +209,12 @@ fn dns_tree(t: &mut Tree<'_>, d: &crate::dissect::Dns<'_>) {
             format_args!("Flags: 0x{:04x} {op}", m.flags()),
         );
     }
-    t.text(
-        2,
-        format_args!(
-            "Response: Message is a {}",
-            if m.is_response() { "response" } else { "query" }
-        ),
+    flag_lines(
+        t,
+        &m,
+        op,
+        dns::rcode_name(m.rcode()).unwrap_or("Unknown error"),
     );
-    t.text(2, format_args!("Opcode: {op} ({})", m.opcode()));
-    if m.is_response() {
-        t.text(
-            2,
-            format_args!(
-                "Reply code: {} ({})",
-                dns::rcode_name(m.rcode()).unwrap_or("Unknown error"),
-                m.rcode()
-            ),
-        );
-    }
     let titles = if m.opcode() == 5 {
         ["Zones", "Prerequisites", "Updates", "Additional RRs"]
     } else {
@@ -193,19 +224,7 @@ fn dns_tree(t: &mut Tree<'_>, d: &crate::dissect::Dns<'_>) {
         t.add(1, base + 4 + 2 * i, 2, format_args!("{title}: {n}"));
     }
     let mdns = d.flavour == Flavour::Mdns;
-    let mut section = None;
-    for r in m.records() {
-        let Ok(r) = r else {
-            t.text(
-                1,
-                "[Malformed Packet: a record runs past the end of the message]",
-            );
-            return;
-        };
-        if section != Some(r.section) {
-            section = Some(r.section);
-            t.text(1, r.section.title());
-        }
+    records_tree(t, &m, |t, r| {
         let owner = m.name(r.at).map(|n| n.text).unwrap_or_default();
         let type_name = dns::type_name(r.rtype)
             .map_or_else(|| format!("Unknown ({})", r.rtype), str::to_string);
@@ -242,7 +261,7 @@ fn dns_tree(t: &mut Tree<'_>, d: &crate::dissect::Dns<'_>) {
                 3,
                 format_args!("Class: {} (0x{class:04x})", dns::class_name(class)),
             );
-            continue;
+            return true;
         }
         if flagged {
             line.push_str(", cache flush");
@@ -316,9 +335,10 @@ fn dns_tree(t: &mut Tree<'_>, d: &crate::dissect::Dns<'_>) {
                 3,
                 "[Malformed Packet: the record's data runs past the end of the message]",
             );
-            return;
+            return false;
         }
-    }
+        true
+    });
 }
 
 /// An SSH segment: its version line, the key exchange's packets in the
@@ -418,41 +438,12 @@ fn nbns_tree(t: &mut Tree<'_>, u: &crate::dissect::UdpPayload<'_>) {
     t.add(1, base, 2, format_args!("Transaction ID: 0x{:04x}", m.id()));
     let op = nbns::opcode_name(m.opcode()).unwrap_or("Unknown operation");
     t.add(1, base + 2, 2, format_args!("Flags: 0x{:04x}", m.flags()));
-    t.text(
-        2,
-        format_args!(
-            "Response: Message is a {}",
-            if m.is_response() { "response" } else { "query" }
-        ),
-    );
-    t.text(2, format_args!("Opcode: {op} ({})", m.opcode()));
-    if m.is_response() {
-        t.text(
-            2,
-            format_args!(
-                "Reply code: {} ({})",
-                nbns::rcode_name(m.rcode()),
-                m.rcode()
-            ),
-        );
-    }
+    flag_lines(t, &m, op, nbns::rcode_name(m.rcode()));
     let titles = ["Questions", "Answer RRs", "Authority RRs", "Additional RRs"];
     for (i, (title, n)) in titles.iter().zip(m.counts()).enumerate() {
         t.add(1, base + 4 + 2 * i, 2, format_args!("{title}: {n}"));
     }
-    let mut section = None;
-    for r in m.records() {
-        let Ok(r) = r else {
-            t.text(
-                1,
-                "[Malformed Packet: a record runs past the end of the message]",
-            );
-            return;
-        };
-        if section != Some(r.section) {
-            section = Some(r.section);
-            t.text(1, r.section.title());
-        }
+    records_tree(t, &m, |t, r| {
         let name = nbns::name(&m, r.at).unwrap_or_default();
         let kind = nbns::type_name(r.rtype);
         let class = dns::class_name(r.class);
@@ -466,7 +457,7 @@ fn nbns_tree(t: &mut Tree<'_>, u: &crate::dissect::UdpPayload<'_>) {
         t.text(3, format_args!("Type: {kind} ({})", r.rtype));
         t.text(3, format_args!("Class: {class} ({})", r.class));
         if r.section == Section::Question {
-            continue;
+            return true;
         }
         t.text(3, format_args!("Time to live: {} seconds", r.ttl));
         t.text(3, format_args!("Data length: {}", r.rdata.len()));
@@ -489,9 +480,10 @@ fn nbns_tree(t: &mut Tree<'_>, u: &crate::dissect::UdpPayload<'_>) {
                 3,
                 "[Malformed Packet: the record's data runs past the end of the message]",
             );
-            return;
+            return false;
         }
-    }
+        true
+    });
 }
 
 /// A BOOTP or DHCP message: its fixed header, then the message type the
