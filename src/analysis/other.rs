@@ -84,8 +84,15 @@ impl OtherTraffic {
     /// A TCP segment of `len` bytes on the wire, in frame `number`.
     #[cold]
     pub fn tcp(&mut self, seg: &TcpFacts, ts_ns: u64, number: u64, len: u32) {
-        self.frame("TCP");
-        let Some(seen) = self.tracker.see_facts(seg, ts_ns, number) else {
+        let seen = self.tracker.see_facts(seg, ts_ns, number);
+        // Named as the Protocol column names it: an SSH connection's
+        // segments by what its version line said.
+        self.frame(if seg.ssh {
+            crate::wire::ssh::protocol(seen.and_then(|s| s.ssh_version))
+        } else {
+            "TCP"
+        });
+        let Some(seen) = seen else {
             self.untracked_frames += 1;
             self.last = None;
             return;

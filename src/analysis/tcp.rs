@@ -127,6 +127,8 @@ pub struct TcpFacts {
     /// and how many there are: none without the option.
     pub sack: [(u32, u32); 3],
     pub sacks: u8,
+    /// The segment carries a payload to or from SSH's port.
+    pub ssh: bool,
     /// The SSH version the segment's payload announces, if it is an SSH
     /// version line.
     pub ssh_version: Option<u8>,
@@ -160,6 +162,7 @@ impl TcpFacts {
             window: tcp.window(),
             len: pkt.tcp_payload_len().unwrap_or(0),
             window_shift: tcp.window_shift(),
+            ssh: pkt.ssh().is_some(),
             ssh_version: pkt.ssh().and_then(|s| crate::wire::ssh::version(s.payload)),
             ssh_newkeys: pkt.ssh().is_some_and(|s| {
                 crate::wire::ssh::read(s.payload, Some(2), false)

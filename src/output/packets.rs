@@ -23,11 +23,7 @@ pub fn protocol(p: &Packet<'_>) -> &'static str {
 /// a version line said so.
 pub fn protocol_in(p: &Packet<'_>, tcp: Option<&TcpSeen>) -> &'static str {
     if p.ssh().is_some() {
-        return match tcp.and_then(|t| t.ssh_version) {
-            Some(2) => "SSHv2",
-            Some(_) => "SSHv1",
-            None => "SSH",
-        };
+        return crate::wire::ssh::protocol(tcp.and_then(|t| t.ssh_version));
     }
     frame_protocol(p)
 }

@@ -26,6 +26,16 @@ pub fn version(payload: &[u8]) -> Option<u8> {
     })
 }
 
+/// The Protocol column of an SSH connection's segment, after a version
+/// line announced `version` (tshark's `SSHv2`; `SSH` before any).
+pub fn protocol(version: Option<u8>) -> &'static str {
+    match version {
+        Some(2) => "SSHv2",
+        Some(_) => "SSHv1",
+        None => "SSH",
+    }
+}
+
 /// The version line at the start of `payload`, without its line end (to
 /// the end of the payload when it has none).
 pub fn version_line(payload: &[u8]) -> Option<&[u8]> {
