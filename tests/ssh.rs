@@ -153,3 +153,79 @@ fn lines_and_fields_are_tsharks() {
     assert_eq!(frames, external + 27);
     assert_eq!(same_lines, external + 6);
 }
+
+/// A session's segments with TCP trouble: a segment not captured, three
+/// duplicate ACKs and the fast retransmission.
+fn troubled_session() -> Vec<Vec<u8>> {
+    use roce_dissect::synth::samples::{Segment, tcp_frame};
+    let client = |seq: u32| Segment {
+        from: (1, 40000),
+        to: (2, 22),
+        seq,
+        ack: 501,
+        flags: 0x018,
+        window: 502,
+        urgent: 0,
+        options: &[],
+        payload: &[0xc7; 36],
+    };
+    let dup = Segment {
+        from: (2, 22),
+        to: (1, 40000),
+        seq: 501,
+        ack: 37,
+        flags: 0x010,
+        window: 2000,
+        urgent: 0,
+        options: &[],
+        payload: &[],
+    };
+    vec![
+        tcp_frame(&client(1)),
+        tcp_frame(&client(73)),
+        tcp_frame(&dup),
+        tcp_frame(&dup),
+        tcp_frame(&dup),
+        tcp_frame(&client(37)),
+    ]
+}
+
+#[test]
+fn the_tcp_notes_come_before_the_ssh_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = common::write_pcap(tmp.path(), "troubled.pcap", &troubled_session());
+    let out = lines(&path, "ssh");
+    assert_eq!(
+        out,
+        "1\tSSH\tClient: Encrypted packet (len=36)\n\
+         2\tSSH\tClient: [TCP Previous segment not captured] , Encrypted packet (len=36)\n\
+         6\tSSH\tClient: [TCP Fast Retransmission] , Encrypted packet (len=36)\n"
+    );
+    if common::have_tshark() {
+        let theirs = std::process::Command::new("tshark")
+            .args(["-n", "-r"])
+            .arg(&path)
+            .args([
+                "-T",
+                "fields",
+                "-e",
+                "frame.number",
+                "-e",
+                "_ws.col.Protocol",
+            ])
+            .args(["-e", "_ws.col.Info"])
+            .output()
+            .unwrap();
+        let ours = common::stdout_of(common::bin().arg("packets").arg(&path).args([
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+            "-e",
+            "_ws.col.Protocol",
+            "-e",
+            "_ws.col.Info",
+        ]));
+        assert_eq!(ours, String::from_utf8_lossy(&theirs.stdout));
+    }
+}

@@ -215,21 +215,33 @@ fn write_dns(s: &mut String, d: &crate::dissect::Dns<'_>) {
 /// then the version line (`Protocol (SSH-2.0-OpenSSH_9.2p1)`), the
 /// messages of the key exchange's packets in the clear (`Key Exchange
 /// Init`, `New Keys`), or `Encrypted packet (len=36)` for the rest. The
-/// key exchange is read only once a version line was seen (`version`): in
-/// a capture that starts inside a session, every payload is encrypted;
-/// and only until the sender's New Keys (`encrypted`: in an earlier
-/// segment). tshark 4.0 tries to decrypt what follows New Keys without
+/// key exchange is read only once a version line was seen (the
+/// connection's state in `tcp`): in a capture that starts inside a
+/// session, every payload is encrypted; and only until the sender's New
+/// Keys (in an earlier segment). tshark 4.0 tries to decrypt what follows New Keys without
 /// the keys and shows nothing, or misread messages; this says how long it
 /// is.
-fn write_ssh(s: &mut String, ssh: &crate::dissect::Ssh<'_>, version: Option<u8>, encrypted: bool) {
+///
+/// The TCP analysis's notes come first, as tshark's column has them when
+/// the protocol inside writes after TCP: `Client: [TCP Fast
+/// Retransmission] , Encrypted packet (len=200)`.
+fn write_ssh(s: &mut String, ssh: &crate::dissect::Ssh<'_>, tcp: Option<&TcpSeen>) {
     use crate::wire::ssh;
     s.push_str(if ssh.from_client {
         "Client: "
     } else {
         "Server: "
     });
-    let r = ssh::read(ssh.payload, version, encrypted);
     let mut sep = "";
+    if let Some(t) = tcp {
+        let before = s.len();
+        t.write_notes(s);
+        if s.len() > before {
+            sep = ", ";
+        }
+    }
+    let (version, encrypted) = tcp.map_or((None, false), |t| (t.ssh_version, t.ssh_encrypted));
+    let r = ssh::read(ssh.payload, version, encrypted);
     if let Some(line) = r.version_line {
         s.push_str("Protocol (");
         crate::wire::push_text(s, line);
@@ -808,8 +820,7 @@ pub fn write_info(s: &mut String, p: &Packet<'_>, link_bps: u64, tcp: Option<&Tc
         match l4 {
             OtherL4::Tcp { .. } if p.ssh().is_some() => {
                 if let Some(ssh) = p.ssh() {
-                    let state = tcp.map_or((None, false), |t| (t.ssh_version, t.ssh_encrypted));
-                    write_ssh(s, &ssh, state.0, state.1);
+                    write_ssh(s, &ssh, tcp);
                 }
             }
             OtherL4::Tcp { sport, dport, .. } => {
