@@ -30,6 +30,19 @@ const FIELDS: &[&str] = &[
     "ssh.encrypted_packet",
 ];
 
+/// [`lines`] as tshark prints them.
+fn tsharks_lines(capture: &Path, filter: &str) -> String {
+    let out = std::process::Command::new("tshark")
+        .args(["-n", "-r"])
+        .arg(capture)
+        .args(["-Y", filter, "-T", "fields", "-e", "frame.number"])
+        .args(["-e", "_ws.col.Protocol", "-e", "_ws.col.Info"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The number, protocol and info of each frame `filter` selects.
 fn lines(capture: &Path, filter: &str) -> String {
     common::stdout_of(common::bin().arg("packets").arg(capture).args([
         "-Y",
@@ -202,30 +215,6 @@ fn the_tcp_notes_come_before_the_ssh_message() {
          6\tSSH\tClient: [TCP Fast Retransmission] , Encrypted packet (len=36)\n"
     );
     if common::have_tshark() {
-        let theirs = std::process::Command::new("tshark")
-            .args(["-n", "-r"])
-            .arg(&path)
-            .args([
-                "-T",
-                "fields",
-                "-e",
-                "frame.number",
-                "-e",
-                "_ws.col.Protocol",
-            ])
-            .args(["-e", "_ws.col.Info"])
-            .output()
-            .unwrap();
-        let ours = common::stdout_of(common::bin().arg("packets").arg(&path).args([
-            "-T",
-            "fields",
-            "-e",
-            "frame.number",
-            "-e",
-            "_ws.col.Protocol",
-            "-e",
-            "_ws.col.Info",
-        ]));
-        assert_eq!(ours, String::from_utf8_lossy(&theirs.stdout));
+        assert_eq!(lines(&path, "frame"), tsharks_lines(&path, "frame"));
     }
 }

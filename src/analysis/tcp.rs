@@ -141,6 +141,7 @@ impl TcpFacts {
     pub fn of(pkt: &Packet<'_>) -> Option<TcpFacts> {
         let tcp = pkt.tcp()?;
         let ip = pkt.ip?;
+        let ssh = pkt.ssh();
         let (mut sack, mut sacks) = ([(0, 0); 3], 0);
         for o in tcp.options() {
             if let crate::wire::tcp::TcpOption::Sack(blocks) = o {
@@ -162,9 +163,9 @@ impl TcpFacts {
             window: tcp.window(),
             len: pkt.tcp_payload_len().unwrap_or(0),
             window_shift: tcp.window_shift(),
-            ssh: pkt.ssh().is_some(),
-            ssh_version: pkt.ssh().and_then(|s| crate::wire::ssh::version(s.payload)),
-            ssh_newkeys: pkt.ssh().is_some_and(|s| {
+            ssh: ssh.is_some(),
+            ssh_version: ssh.and_then(|s| crate::wire::ssh::version(s.payload)),
+            ssh_newkeys: ssh.is_some_and(|s| {
                 crate::wire::ssh::read(s.payload, Some(2), false)
                     .plain
                     .last()
