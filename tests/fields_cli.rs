@@ -148,12 +148,12 @@ fn fields_filters_and_options() {
         ),
         (
             vec!["-Y", "bth.pns == 3"],
-            "\"bth.pns\" is neither a field nor a protocol name",
+            "\"bth.pns\" is neither a field nor a protocol name (did you mean bth.psn?)",
         ),
         (vec!["-T", "fields"], "no fields with -e"),
         (
             vec!["-T", "fields", "-e", "bth.pns"],
-            "-e bth.pns: no such field",
+            "-e bth.pns: no such field; did you mean bth.psn?",
         ),
         (vec!["-e", "bth.psn"], "-e needs -T fields"),
         (

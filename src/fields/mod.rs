@@ -318,7 +318,8 @@ pub fn lookup(name: &str) -> Option<&'static Field> {
 }
 
 /// Names close to `name`, for "did you mean" (same last part, or the
-/// name with a prefix that exists).
+/// name with a prefix that exists; else a name one or two typing slips
+/// away: `ssh.message_cod`, `tcp.flgs.syn`, `bth.destq`).
 pub fn suggest(name: &str) -> Vec<&'static str> {
     let last = name.rsplit('.').next().unwrap_or(name);
     let mut out: Vec<&'static str> = FIELDS
@@ -328,12 +329,34 @@ pub fn suggest(name: &str) -> Vec<&'static str> {
         })
         .map(|f| f.name)
         .collect();
+    if out.is_empty() && name.len() >= 5 {
+        let slips = if name.len() >= 10 { 2 } else { 1 };
+        // Names and their short aliases (`bth.destqp`), as typed.
+        let mut near: Vec<(usize, &'static str)> = index()
+            .keys()
+            .map(|&n| (strsim::osa_distance(name, n), n))
+            .filter(|&(d, _)| d <= slips)
+            .collect();
+        near.sort_unstable();
+        out = near.into_iter().map(|(_, n)| n).collect();
+    }
     out.truncate(5);
     out
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn typing_slips_get_the_field_meant() {
+        assert_eq!(super::suggest("ssh.message_cod"), ["ssh.message_code"]);
+        assert_eq!(super::suggest("tcp.flgs.syn"), ["tcp.flags.syn"]);
+        assert_eq!(super::suggest("dhcp.optoin.dhcp"), ["dhcp.option.dhcp"]);
+        assert_eq!(super::suggest("bth.destq"), ["bth.destqp"]);
+        // Short words are not guessed at, nor names far from any field.
+        assert!(super::suggest("abc").is_empty());
+        assert!(super::suggest("no.such.thing.here").is_empty());
+    }
+
     #[test]
     fn doubles_print_as_c_g15() {
         assert_eq!(double_g15(0.05), "0.05");
