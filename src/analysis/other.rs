@@ -86,11 +86,12 @@ impl OtherTraffic {
     pub fn tcp(&mut self, seg: &TcpFacts, ts_ns: u64, number: u64, len: u32) {
         let seen = self.tracker.see_facts(seg, ts_ns, number);
         // Named as the Protocol column names it: an SSH connection's
-        // segments by what its version line said.
+        // segments by what its version line said, a TLS conversation's by
+        // its version (a segment inside a record is TCP).
         self.frame(if seg.ssh {
             crate::wire::ssh::protocol(seen.and_then(|s| s.ssh_version))
         } else {
-            "TCP"
+            seen.and_then(|s| s.tls).map_or("TCP", |t| t.protocol)
         });
         let Some(seen) = seen else {
             self.untracked_frames += 1;

@@ -81,6 +81,8 @@ pub struct TcpSeen {
     /// The sender's side of that SSH connection sent its New Keys in an
     /// earlier segment: what it sends now is encrypted.
     pub ssh_encrypted: bool,
+    /// A segment of a TLS conversation: what came before it.
+    pub tls: Option<crate::wire::tls::Seen>,
 }
 
 /// What tshark's sequence analysis measures of a segment beside its notes,
@@ -134,6 +136,9 @@ pub struct TcpFacts {
     pub ssh_version: Option<u8>,
     /// The segment's SSH packets in the clear end with New Keys.
     pub ssh_newkeys: bool,
+    /// How its conversation may be read as TLS, and what the analysis
+    /// needs of its records (see [`crate::wire::tls::Digest`]).
+    pub tls: Option<crate::wire::tls::Digest>,
 }
 
 impl TcpFacts {
@@ -171,6 +176,9 @@ impl TcpFacts {
                     .last()
                     .is_some_and(|p| p.code == crate::wire::ssh::NEWKEYS)
             }),
+            tls: pkt
+                .tls()
+                .and_then(|t| crate::wire::tls::Digest::of(t.payload, t.selection)),
         })
     }
 
@@ -494,6 +502,9 @@ struct Conversation {
     /// each side has sent its New Keys.
     ssh_version: Option<u8>,
     ssh_newkeys: [bool; 2],
+    /// Its TLS records, once it is read as TLS (boxed: most conversations
+    /// are not).
+    tls: Option<Box<crate::wire::tls::Conversation>>,
 }
 
 /// `a` after `b` in sequence space (tshark's GT_SEQ).
@@ -765,6 +776,7 @@ impl TcpTracker {
                 prev_ns: ts_ns,
                 ssh_version: None,
                 ssh_newkeys: [false; 2],
+                tls: None,
             }
         };
         let conv = self.conversations.entry(key).or_insert_with(&mut fresh);
@@ -844,6 +856,20 @@ impl TcpTracker {
         if conv.ssh_version.is_some() && seg.ssh_newkeys {
             conv.ssh_newkeys[fwd] = true;
         }
+        let tls = seg.tls.as_ref().and_then(|digest| {
+            use crate::wire::tls::Selection;
+            // A conversation is read as TLS from the segment that makes it
+            // one on.
+            if conv.tls.is_none() && (digest.selection() == Selection::Port || digest.looks()) {
+                conv.tls = Some(Box::default());
+            }
+            let resent = notes.has(Notes::RETRANSMISSION) || notes.has(Notes::OUT_OF_ORDER);
+            Some(
+                conv.tls
+                    .as_mut()?
+                    .segment(fwd, seg.seq, seg.len, resent, digest),
+            )
+        });
         let sides = &conv.sides;
         Some(TcpSeen {
             stream: conv.stream,
@@ -858,6 +884,7 @@ impl TcpTracker {
             measured,
             ssh_version,
             ssh_encrypted,
+            tls,
         })
     }
 }

@@ -288,6 +288,15 @@ pub struct Ssh<'a> {
     pub from_client: bool,
 }
 
+/// A TCP segment's payload that TLS may be read from ([`Packet::tls`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tls<'a> {
+    pub payload: &'a [u8],
+    /// Where the payload starts in the frame.
+    pub offset: usize,
+    pub selection: crate::wire::tls::Selection,
+}
+
 /// The application protocols roce-dissect reads in UDP datagrams beside
 /// RoCE: the name services, address configuration and discovery a
 /// mirror of a fabric's management network carries.
@@ -818,6 +827,22 @@ impl<'a> Packet<'a> {
             payload,
             offset,
             from_client: dport == crate::wire::ssh::PORT,
+        })
+    }
+
+    /// A TCP segment with a payload that TLS may be read from: on a port
+    /// tshark hands to TLS, or on one no other protocol has (where the
+    /// conversation is TLS once a segment starts with a record header).
+    /// Not SSH's, and not cut short by the capture.
+    pub fn tls(&self) -> Option<Tls<'a>> {
+        let (sport, dport) = self.other_l4?.tcp()?;
+        let selection = crate::wire::tls::Selection::of_ports(sport, dport)?;
+        let (payload, offset) = self.tcp_payload()?;
+        let whole = u32::try_from(payload.len()).ok() == self.tcp_payload_len();
+        (!payload.is_empty() && whole).then_some(Tls {
+            payload,
+            offset,
+            selection,
         })
     }
 

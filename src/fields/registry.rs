@@ -229,6 +229,56 @@ fn ssh_encrypted_unknown<'a>(c: &Ctx<'_, 'a>) -> Option<&'a [u8]> {
     (!known && !r.encrypted.is_empty()).then_some(r.encrypted)
 }
 
+/// How many times TLS reads a segment (`frame.protocols` lists it that
+/// often): once for a record it completes that began earlier, once for
+/// the bytes after it; never for a segment inside a record.
+fn tls_layers(
+    r: &crate::wire::tls::Reading<'_>,
+    len: usize,
+    tcp: Option<&crate::analysis::tcp::TcpSeen>,
+) -> usize {
+    use crate::wire::tls::Continues;
+    if !r.read_as_tls() {
+        return 0;
+    }
+    match tcp.and_then(|t| t.tls).map(|s| s.continues) {
+        Some(Continues::Record {
+            bytes,
+            ends: true,
+            broken: false,
+            ..
+        }) => 1 + usize::from(usize::try_from(bytes).is_ok_and(|b| b < len)),
+        _ => 1,
+    }
+}
+
+/// A TLS 1.3 record of application data: its type is the opaque one.
+fn tls_opaque(r: &crate::wire::tls::Record<'_>) -> bool {
+    r.shown_version == crate::wire::tls::TLS13
+        && r.content_type == crate::wire::tls::APPLICATION_DATA
+}
+
+/// The records of a TLS segment (not the bytes read as none), read with
+/// what its conversation said before it, when the frame loop followed it.
+fn tls_records<'a>(c: &Ctx<'_, 'a>) -> Vec<crate::wire::tls::Record<'a>> {
+    crate::output::packets::tls_reading(c.pkt, c.tcp.as_ref())
+        .map(|(_, r)| r.records.into_iter().filter(|x| x.is_record()).collect())
+        .unwrap_or_default()
+}
+
+/// The handshake messages of a TLS segment's records: type, where the
+/// message starts in the payload (when this segment has it), length.
+fn tls_messages(c: &Ctx<'_, '_>) -> Vec<(u8, Option<usize>, u32)> {
+    tls_records(c)
+        .into_iter()
+        .filter_map(|r| match r.says {
+            crate::wire::tls::Says::Handshake(m) => Some(m),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
 /// A field with a value for each of a DNS-family message's records that
 /// has one: `$e` pushes them, given the message, whether it is mDNS (whose
 /// classes lose their top bit) and the record.
@@ -581,6 +631,21 @@ fn protocols(c: &Ctx<'_, '_>) -> String {
                 parts.push("tcp");
                 if p.ssh().is_some() {
                     parts.push("ssh");
+                }
+                // tshark lists TLS once for a record completed from earlier
+                // segments and once for the records that start here.
+                if let Some((t, r)) = crate::output::packets::tls_reading(p, c.tcp.as_ref()) {
+                    // IMAP's port: IMAP hands the conversation to TLS.
+                    if p.other_l4
+                        .and_then(|l| l.tcp())
+                        .is_some_and(|(s, d)| s.min(d) == 143)
+                    {
+                        parts.push("imap");
+                    }
+                    parts.extend(std::iter::repeat_n(
+                        "tls",
+                        tls_layers(&r, t.payload.len(), c.tcp.as_ref()),
+                    ));
                 }
             }
             Some(OtherL4::Icmp { .. }) => parts.push("icmp"),
@@ -1412,6 +1477,84 @@ pub static FIELDS: &[Field] = &[
             }
         },
     },
+    // TLS: the record layer of each record a segment shows (completed
+    // here from earlier segments too), handshake messages in the clear,
+    // alerts.
+    Field {
+        name: "tls",
+        title: "Transport Layer Security",
+        ty: Presence,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some((_, r)) = crate::output::packets::tls_reading(c.pkt, c.tcp.as_ref())
+                && r.read_as_tls()
+            {
+                o.push(Value::Present);
+            }
+        },
+    },
+    uints!("tls.record.content_type", "Content Type", 8, Dec, |c| {
+        tls_records(c)
+            .into_iter()
+            .filter(|r| !tls_opaque(r))
+            .map(|r| r.content_type)
+    }),
+    uints!("tls.record.opaque_type", "Opaque Type", 8, Dec, |c| {
+        tls_records(c)
+            .into_iter()
+            .filter(tls_opaque)
+            .map(|r| r.content_type)
+    }),
+    uints!("tls.record.version", "Version", 16, Hex, |c| tls_records(c)
+        .into_iter()
+        .map(|r| r.version)),
+    uints!("tls.record.length", "Length", 16, Dec, |c| tls_records(c)
+        .into_iter()
+        .map(|r| r.length)),
+    uints!("tls.handshake.type", "Handshake Type", 8, Dec, |c| {
+        tls_messages(c).into_iter().map(|(t, _, _)| t)
+    }),
+    Field {
+        name: "tls.handshake.extensions_server_name",
+        title: "Server Name",
+        ty: Str,
+        base: Base::None,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            let Some(tls) = c.pkt.tls() else {
+                return;
+            };
+            for (t, at, len) in tls_messages(c) {
+                let body = at.and_then(|a| {
+                    let s = a.checked_add(4)?;
+                    tls.payload
+                        .get(s..s.checked_add(usize::try_from(len).ok()?)?)
+                });
+                if t == crate::wire::tls::CLIENT_HELLO
+                    && let Some(name) = body.and_then(crate::wire::tls::client_hello_server_name)
+                {
+                    let mut text = String::new();
+                    crate::wire::push_text(&mut text, name);
+                    o.push(Value::Str(Cow::Owned(text)));
+                }
+            }
+        },
+    },
+    uints!("tls.alert_message.level", "Level", 8, Dec, |c| {
+        tls_records(c).into_iter().filter_map(|r| match r.says {
+            crate::wire::tls::Says::Alert { level, .. } => Some(level),
+            _ => None,
+        })
+    }),
+    uints!("tls.alert_message.desc", "Description", 8, Dec, |c| {
+        tls_records(c).into_iter().filter_map(|r| match r.says {
+            crate::wire::tls::Says::Alert { description, .. } => Some(description),
+            _ => None,
+        })
+    }),
     // NetBIOS Name Service: its header's fields (the message is laid out
     // as DNS's).
     presence!("nbns", "NetBIOS Name Service", |p| nbns_message(p)

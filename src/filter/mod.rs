@@ -286,6 +286,9 @@ fn contextual(f: &Field) -> bool {
                 | "ssh.packet_length_encrypted"
                 | "ssh.encrypted_packet"
         )
+        // What the segments before it said of a TLS conversation.
+        || f.name == "tls"
+        || f.name.starts_with("tls.")
 }
 
 fn operand_field(op: &Operand) -> &'static Field {

@@ -25,7 +25,75 @@ pub fn protocol_in(p: &Packet<'_>, tcp: Option<&TcpSeen>) -> &'static str {
     if p.ssh().is_some() {
         return crate::wire::ssh::protocol(tcp.and_then(|t| t.ssh_version));
     }
+    if let Some((_, r)) = tls_reading(p, tcp) {
+        return r.protocol;
+    }
     frame_protocol(p)
+}
+
+/// A segment of a TLS conversation (as the frame loop followed it) and
+/// what its payload shows, read with what came before it.
+pub fn tls_reading<'a>(
+    p: &Packet<'a>,
+    tcp: Option<&TcpSeen>,
+) -> Option<(crate::dissect::Tls<'a>, crate::wire::tls::Reading<'a>)> {
+    let seen = tcp?.tls?;
+    let t = p.tls()?;
+    Some((t, crate::wire::tls::read(t.payload, &seen)))
+}
+
+/// A TLS segment's Info column: its records (`Application Data,
+/// Application Data`, `Server Hello, Change Cipher Spec, Application
+/// Data`), after the TCP analysis's notes as tshark writes them
+/// (`[TCP Fast Retransmission] , Application Data`); or, for a segment
+/// that only carries part of a record, tshark's note of that: alone when
+/// the record begins in it, after the TCP summary when it goes on
+/// through it.
+fn write_tls(
+    s: &mut String,
+    p: &Packet<'_>,
+    r: &crate::wire::tls::Reading<'_>,
+    tcp: Option<&TcpSeen>,
+) {
+    use crate::wire::tls::Shown;
+    const PART: &str = "[TCP segment of a reassembled PDU]";
+    let before = s.len();
+    if let Some(t) = tcp {
+        t.write_notes(s);
+    }
+    let tcp_line = |s: &mut String| {
+        if let Some(OtherL4::Tcp { sport, dport, .. }) = p.other_l4 {
+            let _ = write!(s, "{sport} → {dport}");
+        }
+        if let Some(t) = p.tcp() {
+            write_tcp(s, p, &t, tcp);
+        }
+    };
+    let mut sep = if s.len() > before { ", " } else { "" };
+    match r.shown {
+        Shown::RecordStarts => s.push_str(PART),
+        Shown::Resent(overlaps) => {
+            tcp_line(s);
+            if overlaps {
+                s.push_str(
+                    "[Reassembly error, protocol TCP: New fragment overlaps old data (retransmission?)]",
+                );
+            }
+        }
+        Shown::PartOfRecord | Shown::Records => {
+            if r.shown == Shown::PartOfRecord {
+                tcp_line(s);
+                s.push(' ');
+                s.push_str(PART);
+                sep = ", ";
+            }
+            for rec in r.records.iter().filter(|r| !r.says.is_silent()) {
+                s.push_str(sep);
+                rec.says.write(s);
+                sep = ", ";
+            }
+        }
+    }
 }
 
 fn frame_protocol(p: &Packet<'_>) -> &'static str {
@@ -821,6 +889,11 @@ pub fn write_info(s: &mut String, p: &Packet<'_>, link_bps: u64, tcp: Option<&Tc
             OtherL4::Tcp { .. } if p.ssh().is_some() => {
                 if let Some(ssh) = p.ssh() {
                     write_ssh(s, &ssh, tcp);
+                }
+            }
+            OtherL4::Tcp { .. } if tls_reading(p, tcp).is_some() => {
+                if let Some((_, r)) = tls_reading(p, tcp) {
+                    write_tls(s, p, &r, tcp);
                 }
             }
             OtherL4::Tcp { sport, dport, .. } => {

@@ -421,6 +421,194 @@ fn ssh_tree(t: &mut Tree<'_>, ssh: &crate::dissect::Ssh<'_>, tcp: Option<&TcpSee
     );
 }
 
+/// A TLS segment's records: each record layer's type, version and
+/// length, and what it holds (handshake messages, an alert, encrypted
+/// data), as tshark's tree names them. A record begun in earlier segments
+/// is shown without bytes of its own.
+fn tls_tree(
+    t: &mut Tree<'_>,
+    p: &Packet<'_>,
+    tls: &crate::dissect::Tls<'_>,
+    r: &crate::wire::tls::Reading<'_>,
+) {
+    use crate::wire::tls::{self, Says};
+    if !r.read_as_tls() {
+        return;
+    }
+    let base = tls.offset;
+    let app = p
+        .other_l4
+        .and_then(|l| l.tcp())
+        .and_then(|(s, d)| tls::application(s, d));
+    t.add(0, base, tls.payload.len(), "Transport Layer Security");
+    for rec in &r.records {
+        let (at, len) = (base + rec.span.0, rec.span.1 - rec.span.0);
+        // A line of the record, over its bytes when this segment has them.
+        let line = |t: &mut Tree<'_>, depth: u8, off: usize, n: usize, text: String| match rec.at {
+            Some(h) => t.add(depth, base + h + off, n, text),
+            None => t.text(depth, text),
+        };
+        let label = tls::version_label(rec.shown_version);
+        let head = match &rec.says {
+            // Only the Info column says so.
+            Says::ContinuationData => continue,
+            Says::IgnoredUnknown => {
+                t.add(1, at, len, "Ignored Unknown Record");
+                continue;
+            }
+            Says::ChangeCipherSpec => "Change Cipher Spec Protocol: Change Cipher Spec".to_string(),
+            Says::Alert { .. } => {
+                let mut s = String::new();
+                rec.says.write(&mut s);
+                s
+            }
+            Says::EncryptedAlert => "Encrypted Alert".to_string(),
+            Says::Handshake(m) if m.len() > 1 => {
+                "Handshake Protocol: Multiple Handshake Messages".to_string()
+            }
+            Says::Handshake(m) => format!(
+                "Handshake Protocol: {}",
+                m.first()
+                    .and_then(|(ty, _, _)| tls::handshake_name(*ty))
+                    .unwrap_or("Unknown")
+            ),
+            Says::EncryptedHandshake => {
+                "Handshake Protocol: Encrypted Handshake Message".to_string()
+            }
+            Says::ApplicationData => format!(
+                "Application Data Protocol: {}",
+                app.unwrap_or("Application Data")
+            ),
+            Says::Heartbeat { request } => {
+                format!(
+                    "Heartbeat {}",
+                    if *request { "Request" } else { "Response" }
+                )
+            }
+            Says::EncryptedHeartbeat => "Encrypted Heartbeat".to_string(),
+            Says::ConnectionId => String::new(),
+        };
+        let title = if head.is_empty() {
+            "Record Layer".to_string()
+        } else {
+            format!("{label} Record Layer: {head}")
+        };
+        match rec.at {
+            Some(_) => t.add(1, at, len, title),
+            None => t.text(1, title),
+        }
+        let opaque = rec.shown_version == tls::TLS13 && rec.content_type == tls::APPLICATION_DATA;
+        line(
+            t,
+            2,
+            0,
+            1,
+            format!(
+                "{}: {} ({})",
+                if opaque {
+                    "Opaque Type"
+                } else {
+                    "Content Type"
+                },
+                tls::content_type_name(rec.content_type),
+                rec.content_type
+            ),
+        );
+        line(
+            t,
+            2,
+            1,
+            2,
+            format!(
+                "Version: {} (0x{:04x})",
+                tls::version_name(rec.version),
+                rec.version
+            ),
+        );
+        line(t, 2, 3, 2, format!("Length: {}", rec.length));
+        let body = usize::from(rec.length);
+        match &rec.says {
+            Says::ChangeCipherSpec => line(t, 2, 5, body, "Change Cipher Spec Message".into()),
+            Says::Alert { level, description } => {
+                line(t, 2, 5, body, "Alert Message".into());
+                line(
+                    t,
+                    3,
+                    5,
+                    1,
+                    format!("Level: {} ({level})", tls::alert_level_name(*level)),
+                );
+                line(
+                    t,
+                    3,
+                    6,
+                    1,
+                    format!(
+                        "Description: {} ({description})",
+                        tls::alert_description_name(*description)
+                    ),
+                );
+            }
+            Says::EncryptedAlert => line(t, 2, 5, body, "Alert Message: Encrypted Alert".into()),
+            Says::Handshake(m) => {
+                for (ty, m_at, mlen) in m {
+                    let name = tls::handshake_name(*ty).unwrap_or("Unknown");
+                    let text = format!("Handshake Protocol: {name}");
+                    match m_at {
+                        Some(a) => {
+                            let n = usize::try_from(*mlen).unwrap_or(0).saturating_add(4);
+                            let n = n.min(tls.payload.len().saturating_sub(*a));
+                            t.add(2, base + a, n, text);
+                            t.add(
+                                3,
+                                base + a,
+                                1,
+                                format_args!("Handshake Type: {name} ({ty})"),
+                            );
+                            t.add(3, base + a + 1, 3, format_args!("Length: {mlen}"));
+                        }
+                        None => {
+                            t.text(2, text);
+                            t.text(3, format_args!("Handshake Type: {name} ({ty})"));
+                        }
+                    }
+                }
+            }
+            Says::EncryptedHandshake => line(
+                t,
+                2,
+                5,
+                body,
+                "Handshake Protocol: Encrypted Handshake Message".into(),
+            ),
+            Says::ApplicationData => {
+                // Its bytes, when this segment has them all.
+                if let Some(data) = rec.body {
+                    let mut text = String::from("Encrypted Application Data: ");
+                    for b in data.iter().take(36) {
+                        let _ = write!(text, "{b:02x}");
+                    }
+                    if data.len() > 36 {
+                        text.push('…');
+                    }
+                    line(t, 2, 5, body, text);
+                }
+                if let Some(a) = app {
+                    t.text(2, format_args!("[Application Data Protocol: {a}]"));
+                }
+            }
+            Says::Heartbeat { .. } | Says::EncryptedHeartbeat | Says::ConnectionId => {}
+            Says::ContinuationData | Says::IgnoredUnknown => {}
+        }
+        // tshark reads what follows a record completed here from earlier
+        // segments as a TLS layer of its own.
+        let rest = tls.payload.len().saturating_sub(rec.span.1);
+        if rec.at.is_none() && rec.is_record() && rest > 0 {
+            t.add(0, base + rec.span.1, rest, "Transport Layer Security");
+        }
+    }
+}
+
 /// An NBNS message: its header, then each section's records with their
 /// NetBIOS names (`INDEL1RES01<00>: type NB, class IN`) and, for answers,
 /// what they say.
@@ -1703,6 +1891,9 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64, tcp: Option<&Tc
             }
             if let Some(ssh) = p.ssh() {
                 ssh_tree(t, &ssh, tcp);
+            }
+            if let Some((tls, r)) = crate::output::packets::tls_reading(p, tcp) {
+                tls_tree(t, p, &tls, &r);
             }
         }
         _ => {}

@@ -37,6 +37,7 @@ pub mod small;
 pub mod ssh;
 pub mod stp;
 pub mod tcp;
+pub mod tls;
 pub mod vcrc;
 
 pub use aeth::{AckKind, Aeth, AethRepr};
