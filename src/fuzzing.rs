@@ -231,6 +231,119 @@ fn ssh_segments(data: &[u8]) {
     }
 }
 
+/// TLS records: `data` read alone as a TLS segment from every state the
+/// analysis can leave it in (a session of each version, after a cut
+/// header, inside and at the end of a record, sent again), its digest's
+/// walks; then `data` cut into segments (each piece's first byte says how
+/// long it is) sent on port 443 and on a port of its own (tshark's
+/// heuristic), followed as a conversation: each segment's line, tree and
+/// TLS fields.
+pub fn tls_records(data: &[u8]) {
+    use crate::wire::tls::{self, Begun, Continues, Digest, Seen, Selection};
+    let data = data.get(..data.len().min(4096)).unwrap_or_default();
+    let half = u32::try_from(data.len() / 2).unwrap_or(0);
+    for version in [0, tls::SSL3, tls::TLS12, tls::TLS13, tls::TLCP] {
+        for continues in [
+            Continues::Nothing,
+            Continues::Header {
+                bytes: [22, 3, 3, 0],
+                len: 4,
+            },
+            Continues::Header {
+                bytes: [23, 0, 0, 0],
+                len: 1,
+            },
+            Continues::Record {
+                begun: Begun::new(tls::HANDSHAKE, tls::TLS12, 300),
+                bytes: half,
+                ends: true,
+                broken: false,
+            },
+            Continues::Record {
+                begun: Begun::default(),
+                bytes: half,
+                ends: false,
+                broken: true,
+            },
+            Continues::Resent { overlaps: true },
+        ] {
+            let seen = Seen {
+                version,
+                change_cipher_before: version == tls::TLS12,
+                continues,
+                protocol: "TLS",
+            };
+            let r = tls::read(data, &seen);
+            for rec in &r.records {
+                assert!(rec.span.0 <= rec.span.1 && rec.span.1 <= data.len());
+                assert!(rec.at.is_none_or(|a| a < data.len()));
+                let mut s = String::new();
+                rec.says.write(&mut s);
+            }
+        }
+    }
+    if let Some(d) = Digest::of(data, Selection::Port) {
+        assert!(d.walk_from(0).is_some());
+        if d.from_next.start != 0 {
+            assert!(usize::from(d.from_next.start) < data.len());
+        }
+    }
+    tls_segments(data, 443);
+    tls_segments(data, 5001);
+}
+
+/// `data` cut into segments of a server on `port`, followed as a
+/// conversation: line, tree and TLS fields of each.
+fn tls_segments(data: &[u8], port: u16) {
+    use crate::fields::{Ctx, FIELDS};
+    let mut tracker = crate::analysis::tcp::TcpTracker::new();
+    let mut seq = 1u32;
+    let mut rest = data;
+    while let Some((&n, tail)) = rest.split_first() {
+        // At least 16 bytes: a run of zeros is not 4 000 segments.
+        let take = (usize::from(n) * 8 + 16).min(tail.len());
+        let (piece, after) = tail.split_at(take);
+        rest = after;
+        if piece.is_empty() {
+            break;
+        }
+        let mut bytes = Vec::new();
+        let built = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+            .ipv4([10, 0, 0, 2], [10, 0, 0, 1], 64)
+            .tcp(port, 40000, seq, 512)
+            .write(&mut bytes, piece);
+        if built.is_err() {
+            return;
+        }
+        // Now and then a piece is sent again.
+        if n % 7 != 3 {
+            seq = seq.wrapping_add(piece.len() as u32);
+        }
+        let f = Frame::whole(&bytes, LinkType::Ethernet);
+        let pkt = dissect(&f, &DissectOptions::default());
+        let tcp = tracker.see(&pkt);
+        let _ = summary_line(&pkt, 0, 9, 100_000_000_000, tcp.as_ref());
+        for n in &header_tree(&pkt, 100_000_000_000, tcp.as_ref()) {
+            if let Some(r) = &n.bytes {
+                assert!(r.end <= bytes.len(), "{} past the frame", n.text);
+            }
+        }
+        let ctx = Ctx {
+            tcp,
+            ..Ctx::alone(&pkt)
+        };
+        let mut s = String::new();
+        for field in FIELDS
+            .iter()
+            .filter(|f| f.name.starts_with("tls") || f.name == "frame.protocols")
+        {
+            for v in field.values(&ctx) {
+                field.format(&v, &mut s);
+            }
+        }
+    }
+}
+
 /// A display filter: parsed (or refused with an error that prints), and
 /// when it parses, evaluated on one frame of each opcode and on PFC and
 /// PAUSE frames, with `not (F)` the negation of `F` and `(F) or (F)` the

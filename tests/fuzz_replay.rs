@@ -102,3 +102,8 @@ fn discovery_message_inputs() {
         ) >= 37
     );
 }
+
+#[test]
+fn tls_records_inputs() {
+    assert!(replay("tls_records", roce_dissect::fuzzing::tls_records) >= 20);
+}

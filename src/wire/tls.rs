@@ -452,6 +452,16 @@ pub struct Begun {
 }
 
 impl Begun {
+    /// A record's header alone: nothing known of its body.
+    pub fn new(content_type: u8, version: u16, length: u16) -> Begun {
+        Begun {
+            content_type,
+            version,
+            length,
+            ..Begun::default()
+        }
+    }
+
     fn of(payload: &[u8], at: usize, t: u8, v: u16, length: u16) -> Begun {
         let body = payload.get(at.saturating_add(5)..).unwrap_or_default();
         let mut b = Begun {
