@@ -128,6 +128,54 @@ fn client(payload: Vec<u8>) -> (bool, Option<u32>, Vec<u8>) {
     (true, None, payload)
 }
 
+/// A server's stream cut into segments of `cut` bytes, the `lost`-th
+/// never captured: the client acknowledges up to it three times after
+/// the segments that follow, and the server sends it again (a fast
+/// retransmission) after `after` of them.
+fn fast_retransmission(stream: &[u8], cut: usize, lost: usize, after: usize) -> Vec<Vec<u8>> {
+    let seg = |from_client: bool, seq: u32, ack: u32, flags: u16, payload: &[u8]| {
+        let (from, to) = if from_client {
+            ((1, 40000), (2, 443))
+        } else {
+            ((2, 443), (1, 40000))
+        };
+        tcp_frame(&Segment {
+            from,
+            to,
+            seq,
+            ack,
+            flags,
+            window: 64240,
+            urgent: 0,
+            options: &[],
+            payload,
+        })
+    };
+    let mut frames = vec![
+        seg(true, 1000, 0, 0x002, &[]),
+        seg(false, 5000, 1001, 0x012, &[]),
+        seg(true, 1001, 5001, 0x010, &[]),
+    ];
+    let pieces: Vec<(u32, &[u8])> = stream
+        .chunks(cut)
+        .enumerate()
+        .map(|(i, p)| (5001 + (i * cut) as u32, p))
+        .collect();
+    let (lost_seq, lost_payload) = pieces[lost];
+    for (i, (seq, p)) in pieces.iter().enumerate() {
+        if i != lost {
+            frames.push(seg(false, *seq, 1001, 0x018, p));
+        }
+        if i > lost && i <= lost + 3 {
+            frames.push(seg(true, 1001, lost_seq, 0x010, &[]));
+        }
+        if i == lost + after {
+            frames.push(seg(false, lost_seq, 1001, 0x018, lost_payload));
+        }
+    }
+    frames
+}
+
 /// The generated conversations, by name.
 fn scenarios() -> Vec<(&'static str, Vec<Vec<u8>>)> {
     let a = rec(23, &[0; 3000]);
@@ -196,6 +244,17 @@ fn scenarios() -> Vec<(&'static str, Vec<Vec<u8>>)> {
                 aligned[3].clone(),
             ],
         ),
+    ));
+    // Lost segments sent again after duplicate ACKs: inside a record whose
+    // end comes before the gap is filled, and where a record ends.
+    let s = [&a[..], &a, &a].concat();
+    v.push((
+        "gap filled after the record's end",
+        fast_retransmission(&s, 500, 2, 5),
+    ));
+    v.push((
+        "gap where a record ends",
+        fast_retransmission(&s, 500, 6, 4),
     ));
     // Mid-stream on 443: bytes that are no record, then records.
     let mut junk: Vec<u8> = (1..=20).collect();

@@ -891,7 +891,7 @@ impl Reading<'_> {
     pub fn read_as_tls(&self) -> bool {
         match self.shown {
             Shown::Records | Shown::RecordStarts => true,
-            Shown::PartOfRecord => !self.records.is_empty(),
+            Shown::PartOfRecord => !self.records.is_empty() || self.read_after,
             Shown::Resent(_) => false,
         }
     }
@@ -924,6 +924,9 @@ pub struct Reading<'a> {
     pub shown: Shown,
     /// The session's version after the segment.
     pub version: u16,
+    /// TLS read bytes after a record that ended here (tshark lists it in
+    /// `frame.protocols` even when they hold no whole record).
+    pub read_after: bool,
 }
 
 /// How the record layer reads bytes in a session of a version.
@@ -1007,6 +1010,7 @@ pub fn read<'a>(payload: &'a [u8], seen: &Seen) -> Reading<'a> {
                 records,
                 shown: Shown::Resent(overlaps),
                 version,
+                read_after: false,
             };
         }
         Continues::Header { bytes, len: n } => {
@@ -1033,6 +1037,7 @@ pub fn read<'a>(payload: &'a [u8], seen: &Seen) -> Reading<'a> {
                         records,
                         shown: Shown::RecordStarts,
                         version,
+                        read_after: false,
                     };
                 }
             }
@@ -1050,6 +1055,7 @@ pub fn read<'a>(payload: &'a [u8], seen: &Seen) -> Reading<'a> {
                     records,
                     shown: Shown::PartOfRecord,
                     version,
+                    read_after: false,
                 };
             }
             if !broken {
@@ -1138,16 +1144,23 @@ pub fn read<'a>(payload: &'a [u8], seen: &Seen) -> Reading<'a> {
             records,
             shown: Shown::RecordStarts,
             version,
+            read_after: false,
         };
     }
     // A record completed with bytes never seen is not shown; what follows
     // it is, after TCP's summary.
-    if matches!(seen.continues, Continues::Record { broken: true, .. }) {
+    if let Continues::Record {
+        broken: true,
+        bytes,
+        ..
+    } = seen.continues
+    {
         return Reading {
             protocol: "TCP",
             records,
             shown: Shown::PartOfRecord,
             version,
+            read_after: usize::try_from(bytes).is_ok_and(|b| b < len),
         };
     }
     Reading {
@@ -1155,6 +1168,7 @@ pub fn read<'a>(payload: &'a [u8], seen: &Seen) -> Reading<'a> {
         records,
         shown: Shown::Records,
         version,
+        read_after: false,
     }
 }
 
@@ -1300,20 +1314,36 @@ pub struct Side {
     next: Option<u32>,
     /// The last record shown reassembled: from and to sequence numbers.
     last_reassembled: Option<(u32, u32)>,
+    /// A record whose end came after a gap: shown when a segment sent
+    /// again fills the gap up to its end.
+    orphan: Option<Orphan>,
     /// It sent a Change Cipher Spec in an earlier frame.
     pub change_cipher: bool,
+}
+
+/// A record cut by a gap in the sender's segments: from `start` to `end`,
+/// all seen but the bytes from `hole_from` to `hole_to`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Orphan {
+    begun: Begun,
+    start: u32,
+    end: u32,
+    hole_from: u32,
+    hole_to: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Pending {
     /// A header cut short: its first bytes, at sequence number `seq`.
     Header { seq: u32, bytes: [u8; 4], len: u8 },
-    /// A record from sequence number `start` to `end`; `broken` when bytes
-    /// of it were never seen.
+    /// A record from sequence number `start` to `end`; `hole`: bytes of it
+    /// not seen (yet: a segment sent again may fill it); `broken`: more
+    /// than one such gap.
     Record {
         begun: Begun,
         start: u32,
         end: u32,
+        hole: Option<(u32, u32)>,
         broken: bool,
     },
 }
@@ -1375,39 +1405,77 @@ impl Conversation {
             };
         }
         // Other bytes sent before (a fast retransmission, a keep-alive):
-        // shown as part of the record they belong to, and the state left
-        // alone.
-        if s.next.is_some_and(|n| before(seq, n)) {
+        // shown as part of the record they belong to, filling its gap; one
+        // that ends a record cut by a gap shows it, and the records after
+        // it are followed from there.
+        // A record begun in a segment sent again is missing what came
+        // after it in the segments seen before (tshark shows it never).
+        let mut stale = false;
+        let st = if s.next.is_some_and(|n| before(seq, n)) {
+            stale = s.next.is_some_and(|n| before(seg_end, n));
             let inside = |(from, to): (u32, u32)| before(from, seq) && before(seq, to);
-            let part_of = match s.pending {
-                Some(Pending::Record {
-                    begun, start, end, ..
-                }) if inside((start, end)) => Some(begun),
-                _ => None,
-            };
-            let continues = match part_of {
-                Some(begun) => Continues::Record {
+            let fills = |(from, to): (u32, u32)| !before(from, seq) && !before(seg_end, to);
+            if let Some(o) = s.orphan
+                && before(o.start, seq)
+                && fills((o.hole_from, o.hole_to))
+            {
+                s.orphan = None;
+                s.last_reassembled = Some((o.start, o.end));
+                let b = o.begun;
+                let bytes = o.end.wrapping_sub(seq).min(len);
+                Start {
+                    continues: Continues::Record {
+                        begun: b,
+                        bytes,
+                        ends: true,
+                        broken: false,
+                    },
+                    at: Some(bytes),
+                    sets: b.sets(),
+                    chosen: b.chosen,
+                    change_cipher: b.content_type == CHANGE_CIPHER_SPEC,
+                }
+            } else {
+                let mut part_of = None;
+                if let Some(Pending::Record {
                     begun,
-                    bytes: len,
-                    ends: false,
-                    broken: false,
-                },
-                None => Continues::Nothing,
-            };
-            let protocol = match continues {
-                Continues::Record { .. } => "TCP",
-                _ => version_label(version),
-            };
-            return Seen {
-                version,
-                change_cipher_before,
-                continues,
-                protocol,
-            };
-        }
-        let gap = s.next.is_some_and(|n| before(n, seq));
-        s.next = Some(seg_end);
-        let st = Self::start(s, seq, len, gap, d);
+                    start,
+                    end,
+                    hole,
+                    ..
+                }) = &mut s.pending
+                    && inside((*start, *end))
+                {
+                    if hole.is_some_and(fills) {
+                        *hole = None;
+                    }
+                    part_of = Some(*begun);
+                }
+                let continues = match part_of {
+                    Some(begun) => Continues::Record {
+                        begun,
+                        bytes: len,
+                        ends: false,
+                        broken: false,
+                    },
+                    None => Continues::Nothing,
+                };
+                let protocol = match continues {
+                    Continues::Record { .. } => "TCP",
+                    _ => version_label(version),
+                };
+                return Seen {
+                    version,
+                    change_cipher_before,
+                    continues,
+                    protocol,
+                };
+            }
+        } else {
+            let gap_from = s.next.filter(|&n| before(n, seq));
+            s.next = Some(seg_end);
+            Self::start(s, seq, len, gap_from, d)
+        };
         if self.version == 0 && st.sets != 0 {
             self.version = st.sets;
         }
@@ -1439,7 +1507,8 @@ impl Conversation {
                             begun: b,
                             start: end.wrapping_sub(5).wrapping_sub(u32::from(b.length)),
                             end,
-                            broken: false,
+                            hole: None,
+                            broken: stale,
                         });
                     } else if w.end() < len {
                         let n = len.saturating_sub(w.end()).min(4);
@@ -1483,8 +1552,9 @@ impl Conversation {
         }
     }
 
-    /// What a segment in order (after a gap, when `gap`) continues.
-    fn start(s: &mut Side, seq: u32, len: u32, gap: bool, d: &Digest) -> Start {
+    /// What a segment in order (after a gap from `gap_from`, when there
+    /// is one) continues.
+    fn start(s: &mut Side, seq: u32, len: u32, gap_from: Option<u32>, d: &Digest) -> Start {
         let seg_end = seq.wrapping_add(len);
         let mut st = Start {
             continues: Continues::Nothing,
@@ -1547,6 +1617,7 @@ impl Conversation {
                         begun,
                         start: at,
                         end: at.wrapping_add(5).wrapping_add(u32::from(rlen)),
+                        hole: None,
                         broken: false,
                     });
                     st.at = None;
@@ -1556,23 +1627,39 @@ impl Conversation {
                 begun,
                 start,
                 end,
-                broken,
+                mut hole,
+                mut broken,
             }) if within(seq, start, end) && seq != start => {
-                let broken = broken || gap;
+                if let Some(from) = gap_from {
+                    if hole.is_some() {
+                        broken = true;
+                    }
+                    hole = Some((from, seq));
+                }
+                let missing = broken || hole.is_some();
                 let bytes = end.wrapping_sub(seq);
                 let ends = !before(seg_end, end);
                 st.continues = Continues::Record {
                     begun,
                     bytes,
                     ends,
-                    broken,
+                    broken: missing,
                 };
                 if ends {
-                    if !broken {
+                    if !missing {
                         st.sets = begun.sets();
                         st.chosen = begun.chosen;
                         st.change_cipher = begun.content_type == CHANGE_CIPHER_SPEC;
                         s.last_reassembled = Some((start, end));
+                    } else if let (Some((hole_from, hole_to)), false) = (hole, broken) {
+                        // Shown when a segment sent again fills the gap.
+                        s.orphan = Some(Orphan {
+                            begun,
+                            start,
+                            end,
+                            hole_from,
+                            hole_to,
+                        });
                     }
                     s.pending = None;
                     st.at = Some(bytes);
@@ -1581,10 +1668,25 @@ impl Conversation {
                         begun,
                         start,
                         end,
+                        hole,
                         broken,
                     });
                     st.at = None;
                 }
+            }
+            // A gap past where the record ends: a segment sent again may
+            // end it yet.
+            Some(Pending::Record {
+                begun, start, end, ..
+            }) if gap_from.is_some() && !before(seq, end) => {
+                s.orphan = gap_from.map(|hole_from| Orphan {
+                    begun,
+                    start,
+                    end,
+                    hole_from,
+                    hole_to: end,
+                });
+                s.pending = None;
             }
             // Past where the record ended: it never does.
             Some(_) | None => s.pending = None,
