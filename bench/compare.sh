@@ -162,6 +162,11 @@ other_inputs() {
     # segment an encrypted packet.
     local sm=$out/ssh-$n.pcap
     want SSH && [ ! -f "$sm" ] && python3 bench/tcp_mirror.py "$n" "$sm" 22
+    # A mirror's HTTPS (bench/tls_mirror.py): TLS 1.3 downloads on 1 000
+    # connections, records across segments, a segment in 50 lost and sent
+    # again.
+    local hm=$out/tls-$n.pcap
+    want 'HTTPS|Hello' && [ ! -f "$hm" ] && python3 bench/tls_mirror.py "$n" "$hm"
     # A mirror's name service (bench/dns_mirror.py): DNS lookups and their
     # answers, one in 20 failing, mDNS announcements, LLMNR questions.
     local dm=$out/dns-$n.pcap
@@ -208,6 +213,8 @@ other_inputs() {
         "packets -Y 'dns.flags.rcode == 3' (failed lookups)|$dm|$bin packets $dm -Y 'dns.flags.rcode == 3'|tshark -n -r $dm -Y 'dns.flags.rcode == 3'"
         "packets: a mirror's SSH sessions (tcp_mirror.py N F 22)|$sm|$bin packets $sm|tshark -n -r $sm"
         "packets: a mirror's NBNS, DHCP, SSDP (discovery_mirror.py)|$dsc|$bin packets $dsc|tshark -n -r $dsc"
+        "packets: a mirror's HTTPS downloads (tls_mirror.py)|$hm|$bin packets $hm|tshark -n -r $hm"
+        "packets -Y 'tls.handshake.type == 1' (Client Hellos)|$hm|$bin packets $hm -Y 'tls.handshake.type == 1'|tshark -n -r $hm -Y 'tls.handshake.type == 1'"
         "packets -Y 'dhcp.option.dhcp == 6' (refused leases)|$dsc|$bin packets $dsc -Y 'dhcp.option.dhcp == 6'|tshark -n -r $dsc -Y 'dhcp.option.dhcp == 6'"
         "report: a mirror's TCP conversations|$tm|$bin $tm --json|tshark -n -r $tm -q -z conv,tcp -z io,phs -z expert"
         "packets -Y ... -w: one QP's frames written as a capture|$f|$bin packets $f -Y 'bth.destqp == 0x00401d' -w $out/qp.pcapng|tshark -n -r $f -Y 'infiniband.bth.destqp == 0x00401d' -w $out/qp-tshark.pcapng"

@@ -378,6 +378,19 @@ fn scenarios() -> Vec<(&'static str, Vec<Vec<u8>>)> {
             ],
         ),
     ));
+    v.push((
+        "handshake messages of unknown types and cut short",
+        conversation(
+            443,
+            true,
+            &[
+                client(app.clone()),
+                client(rec(22, &[0x63, 0, 0, 2, 1, 2])),
+                client(rec(22, &[hs(14, &[]), vec![0x63, 0, 0, 0]].concat())),
+                client(rec(22, &[[2, 0, 0, 20].as_slice(), &[0; 4]].concat())),
+            ],
+        ),
+    ));
     // Versions and types tshark treats apart.
     let mut bogus13 = vec![0, 3, 3, 0, 2, 9, 9];
     bogus13.extend(&app);

@@ -266,9 +266,9 @@ fn tls_records<'a>(c: &Ctx<'_, 'a>) -> Vec<crate::wire::tls::Record<'a>> {
         .unwrap_or_default()
 }
 
-/// The handshake messages of a TLS segment's records: type, where the
-/// message starts in the payload (when this segment has it), length.
-fn tls_messages(c: &Ctx<'_, '_>) -> Vec<(u8, Option<usize>, u32)> {
+/// The whole handshake messages of a TLS segment's records (not the
+/// fragments of one that goes on in the next record).
+fn tls_messages(c: &Ctx<'_, '_>) -> Vec<crate::wire::tls::Message> {
     tls_records(c)
         .into_iter()
         .filter_map(|r| match r.says {
@@ -276,6 +276,7 @@ fn tls_messages(c: &Ctx<'_, '_>) -> Vec<(u8, Option<usize>, u32)> {
             _ => None,
         })
         .flatten()
+        .filter(|m| !m.fragment)
         .collect()
 }
 
@@ -1514,7 +1515,7 @@ pub static FIELDS: &[Field] = &[
         .into_iter()
         .map(|r| r.length)),
     uints!("tls.handshake.type", "Handshake Type", 8, Dec, |c| {
-        tls_messages(c).into_iter().map(|(t, _, _)| t)
+        tls_messages(c).into_iter().map(|m| m.kind)
     }),
     Field {
         name: "tls.handshake.extensions_server_name",
@@ -1527,7 +1528,10 @@ pub static FIELDS: &[Field] = &[
             let Some(tls) = c.pkt.tls() else {
                 return;
             };
-            for (t, at, len) in tls_messages(c) {
+            for crate::wire::tls::Message {
+                kind: t, at, len, ..
+            } in tls_messages(c)
+            {
                 let body = at.and_then(|a| {
                     let s = a.checked_add(4)?;
                     tls.payload

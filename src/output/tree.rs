@@ -469,7 +469,7 @@ fn tls_tree(
             Says::Handshake(m) => format!(
                 "Handshake Protocol: {}",
                 m.first()
-                    .and_then(|(ty, _, _)| tls::handshake_name(*ty))
+                    .and_then(|msg| tls::handshake_name(msg.kind))
                     .unwrap_or("Unknown")
             ),
             Says::EncryptedHandshake => {
@@ -551,7 +551,8 @@ fn tls_tree(
             }
             Says::EncryptedAlert => line(t, 2, 5, body, "Alert Message: Encrypted Alert".into()),
             Says::Handshake(m) => {
-                for (ty, m_at, mlen) in m {
+                for msg in m {
+                    let (ty, m_at, mlen) = (&msg.kind, &msg.at, &msg.len);
                     let name = tls::handshake_name(*ty).unwrap_or("Unknown");
                     let text = format!("Handshake Protocol: {name}");
                     match m_at {

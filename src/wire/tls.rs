@@ -786,6 +786,30 @@ pub struct Seen {
     pub protocol: &'static str,
 }
 
+/// A handshake message of a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Message {
+    pub kind: u8,
+    /// Where it starts in the payload, when this segment has it.
+    pub at: Option<usize>,
+    /// Its length (0 when not known: a record put together from earlier
+    /// segments).
+    pub len: u32,
+    /// It goes on past its record (tshark's `[Certificate Fragment]`).
+    pub fragment: bool,
+}
+
+impl Message {
+    fn known(kind: u8) -> Message {
+        Message {
+            kind,
+            at: None,
+            len: 0,
+            fragment: false,
+        }
+    }
+}
+
 /// What a record or a stretch of a segment says, in the Info column's
 /// words.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -796,9 +820,8 @@ pub enum Says {
         description: u8,
     },
     EncryptedAlert,
-    /// Handshake messages: type, where the message starts in the payload
-    /// (when this segment holds it), its length.
-    Handshake(Vec<(u8, Option<usize>, u32)>),
+    /// Handshake messages.
+    Handshake(Vec<Message>),
     EncryptedHandshake,
     ApplicationData,
     Heartbeat {
@@ -829,15 +852,15 @@ impl Says {
             }
             Says::EncryptedAlert => s.push_str("Encrypted Alert"),
             Says::Handshake(m) => {
-                for (i, (t, _, _)) in m.iter().enumerate() {
+                for (i, msg) in m.iter().enumerate() {
                     if i > 0 {
                         s.push_str(", ");
                     }
-                    match handshake_name(*t) {
-                        Some(n) => s.push_str(n),
-                        None => {
-                            let _ = write!(s, "Unknown Handshake Message ({t})");
-                        }
+                    let name = handshake_name(msg.kind).unwrap_or("Unknown");
+                    if msg.fragment {
+                        let _ = write!(s, "[{name} Fragment]");
+                    } else {
+                        s.push_str(name);
                     }
                 }
             }
@@ -965,17 +988,38 @@ fn says_of(t: u8, length: u16, body: &[u8], ccs_before: bool, base: Option<usize
             if encrypted_handshake(body, length, ccs_before) {
                 Says::EncryptedHandshake
             } else {
-                Says::Handshake(
-                    handshake_messages(body)
-                        .map(|(ht, at, len)| (ht, base.and_then(|b| b.checked_add(at)), len))
-                        .collect(),
-                )
+                handshake_says(body, base)
             }
         }
         APPLICATION_DATA => Says::ApplicationData,
         HEARTBEAT => heartbeat(body, length),
         _ => Says::ConnectionId,
     }
+}
+
+/// A handshake record's body in the clear: its messages, up to the first
+/// of an unknown type (one first taken for encrypted, as tshark does);
+/// one that goes on past the record is a fragment.
+fn handshake_says(body: &[u8], base: Option<usize>) -> Says {
+    let mut m = Vec::new();
+    for (kind, at, len) in handshake_messages(body) {
+        if handshake_name(kind).is_none() {
+            if m.is_empty() {
+                return Says::EncryptedHandshake;
+            }
+            break;
+        }
+        let end = at
+            .saturating_add(4)
+            .saturating_add(usize::try_from(len).unwrap_or(usize::MAX));
+        m.push(Message {
+            kind,
+            at: base.and_then(|b| b.checked_add(at)),
+            len,
+            fragment: end > body.len(),
+        });
+    }
+    Says::Handshake(m)
 }
 
 /// A heartbeat in the clear: a request or response whose payload length
@@ -1214,11 +1258,11 @@ fn record_at<'a>(
         }
     }
     if let Says::Handshake(m) = &says {
-        for (ht, m_at, mlen) in m {
-            if *ht == SERVER_HELLO
-                && let Some(sh) = m_at.and_then(|s| {
+        for msg in m.iter().filter(|m| !m.fragment) {
+            if msg.kind == SERVER_HELLO
+                && let Some(sh) = msg.at.and_then(|s| {
                     let s = s.checked_sub(base?)?.checked_add(4)?;
-                    body.get(s..s.checked_add(usize::try_from(*mlen).ok()?)?)
+                    body.get(s..s.checked_add(usize::try_from(msg.len).ok()?)?)
                 })
                 && let Some(chosen) = server_hello_version(sh)
             {
@@ -1257,8 +1301,7 @@ fn reassembled<'a>(
                 Says::EncryptedHandshake
             }
             HANDSHAKE => {
-                let mut m: Vec<(u8, Option<usize>, u32)> =
-                    b.messages().iter().map(|&t| (t, None, 0)).collect();
+                let mut m: Vec<Message> = b.messages().iter().map(|&t| Message::known(t)).collect();
                 // The messages that begin in this segment (before `span.1`,
                 // where the record ends), when the chain reaches it.
                 let body_len = usize::from(b.length);
@@ -1272,7 +1315,12 @@ fn reassembled<'a>(
                         break;
                     };
                     let len = be24([x, y, z]);
-                    m.push((t, Some(at.saturating_sub(here_from)), len));
+                    m.push(Message {
+                        kind: t,
+                        at: Some(at.saturating_sub(here_from)),
+                        len,
+                        fragment: false,
+                    });
                     at = at
                         .saturating_add(4)
                         .saturating_add(usize::try_from(len).unwrap_or(usize::MAX));
