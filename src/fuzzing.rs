@@ -194,7 +194,6 @@ pub fn discovery_message(data: &[u8]) {
 /// `data` as the payload of an SSH client's segment after its version
 /// line, followed as a conversation: its line, tree and SSH fields.
 fn ssh_segments(data: &[u8]) {
-    use crate::fields::{Ctx, FIELDS};
     let payload = data.get(..data.len().min(1400)).unwrap_or_default();
     let mut tracker = crate::analysis::tcp::TcpTracker::new();
     let mut seq = 1u32;
@@ -208,25 +207,35 @@ fn ssh_segments(data: &[u8]) {
             return;
         }
         seq = seq.wrapping_add(p.len() as u32);
-        let f = Frame::whole(&bytes, LinkType::Ethernet);
-        let pkt = dissect(&f, &DissectOptions::default());
-        let tcp = tracker.see(&pkt);
-        let _ = summary_line(&pkt, 0, 9, 100_000_000_000, tcp.as_ref());
-        let nodes = header_tree(&pkt, 100_000_000_000, tcp.as_ref());
-        for n in &nodes {
-            if let Some(r) = &n.bytes {
-                assert!(r.end <= bytes.len(), "{} past the frame", n.text);
-            }
+        show_followed(&bytes, &mut tracker, "ssh");
+    }
+}
+
+/// A TCP segment's frame, followed in its conversation by `tracker`: its
+/// summary line, its tree (within the frame) and the fields whose names
+/// start with `fields`, and `frame.protocols`.
+fn show_followed(bytes: &[u8], tracker: &mut crate::analysis::tcp::TcpTracker, fields: &str) {
+    use crate::fields::{Ctx, FIELDS};
+    let f = Frame::whole(bytes, LinkType::Ethernet);
+    let pkt = dissect(&f, &DissectOptions::default());
+    let tcp = tracker.see(&pkt);
+    let _ = summary_line(&pkt, 0, 9, 100_000_000_000, tcp.as_ref());
+    for n in &header_tree(&pkt, 100_000_000_000, tcp.as_ref()) {
+        if let Some(r) = &n.bytes {
+            assert!(r.end <= bytes.len(), "{} past the frame", n.text);
         }
-        let ctx = Ctx {
-            tcp,
-            ..Ctx::alone(&pkt)
-        };
-        let mut s = String::new();
-        for field in FIELDS.iter().filter(|f| f.name.starts_with("ssh")) {
-            for v in field.values(&ctx) {
-                field.format(&v, &mut s);
-            }
+    }
+    let ctx = Ctx {
+        tcp,
+        ..Ctx::alone(&pkt)
+    };
+    let mut s = String::new();
+    for field in FIELDS
+        .iter()
+        .filter(|f| f.name.starts_with(fields) || f.name == "frame.protocols")
+    {
+        for v in field.values(&ctx) {
+            field.format(&v, &mut s);
         }
     }
 }
@@ -295,7 +304,6 @@ pub fn tls_records(data: &[u8]) {
 /// `data` cut into segments of a server on `port`, followed as a
 /// conversation: line, tree and TLS fields of each.
 fn tls_segments(data: &[u8], port: u16) {
-    use crate::fields::{Ctx, FIELDS};
     let mut tracker = crate::analysis::tcp::TcpTracker::new();
     let mut seq = 1u32;
     let mut rest = data;
@@ -319,28 +327,7 @@ fn tls_segments(data: &[u8], port: u16) {
         if n % 7 != 3 {
             seq = seq.wrapping_add(piece.len() as u32);
         }
-        let f = Frame::whole(&bytes, LinkType::Ethernet);
-        let pkt = dissect(&f, &DissectOptions::default());
-        let tcp = tracker.see(&pkt);
-        let _ = summary_line(&pkt, 0, 9, 100_000_000_000, tcp.as_ref());
-        for n in &header_tree(&pkt, 100_000_000_000, tcp.as_ref()) {
-            if let Some(r) = &n.bytes {
-                assert!(r.end <= bytes.len(), "{} past the frame", n.text);
-            }
-        }
-        let ctx = Ctx {
-            tcp,
-            ..Ctx::alone(&pkt)
-        };
-        let mut s = String::new();
-        for field in FIELDS
-            .iter()
-            .filter(|f| f.name.starts_with("tls") || f.name == "frame.protocols")
-        {
-            for v in field.values(&ctx) {
-                field.format(&v, &mut s);
-            }
-        }
+        show_followed(&bytes, &mut tracker, "tls");
     }
 }
 

@@ -891,18 +891,17 @@ pub fn write_info(s: &mut String, p: &Packet<'_>, link_bps: u64, tcp: Option<&Tc
                     write_ssh(s, &ssh, tcp);
                 }
             }
-            OtherL4::Tcp { .. } if tls_reading(p, tcp).is_some() => {
+            OtherL4::Tcp { sport, dport, .. } => {
                 if let Some((_, r)) = tls_reading(p, tcp) {
                     write_tls(s, p, &r, tcp);
-                }
-            }
-            OtherL4::Tcp { sport, dport, .. } => {
-                if let Some(t) = tcp {
-                    t.write_notes(s);
-                }
-                let _ = write!(s, "{sport} → {dport}");
-                if let Some(t) = p.tcp() {
-                    write_tcp(s, p, &t, tcp);
+                } else {
+                    if let Some(t) = tcp {
+                        t.write_notes(s);
+                    }
+                    let _ = write!(s, "{sport} → {dport}");
+                    if let Some(t) = p.tcp() {
+                        write_tcp(s, p, &t, tcp);
+                    }
                 }
             }
             OtherL4::Icmp { kind, code } => s.push_str(&super::names::icmp(kind, code)),
