@@ -4,7 +4,8 @@
 
 use proptest::prelude::*;
 
-use super::reader::{BLOCK_EPB, BLOCK_IDB, PCAPNG_SHB};
+use super::reader::PCAPNG_SHB;
+use super::reader::pcapng::{BLOCK_EPB, BLOCK_IDB};
 
 /// A pcapng file being built, block by block, each in the byte order of
 /// its section (`big`) and framed with its two lengths.
