@@ -1502,6 +1502,54 @@ fn tcp_option(t: &mut Tree<'_>, at: usize, o: &TcpOption<'_>, tcp: Option<&TcpSe
 }
 
 fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64, tcp: Option<&TcpSeen>) {
+    frame_node(t, p);
+    let base = usize::from(p.frame_start);
+    if let Some(e) = &p.erf {
+        erf_node(t, e, base);
+    }
+    let l2_end = link_nodes(t, p, base);
+    if let Some(ip) = &p.ip {
+        let at = usize::from(ip.offset);
+        if ip.version == 4 {
+            ipv4_node(t, p, ip, at);
+        } else {
+            ipv6_node(t, p, ip, at);
+        }
+    }
+    if let Some(a) = &p.arp {
+        arp_node(t, a, l2_end);
+    }
+    match p.other_l4 {
+        Some(OtherL4::Icmp { kind, code }) => icmp_node(t, kind, code),
+        Some(OtherL4::Icmpv6 { kind, code, .. }) => icmpv6_node(t, kind, code),
+        Some(OtherL4::Igmp { offset, len }) => igmp_node(t, p, offset, len),
+        Some(OtherL4::Tcp { offset, .. }) => tcp_nodes(t, p, offset, tcp),
+        _ => {}
+    }
+    if let Some(u) = &p.udp {
+        udp_node(t, p, u);
+    }
+    if let (Some(l), Some(at)) = (&p.lrh, p.offsets.lrh) {
+        lrh_node(t, l, usize::from(at));
+    }
+    if let Some(g) = &p.grh {
+        grh_node(t, p, g);
+    }
+    if let Some(b) = &p.bth {
+        roce_nodes(t, p, b);
+    } else if p.lrh.is_some() {
+        vcrc_line(t, p, 0);
+    }
+    if let Some(pause) = &p.pause {
+        pause_node(t, pause, l2_end, link_bps);
+    }
+    if let Some(e) = &p.error {
+        t.text(0, format_args!("[Malformed Packet: {e}]"));
+    }
+}
+
+/// The frame: its lengths and times.
+fn frame_node(t: &mut Tree<'_>, p: &Packet<'_>) {
     t.add(
         0,
         0,
@@ -1522,10 +1570,11 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64, tcp: Option<&Tc
             p.ts_ns % 1_000_000_000
         ),
     );
-    let base = usize::from(p.frame_start);
-    if let Some(e) = &p.erf {
-        erf_node(t, e, base);
-    }
+}
+
+/// Ethernet (with a BPDU) or Linux cooked capture, then VLAN tags, from
+/// `base`: where they end.
+fn link_nodes(t: &mut Tree<'_>, p: &Packet<'_>, base: usize) -> usize {
     let mut l2_end = base;
     if let Some(e) = &p.eth {
         // A length where the EtherType would be: IEEE 802.3, with LLC.
@@ -1594,751 +1643,784 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64, tcp: Option<&Tc
         );
         l2_end += 4;
     }
-    if let Some(ip) = &p.ip {
-        let at = usize::from(ip.offset);
-        let hl = usize::from(ip.header_len);
-        if ip.version == 4 {
-            t.add(
-                0,
-                at,
-                hl,
-                format_args!(
-                    "Internet Protocol Version 4, Src: {}, Dst: {}",
-                    ip.src, ip.dst
-                ),
-            );
+    l2_end
+}
+
+/// An IPv4 header at `at`.
+fn ipv4_node(t: &mut Tree<'_>, p: &Packet<'_>, ip: &crate::dissect::Ip, at: usize) {
+    let hl = usize::from(ip.header_len);
+    t.add(
+        0,
+        at,
+        hl,
+        format_args!(
+            "Internet Protocol Version 4, Src: {}, Dst: {}",
+            ip.src, ip.dst
+        ),
+    );
+    t.add(
+        1,
+        at + 1,
+        1,
+        format_args!(
+            "Differentiated Services Field: DSCP {} ({}), ECN {} ({})",
+            ip.dscp,
+            names::dscp(ip.dscp).unwrap_or("-"),
+            ip.ecn,
+            names::ecn(ip.ecn)
+        ),
+    );
+    t.add(1, at + 2, 2, format_args!("Total Length: {}", ip.total_len));
+    if let (Some(id), Some(frag), Some(sum)) = (be16(p, at + 4), be16(p, at + 6), be16(p, at + 10))
+    {
+        t.add(
+            1,
+            at + 4,
+            2,
+            format_args!("Identification: 0x{id:04x} ({id})"),
+        );
+        let flags = (frag >> 8) as u8 & 0xe0;
+        let mut names = Vec::new();
+        if flags & 0x40 != 0 {
+            names.push("Don't fragment");
+        }
+        if flags & 0x20 != 0 {
+            names.push("More fragments");
+        }
+        t.add(
+            1,
+            at + 6,
+            1,
+            format_args!(
+                "Flags: 0x{:02x}{}{}",
+                flags,
+                if names.is_empty() { "" } else { ", " },
+                names.join(", ")
+            ),
+        );
+        t.add(
+            1,
+            at + 6,
+            2,
+            format_args!("Fragment Offset: {}", (frag & 0x1fff) * 8),
+        );
+        t.add(1, at + 8, 1, format_args!("Time to Live: {}", ip.ttl));
+        t.add(
+            1,
+            at + 9,
+            1,
+            format_args!(
+                "Protocol: {} ({})",
+                names::ip_protocol(ip.protocol),
+                ip.protocol
+            ),
+        );
+        t.add(
+            1,
+            at + 10,
+            2,
+            format_args!("Header Checksum: 0x{sum:04x} [validation disabled]"),
+        );
+    } else {
+        t.add(1, at + 8, 1, format_args!("Time to Live: {}", ip.ttl));
+        t.add(1, at + 9, 1, format_args!("Protocol: {}", ip.protocol));
+    }
+    t.add(1, at + 12, 4, format_args!("Source Address: {}", ip.src));
+    t.add(
+        1,
+        at + 16,
+        4,
+        format_args!("Destination Address: {}", ip.dst),
+    );
+}
+
+/// An IPv6 header at `at`, and its extension headers.
+fn ipv6_node(t: &mut Tree<'_>, p: &Packet<'_>, ip: &crate::dissect::Ip, at: usize) {
+    let hl = usize::from(ip.header_len);
+    t.add(
+        0,
+        at,
+        hl,
+        format_args!(
+            "Internet Protocol Version 6, Src: {}, Dst: {}",
+            ip.src, ip.dst
+        ),
+    );
+    t.add(
+        1,
+        at,
+        2,
+        format_args!(
+            "Traffic Class: DSCP {} ({}), ECN {} ({})",
+            ip.dscp,
+            names::dscp(ip.dscp).unwrap_or("-"),
+            ip.ecn,
+            names::ecn(ip.ecn)
+        ),
+    );
+    if let Some(w) = be32(p, at) {
+        t.add(
+            1,
+            at + 1,
+            3,
+            format_args!("Flow Label: 0x{:05x}", w & 0xf_ffff),
+        );
+    }
+    t.add(
+        1,
+        at + 4,
+        2,
+        format_args!("Payload Length: {}", ip.total_len.saturating_sub(40)),
+    );
+    let next = p.data.get(at + 6).copied().unwrap_or(ip.protocol);
+    t.add(
+        1,
+        at + 6,
+        1,
+        format_args!("Next Header: {} ({next})", names::ip_protocol(next)),
+    );
+    t.add(1, at + 7, 1, format_args!("Hop Limit: {}", ip.ttl));
+    t.add(1, at + 8, 16, format_args!("Source Address: {}", ip.src));
+    t.add(
+        1,
+        at + 24,
+        16,
+        format_args!("Destination Address: {}", ip.dst),
+    );
+    for e in p.ip6_exts() {
+        ip6_extension(t, p, e);
+    }
+}
+
+/// An ARP message after the link layer (at `at`).
+fn arp_node(t: &mut Tree<'_>, a: &crate::dissect::Arp, at: usize) {
+    t.add(
+        0,
+        at,
+        28,
+        format_args!(
+            "Address Resolution Protocol ({})",
+            match a.operation {
+                1 => "request",
+                2 => "reply",
+                _ => "other",
+            }
+        ),
+    );
+    t.add(1, at + 6, 2, format_args!("Opcode: {}", a.operation));
+    t.add(
+        1,
+        at + 8,
+        6,
+        format_args!("Sender MAC address: {}", MacText(&a.sender_mac)),
+    );
+    t.add(
+        1,
+        at + 14,
+        4,
+        format_args!("Sender IP address: {}", a.sender_ip),
+    );
+    t.add(
+        1,
+        at + 18,
+        6,
+        format_args!("Target MAC address: {}", MacText(&a.target_mac)),
+    );
+    t.add(
+        1,
+        at + 24,
+        4,
+        format_args!("Target IP address: {}", a.target_ip),
+    );
+}
+
+/// ICMP: the type and code.
+fn icmp_node(t: &mut Tree<'_>, kind: u8, code: u8) {
+    t.text(
+        0,
+        format_args!(
+            "Internet Control Message Protocol: {}",
+            names::icmp(kind, code)
+        ),
+    );
+    t.text(1, format_args!("Type: {kind}"));
+    t.text(1, format_args!("Code: {code}"));
+}
+
+/// ICMPv6: the type and code.
+fn icmpv6_node(t: &mut Tree<'_>, kind: u8, code: u8) {
+    t.text(
+        0,
+        format_args!(
+            "Internet Control Message Protocol v6: {}",
+            names::icmpv6(kind, code)
+        ),
+    );
+    t.text(1, format_args!("Type: {kind}"));
+    t.text(1, format_args!("Code: {code}"));
+}
+
+/// IGMP at `offset`, `len` bytes.
+fn igmp_node(t: &mut Tree<'_>, p: &Packet<'_>, offset: u16, len: u16) {
+    if let Some(m) = p.igmp() {
+        let at = usize::from(offset);
+        let version = m.version().map_or("?".to_string(), |v| v.to_string());
+        t.add(
+            0,
+            at,
+            usize::from(len),
+            format_args!("Internet Group Management Protocol"),
+        );
+        // Generated, as tshark brackets it.
+        t.text(1, format_args!("[IGMP Version: {version}]"));
+        t.add(
+            1,
+            at,
+            1,
+            format_args!(
+                "Type: {} (0x{:02x})",
+                m.kind_name().unwrap_or("Unknown"),
+                m.kind()
+            ),
+        );
+        if let Some(tenths) = m.max_resp_time() {
             t.add(
                 1,
                 at + 1,
                 1,
                 format_args!(
-                    "Differentiated Services Field: DSCP {} ({}), ECN {} ({})",
-                    ip.dscp,
-                    names::dscp(ip.dscp).unwrap_or("-"),
-                    ip.ecn,
-                    names::ecn(ip.ecn)
+                    "Max Resp Time: {}.{} sec (0x{:02x})",
+                    tenths / 10,
+                    tenths % 10,
+                    m.max_resp()
                 ),
             );
-            t.add(1, at + 2, 2, format_args!("Total Length: {}", ip.total_len));
-            if let (Some(id), Some(frag), Some(sum)) =
-                (be16(p, at + 4), be16(p, at + 6), be16(p, at + 10))
-            {
-                t.add(
-                    1,
-                    at + 4,
-                    2,
-                    format_args!("Identification: 0x{id:04x} ({id})"),
-                );
-                let flags = (frag >> 8) as u8 & 0xe0;
-                let mut names = Vec::new();
-                if flags & 0x40 != 0 {
-                    names.push("Don't fragment");
-                }
-                if flags & 0x20 != 0 {
-                    names.push("More fragments");
-                }
-                t.add(
-                    1,
-                    at + 6,
-                    1,
-                    format_args!(
-                        "Flags: 0x{:02x}{}{}",
-                        flags,
-                        if names.is_empty() { "" } else { ", " },
-                        names.join(", ")
-                    ),
-                );
-                t.add(
-                    1,
-                    at + 6,
-                    2,
-                    format_args!("Fragment Offset: {}", (frag & 0x1fff) * 8),
-                );
-                t.add(1, at + 8, 1, format_args!("Time to Live: {}", ip.ttl));
-                t.add(
-                    1,
-                    at + 9,
-                    1,
-                    format_args!(
-                        "Protocol: {} ({})",
-                        names::ip_protocol(ip.protocol),
-                        ip.protocol
-                    ),
-                );
-                t.add(
-                    1,
-                    at + 10,
-                    2,
-                    format_args!("Header Checksum: 0x{sum:04x} [validation disabled]"),
-                );
-            } else {
-                t.add(1, at + 8, 1, format_args!("Time to Live: {}", ip.ttl));
-                t.add(1, at + 9, 1, format_args!("Protocol: {}", ip.protocol));
-            }
-            t.add(1, at + 12, 4, format_args!("Source Address: {}", ip.src));
-            t.add(
-                1,
-                at + 16,
-                4,
-                format_args!("Destination Address: {}", ip.dst),
-            );
-        } else {
-            t.add(
-                0,
-                at,
-                hl,
-                format_args!(
-                    "Internet Protocol Version 6, Src: {}, Dst: {}",
-                    ip.src, ip.dst
-                ),
-            );
-            t.add(
-                1,
-                at,
-                2,
-                format_args!(
-                    "Traffic Class: DSCP {} ({}), ECN {} ({})",
-                    ip.dscp,
-                    names::dscp(ip.dscp).unwrap_or("-"),
-                    ip.ecn,
-                    names::ecn(ip.ecn)
-                ),
-            );
-            if let Some(w) = be32(p, at) {
-                t.add(
-                    1,
-                    at + 1,
-                    3,
-                    format_args!("Flow Label: 0x{:05x}", w & 0xf_ffff),
-                );
-            }
-            t.add(
-                1,
-                at + 4,
-                2,
-                format_args!("Payload Length: {}", ip.total_len.saturating_sub(40)),
-            );
-            let next = p.data.get(at + 6).copied().unwrap_or(ip.protocol);
+        }
+        t.add(
+            1,
+            at + 2,
+            2,
+            format_args!("Checksum: 0x{:04x}", m.checksum()),
+        );
+        if m.kind() == crate::wire::igmp::V3_REPORT {
             t.add(
                 1,
                 at + 6,
-                1,
-                format_args!("Next Header: {} ({next})", names::ip_protocol(next)),
+                2,
+                format_args!("Num Group Records: {}", m.record_count()),
             );
-            t.add(1, at + 7, 1, format_args!("Hop Limit: {}", ip.ttl));
-            t.add(1, at + 8, 16, format_args!("Source Address: {}", ip.src));
-            t.add(
-                1,
-                at + 24,
-                16,
-                format_args!("Destination Address: {}", ip.dst),
-            );
-            for e in p.ip6_exts() {
-                ip6_extension(t, p, e);
-            }
-        }
-    }
-    if let Some(a) = &p.arp {
-        let at = l2_end;
-        t.add(
-            0,
-            at,
-            28,
-            format_args!(
-                "Address Resolution Protocol ({})",
-                match a.operation {
-                    1 => "request",
-                    2 => "reply",
-                    _ => "other",
-                }
-            ),
-        );
-        t.add(1, at + 6, 2, format_args!("Opcode: {}", a.operation));
-        t.add(
-            1,
-            at + 8,
-            6,
-            format_args!("Sender MAC address: {}", MacText(&a.sender_mac)),
-        );
-        t.add(
-            1,
-            at + 14,
-            4,
-            format_args!("Sender IP address: {}", a.sender_ip),
-        );
-        t.add(
-            1,
-            at + 18,
-            6,
-            format_args!("Target MAC address: {}", MacText(&a.target_mac)),
-        );
-        t.add(
-            1,
-            at + 24,
-            4,
-            format_args!("Target IP address: {}", a.target_ip),
-        );
-    }
-    match p.other_l4 {
-        Some(OtherL4::Icmp { kind, code }) => {
-            t.text(
-                0,
-                format_args!(
-                    "Internet Control Message Protocol: {}",
-                    names::icmp(kind, code)
-                ),
-            );
-            t.text(1, format_args!("Type: {kind}"));
-            t.text(1, format_args!("Code: {code}"));
-        }
-        Some(OtherL4::Icmpv6 { kind, code, .. }) => {
-            t.text(
-                0,
-                format_args!(
-                    "Internet Control Message Protocol v6: {}",
-                    names::icmpv6(kind, code)
-                ),
-            );
-            t.text(1, format_args!("Type: {kind}"));
-            t.text(1, format_args!("Code: {code}"));
-        }
-        Some(OtherL4::Igmp { offset, len }) => {
-            if let Some(m) = p.igmp() {
-                let at = usize::from(offset);
-                let version = m.version().map_or("?".to_string(), |v| v.to_string());
-                t.add(
-                    0,
-                    at,
-                    usize::from(len),
-                    format_args!("Internet Group Management Protocol"),
-                );
-                // Generated, as tshark brackets it.
-                t.text(1, format_args!("[IGMP Version: {version}]"));
-                t.add(
-                    1,
-                    at,
+            for r in m.records() {
+                t.text(
                     1,
                     format_args!(
-                        "Type: {} (0x{:02x})",
-                        m.kind_name().unwrap_or("Unknown"),
-                        m.kind()
+                        "Group Record : {}  {}",
+                        r.group,
+                        r.kind_name().unwrap_or("")
                     ),
                 );
-                if let Some(tenths) = m.max_resp_time() {
-                    t.add(
-                        1,
-                        at + 1,
-                        1,
-                        format_args!(
-                            "Max Resp Time: {}.{} sec (0x{:02x})",
-                            tenths / 10,
-                            tenths % 10,
-                            m.max_resp()
-                        ),
-                    );
-                }
-                t.add(
-                    1,
-                    at + 2,
+                t.text(
                     2,
-                    format_args!("Checksum: 0x{:04x}", m.checksum()),
+                    format_args!(
+                        "Record Type: {} ({})",
+                        r.kind_name().unwrap_or("Unknown"),
+                        r.kind
+                    ),
                 );
-                if m.kind() == crate::wire::igmp::V3_REPORT {
-                    t.add(
-                        1,
-                        at + 6,
-                        2,
-                        format_args!("Num Group Records: {}", m.record_count()),
-                    );
-                    for r in m.records() {
-                        t.text(
-                            1,
-                            format_args!(
-                                "Group Record : {}  {}",
-                                r.group,
-                                r.kind_name().unwrap_or("")
-                            ),
-                        );
-                        t.text(
-                            2,
-                            format_args!(
-                                "Record Type: {} ({})",
-                                r.kind_name().unwrap_or("Unknown"),
-                                r.kind
-                            ),
-                        );
-                        t.text(2, format_args!("Num Src: {}", r.source_count()));
-                        t.text(2, format_args!("Multicast Address: {}", r.group));
-                        for a in r.sources() {
-                            t.text(2, format_args!("Source Address: {a}"));
-                        }
-                    }
-                } else if m.version().is_some() {
-                    t.add(
-                        1,
-                        at + 4,
-                        4,
-                        format_args!("Multicast Address: {}", m.group()),
-                    );
-                    for a in m.query_sources() {
-                        t.text(1, format_args!("Source Address: {a}"));
-                    }
+                t.text(2, format_args!("Num Src: {}", r.source_count()));
+                t.text(2, format_args!("Multicast Address: {}", r.group));
+                for a in r.sources() {
+                    t.text(2, format_args!("Source Address: {a}"));
                 }
+            }
+        } else if m.version().is_some() {
+            t.add(
+                1,
+                at + 4,
+                4,
+                format_args!("Multicast Address: {}", m.group()),
+            );
+            for a in m.query_sources() {
+                t.text(1, format_args!("Source Address: {a}"));
             }
         }
-        Some(OtherL4::Tcp { offset, .. }) => {
-            if let Some(seg) = p.tcp() {
-                tcp_tree(t, p, usize::from(offset), &seg, tcp);
-            }
-            if let Some(ssh) = p.ssh() {
-                ssh_tree(t, &ssh, tcp);
-            }
-            if let Some((tls, r)) = crate::output::packets::tls_reading(p, tcp) {
-                tls_tree(t, p, &tls, &r);
-            }
+    }
+}
+
+/// TCP at `offset`, and what it carries (SSH, TLS).
+fn tcp_nodes(t: &mut Tree<'_>, p: &Packet<'_>, offset: u16, tcp: Option<&TcpSeen>) {
+    if let Some(seg) = p.tcp() {
+        tcp_tree(t, p, usize::from(offset), &seg, tcp);
+    }
+    if let Some(ssh) = p.ssh() {
+        ssh_tree(t, &ssh, tcp);
+    }
+    if let Some((tls, r)) = crate::output::packets::tls_reading(p, tcp) {
+        tls_tree(t, p, &tls, &r);
+    }
+}
+
+/// UDP, and what it carries (DNS, NBNS, DHCP, SSDP).
+fn udp_node(t: &mut Tree<'_>, p: &Packet<'_>, u: &crate::dissect::Udp) {
+    let at = usize::from(u.offset);
+    t.add(
+        0,
+        at,
+        8,
+        format_args!(
+            "User Datagram Protocol, Src Port: {}, Dst Port: {}",
+            u.sport, u.dport
+        ),
+    );
+    t.add(1, at, 2, format_args!("Source Port: {}", u.sport));
+    t.add(1, at + 2, 2, format_args!("Destination Port: {}", u.dport));
+    t.add(1, at + 4, 2, format_args!("Length: {}", u.length));
+    t.add(1, at + 6, 2, format_args!("Checksum: 0x{:04x}", u.checksum));
+    if let Some(d) = p.dns() {
+        dns_tree(t, &d);
+    } else if let Some(u) = p.udp_app() {
+        match u.app {
+            crate::dissect::UdpApp::Nbns => nbns_tree(t, &u),
+            crate::dissect::UdpApp::Dhcp => dhcp_tree(t, &u),
+            crate::dissect::UdpApp::Ssdp => ssdp_tree(t, &u),
+            crate::dissect::UdpApp::Dns(_) => {}
+        }
+    }
+}
+
+/// RoCE v1's (or native InfiniBand's) Global Route Header.
+fn grh_node(t: &mut Tree<'_>, p: &Packet<'_>, g: &crate::wire::GrhRepr) {
+    let at = usize::from(p.offsets.grh.unwrap_or(0));
+    t.add(
+        0,
+        at,
+        grh::LEN,
+        if p.roce == Some(RoceVersion::Ib) {
+            "InfiniBand Global Route Header"
+        } else {
+            "InfiniBand Global Route Header (RoCE v1)"
+        },
+    );
+    t.add(1, at, 1, format_args!("IP Version: {}", g.ip_ver));
+    t.add(1, at, 2, format_args!("Traffic Class: 0x{:02x}", g.tclass));
+    t.add(
+        1,
+        at + 1,
+        3,
+        format_args!("Flow Label: 0x{:05x}", g.flow_label),
+    );
+    t.add(1, at + 4, 2, format_args!("Payload Length: {}", g.pay_len));
+    t.add(
+        1,
+        at + 6,
+        1,
+        format_args!("Next Header: 0x{:02x}", g.nxt_hdr),
+    );
+    t.add(1, at + 7, 1, format_args!("Hop Limit: {}", g.hop_lmt));
+    t.add(1, at + 8, 16, format_args!("Source GID: {}", g.sgid_addr()));
+    t.add(
+        1,
+        at + 24,
+        16,
+        format_args!("Destination GID: {}", g.dgid_addr()),
+    );
+}
+
+/// The InfiniBand transport: the BTH, the extended headers, the payload,
+/// the pad, the ICRC and the VCRC.
+fn roce_nodes(t: &mut Tree<'_>, p: &Packet<'_>, b: &crate::wire::BthRepr) {
+    let title = match p.roce {
+        Some(RoceVersion::V1) => "InfiniBand (RoCE v1)",
+        Some(RoceVersion::Ib) => "InfiniBand",
+        _ => "InfiniBand (RoCE v2)",
+    };
+    t.text(0, title);
+    bth_node(t, p, b);
+    extended_header_nodes(t, p);
+    let o = &p.offsets;
+    if let (Some(n), Some(x)) = (p.payload_len, o.payload) {
+        let (x, n) = (usize::from(x), n as usize);
+        if let Some(cm) = &p.cm {
+            cm_payload_node(t, cm, x, n);
+        } else if let Some(m) = &p.mad {
+            mad_payload_node(t, m, x, n);
+        } else {
+            t.add(1, x, n, format_args!("Payload: {n} bytes"));
+        }
+    }
+    if let Some(x) = o.pad {
+        t.add(
+            1,
+            usize::from(x),
+            usize::from(b.padcnt),
+            format_args!("Pad: {} bytes", b.padcnt),
+        );
+    }
+    if let (Some(i), Some(x)) = (&p.icrc, o.icrc) {
+        let verdict = match (i.valid, i.expected) {
+            (Some(true), _) => "[correct]".to_string(),
+            (Some(false), Some(e)) => format!("[incorrect, should be 0x{e:08x}]"),
+            _ => "[not checked: frame truncated]".to_string(),
+        };
+        match i.value {
+            Some(v) => t.add(
+                1,
+                usize::from(x),
+                4,
+                format_args!("Invariant CRC: 0x{v:08x} {verdict}"),
+            ),
+            None => t.text(1, format_args!("Invariant CRC: not captured {verdict}")),
+        }
+    }
+    vcrc_line(t, p, 1);
+}
+
+/// The Base Transport Header.
+fn bth_node(t: &mut Tree<'_>, p: &Packet<'_>, b: &crate::wire::BthRepr) {
+    let at = usize::from(p.offsets.bth);
+    t.add(1, at, bth::LEN, "Base Transport Header");
+    t.add(
+        2,
+        at,
+        1,
+        format_args!("Opcode: {} ({})", b.opcode.name(), b.opcode.0),
+    );
+    t.add(2, at + 1, 1, format_args!("Solicited Event: {}", yes(b.se)));
+    t.add(2, at + 1, 1, format_args!("MigReq: {}", yes(b.m)));
+    t.add(2, at + 1, 1, format_args!("Pad Count: {}", b.padcnt));
+    t.add(2, at + 1, 1, format_args!("Header Version: {}", b.tver));
+    t.add(
+        2,
+        at + 2,
+        2,
+        format_args!("Partition Key: 0x{:04x}", b.p_key),
+    );
+    t.add(2, at + 4, 1, format_args!("FECN: {}", yes(b.fecn)));
+    t.add(2, at + 4, 1, format_args!("BECN: {}", yes(b.becn)));
+    if let Some(&r) = p.data.get(at + 4) {
+        t.add(
+            2,
+            at + 4,
+            1,
+            format_args!("Reserved (6 bits): {}", r & 0x3f),
+        );
+    }
+    t.add(
+        2,
+        at + 5,
+        3,
+        format_args!("Destination Queue Pair: 0x{:06x}", b.dest_qp),
+    );
+    t.add(
+        2,
+        at + 8,
+        1,
+        format_args!("Acknowledge Request: {}", yes(b.ack_req)),
+    );
+    if let Some(&r) = p.data.get(at + 8) {
+        t.add(
+            2,
+            at + 8,
+            1,
+            format_args!("Reserved (7 bits): {}", r & 0x7f),
+        );
+    }
+    t.add(
+        2,
+        at + 9,
+        3,
+        format_args!("Packet Sequence Number: {}", b.psn),
+    );
+}
+
+/// The extended transport headers the opcode has (RDETH, DETH, XRCETH,
+/// RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH) and a CNP's
+/// reserved bytes.
+fn extended_header_nodes(t: &mut Tree<'_>, p: &Packet<'_>) {
+    let o = &p.offsets;
+    if let (Some(r), Some(x)) = (&p.rdeth, o.rdeth) {
+        let x = usize::from(x);
+        t.add(1, x, 4, "Reliable Datagram Extended Transport Header");
+        t.add(
+            2,
+            x + 1,
+            3,
+            format_args!("EE Context: 0x{:06x}", r.ee_context),
+        );
+    }
+    if let (Some(d), Some(x)) = (&p.deth, o.deth) {
+        let x = usize::from(x);
+        t.add(1, x, 8, "Datagram Extended Transport Header");
+        t.add(2, x, 4, format_args!("Queue Key: 0x{:08x}", d.q_key));
+        t.add(
+            2,
+            x + 5,
+            3,
+            format_args!("Source Queue Pair: 0x{:06x}", d.src_qp),
+        );
+    }
+    if let (Some(r), Some(x)) = (&p.xrceth, o.xrceth) {
+        let x = usize::from(x);
+        t.add(1, x, 4, "XRC Extended Transport Header");
+        t.add(2, x + 1, 3, format_args!("XRC SRQ: 0x{:06x}", r.xrc_srq));
+    }
+    if let (Some(r), Some(x)) = (&p.reth, o.reth) {
+        let x = usize::from(x);
+        t.add(1, x, 16, "RDMA Extended Transport Header");
+        t.add(2, x, 8, format_args!("Virtual Address: 0x{:016x}", r.va));
+        t.add(2, x + 8, 4, format_args!("Remote Key: 0x{:08x}", r.r_key));
+        t.add(2, x + 12, 4, format_args!("DMA Length: {}", r.dma_len));
+    }
+    if let (Some(a), Some(x)) = (&p.atomiceth, o.atomiceth) {
+        let x = usize::from(x);
+        t.add(1, x, 28, "Atomic Extended Transport Header");
+        t.add(2, x, 8, format_args!("Virtual Address: 0x{:016x}", a.va));
+        t.add(2, x + 8, 4, format_args!("Remote Key: 0x{:08x}", a.r_key));
+        t.add(
+            2,
+            x + 12,
+            8,
+            format_args!("Swap (Or Add) Data: 0x{:016x}", a.swap_add),
+        );
+        t.add(
+            2,
+            x + 20,
+            8,
+            format_args!("Compare Data: 0x{:016x}", a.compare),
+        );
+    }
+    if let (Some(a), Some(x)) = (&p.aeth, o.aeth) {
+        let x = usize::from(x);
+        t.add(1, x, 4, "ACK Extended Transport Header");
+        let meaning = match a.kind() {
+            AckKind::Ack => format!("ACK, credits {}", a.value()),
+            AckKind::RnrNak => format!(
+                "RNR NAK, timer {} ({})",
+                a.value(),
+                human_ns((rnr_timer_us(a.value()) * 1000.0) as u64)
+            ),
+            AckKind::Nak => format!("NAK, {} ({})", nak::name(a.value()), a.value()),
+            AckKind::Reserved => "reserved".into(),
+        };
+        t.add(
+            2,
+            x,
+            1,
+            format_args!("Syndrome: 0x{:02x} ({meaning})", a.syndrome),
+        );
+        t.add(
+            2,
+            x + 1,
+            3,
+            format_args!("Message Sequence Number: {}", a.msn),
+        );
+    }
+    if let (Some(a), Some(x)) = (&p.atomicacketh, o.atomicacketh) {
+        t.add(1, usize::from(x), 8, "Atomic ACK Extended Transport Header");
+        t.add(
+            2,
+            usize::from(x),
+            8,
+            format_args!("Original Remote Data: 0x{:016x}", a.orig_rem_dt),
+        );
+    }
+    if let (Some(i), Some(x)) = (&p.immdt, o.immdt) {
+        t.add(
+            1,
+            usize::from(x),
+            4,
+            format_args!("Immediate Data: 0x{:08x}", i.value),
+        );
+    }
+    if let (Some(i), Some(x)) = (&p.ieth, o.ieth) {
+        t.add(
+            1,
+            usize::from(x),
+            4,
+            format_args!(
+                "Invalidate Extended Transport Header: R_Key 0x{:08x}",
+                i.r_key
+            ),
+        );
+    }
+    if let Some(x) = o.cnp_reserved {
+        t.add(1, usize::from(x), 16, "CNP Reserved (16 bytes)");
+    }
+}
+
+/// A CM MAD at `x`, `n` bytes: the message and its fields.
+fn cm_payload_node(t: &mut Tree<'_>, cm: &CmMessage, x: usize, n: usize) {
+    t.add(
+        1,
+        x,
+        n,
+        format_args!("MAD: Communication Management, {}", cm.name()),
+    );
+    match cm {
+        CmMessage::Req {
+            local_comm_id,
+            service_id,
+            local_qpn,
+            starting_psn,
+            mtu,
+            ..
+        } => {
+            t.text(
+                2,
+                format_args!("Local Communication ID: 0x{local_comm_id:08x}"),
+            );
+            t.text(2, format_args!("Service ID: 0x{service_id:016x}"));
+            t.add(
+                2,
+                x + 24 + 32,
+                3,
+                format_args!("Local QPN: 0x{local_qpn:06x}"),
+            );
+            t.add(
+                2,
+                x + 24 + 44,
+                3,
+                format_args!("Starting PSN: {starting_psn}"),
+            );
+            t.text(2, format_args!("Path MTU: {}", 128u32 << mtu));
+        }
+        CmMessage::Rep {
+            local_comm_id,
+            remote_comm_id,
+            local_qpn,
+            starting_psn,
+        } => {
+            t.text(
+                2,
+                format_args!("Local Communication ID: 0x{local_comm_id:08x}"),
+            );
+            t.text(
+                2,
+                format_args!("Remote Communication ID: 0x{remote_comm_id:08x}"),
+            );
+            t.add(
+                2,
+                x + 24 + 12,
+                3,
+                format_args!("Local QPN: 0x{local_qpn:06x}"),
+            );
+            t.add(
+                2,
+                x + 24 + 20,
+                3,
+                format_args!("Starting PSN: {starting_psn}"),
+            );
+        }
+        CmMessage::Rej { reason, .. } => t.text(2, format_args!("Reason: {reason}")),
+        CmMessage::Dreq { remote_qpn, .. } => {
+            t.text(2, format_args!("Remote QPN: 0x{remote_qpn:06x}"))
         }
         _ => {}
     }
-    if let Some(u) = &p.udp {
-        let at = usize::from(u.offset);
-        t.add(
-            0,
-            at,
-            8,
-            format_args!(
-                "User Datagram Protocol, Src Port: {}, Dst Port: {}",
-                u.sport, u.dport
-            ),
-        );
-        t.add(1, at, 2, format_args!("Source Port: {}", u.sport));
-        t.add(1, at + 2, 2, format_args!("Destination Port: {}", u.dport));
-        t.add(1, at + 4, 2, format_args!("Length: {}", u.length));
-        t.add(1, at + 6, 2, format_args!("Checksum: 0x{:04x}", u.checksum));
-        if let Some(d) = p.dns() {
-            dns_tree(t, &d);
-        } else if let Some(u) = p.udp_app() {
-            match u.app {
-                crate::dissect::UdpApp::Nbns => nbns_tree(t, &u),
-                crate::dissect::UdpApp::Dhcp => dhcp_tree(t, &u),
-                crate::dissect::UdpApp::Ssdp => ssdp_tree(t, &u),
-                crate::dissect::UdpApp::Dns(_) => {}
+}
+
+/// Any other MAD at `x`, `n` bytes: its common header.
+fn mad_payload_node(t: &mut Tree<'_>, m: &crate::wire::mad::MadHeader, x: usize, n: usize) {
+    t.add(
+        1,
+        x,
+        n,
+        format_args!("MAD: {}", crate::wire::mad::describe(m)),
+    );
+    t.add(2, x, 1, format_args!("Base Version: {}", m.base_version));
+    t.add(
+        2,
+        x + 1,
+        1,
+        format_args!("Management Class: 0x{:02x}", m.mgmt_class),
+    );
+    t.add(
+        2,
+        x + 2,
+        1,
+        format_args!("Class Version: {}", m.class_version),
+    );
+    t.add(
+        2,
+        x + 3,
+        1,
+        format_args!(
+            "Method: {} (0x{:02x})",
+            crate::wire::mad::method_name(m.method),
+            m.method
+        ),
+    );
+    t.add(2, x + 4, 2, format_args!("Status: 0x{:04x}", m.status));
+    t.add(
+        2,
+        x + 8,
+        8,
+        format_args!("Transaction ID: 0x{:016x}", m.transaction_id),
+    );
+    t.add(
+        2,
+        x + 16,
+        2,
+        format_args!("Attribute ID: 0x{:04x}", m.attribute_id),
+    );
+    t.add(
+        2,
+        x + 20,
+        4,
+        format_args!("Attribute Modifier: 0x{:08x}", m.attribute_modifier),
+    );
+}
+
+/// A PAUSE or PFC frame after the link layer (at `at`), its quanta in
+/// time at `link_bps`.
+fn pause_node(t: &mut Tree<'_>, pause: &PauseRepr, at: usize, link_bps: u64) {
+    match pause {
+        PauseRepr::Pfc(pfc) => {
+            t.add(
+                0,
+                at,
+                20,
+                "MAC Control: Priority-based Flow Control (802.1Qbb)",
+            );
+            t.add(1, at, 2, "Opcode: Class Based Flow Control (0x0101)");
+            t.add(
+                1,
+                at + 2,
+                2,
+                format_args!("Class Enable Vector: 0x{:04x}", pfc.class_enable),
+            );
+            for (i, q) in pfc.times.iter().enumerate() {
+                let on = if pfc.enabled(i as u8) {
+                    ""
+                } else {
+                    " (disabled)"
+                };
+                t.add(
+                    1,
+                    at + 4 + 2 * i,
+                    2,
+                    format_args!(
+                        "C{i} Pause Time: {q} quanta ({}){on}",
+                        human_ns(quanta_to_ns(*q, link_bps))
+                    ),
+                );
             }
         }
-    }
-    if let (Some(l), Some(at)) = (&p.lrh, p.offsets.lrh) {
-        lrh_node(t, l, usize::from(at));
-    }
-    if let Some(g) = &p.grh {
-        let at = usize::from(p.offsets.grh.unwrap_or(0));
-        t.add(
-            0,
-            at,
-            grh::LEN,
-            if p.roce == Some(RoceVersion::Ib) {
-                "InfiniBand Global Route Header"
-            } else {
-                "InfiniBand Global Route Header (RoCE v1)"
-            },
-        );
-        t.add(1, at, 1, format_args!("IP Version: {}", g.ip_ver));
-        t.add(1, at, 2, format_args!("Traffic Class: 0x{:02x}", g.tclass));
-        t.add(
-            1,
-            at + 1,
-            3,
-            format_args!("Flow Label: 0x{:05x}", g.flow_label),
-        );
-        t.add(1, at + 4, 2, format_args!("Payload Length: {}", g.pay_len));
-        t.add(
-            1,
-            at + 6,
-            1,
-            format_args!("Next Header: 0x{:02x}", g.nxt_hdr),
-        );
-        t.add(1, at + 7, 1, format_args!("Hop Limit: {}", g.hop_lmt));
-        t.add(1, at + 8, 16, format_args!("Source GID: {}", g.sgid_addr()));
-        t.add(
-            1,
-            at + 24,
-            16,
-            format_args!("Destination GID: {}", g.dgid_addr()),
-        );
-    }
-    if let Some(b) = &p.bth {
-        let at = usize::from(p.offsets.bth);
-        let title = match p.roce {
-            Some(RoceVersion::V1) => "InfiniBand (RoCE v1)",
-            Some(RoceVersion::Ib) => "InfiniBand",
-            _ => "InfiniBand (RoCE v2)",
-        };
-        t.text(0, title);
-        t.add(1, at, bth::LEN, "Base Transport Header");
-        t.add(
-            2,
-            at,
-            1,
-            format_args!("Opcode: {} ({})", b.opcode.name(), b.opcode.0),
-        );
-        t.add(2, at + 1, 1, format_args!("Solicited Event: {}", yes(b.se)));
-        t.add(2, at + 1, 1, format_args!("MigReq: {}", yes(b.m)));
-        t.add(2, at + 1, 1, format_args!("Pad Count: {}", b.padcnt));
-        t.add(2, at + 1, 1, format_args!("Header Version: {}", b.tver));
-        t.add(
-            2,
-            at + 2,
-            2,
-            format_args!("Partition Key: 0x{:04x}", b.p_key),
-        );
-        t.add(2, at + 4, 1, format_args!("FECN: {}", yes(b.fecn)));
-        t.add(2, at + 4, 1, format_args!("BECN: {}", yes(b.becn)));
-        if let Some(&r) = p.data.get(at + 4) {
-            t.add(
-                2,
-                at + 4,
-                1,
-                format_args!("Reserved (6 bits): {}", r & 0x3f),
-            );
-        }
-        t.add(
-            2,
-            at + 5,
-            3,
-            format_args!("Destination Queue Pair: 0x{:06x}", b.dest_qp),
-        );
-        t.add(
-            2,
-            at + 8,
-            1,
-            format_args!("Acknowledge Request: {}", yes(b.ack_req)),
-        );
-        if let Some(&r) = p.data.get(at + 8) {
-            t.add(
-                2,
-                at + 8,
-                1,
-                format_args!("Reserved (7 bits): {}", r & 0x7f),
-            );
-        }
-        t.add(
-            2,
-            at + 9,
-            3,
-            format_args!("Packet Sequence Number: {}", b.psn),
-        );
-        let o = &p.offsets;
-        if let (Some(r), Some(x)) = (&p.rdeth, o.rdeth) {
-            let x = usize::from(x);
-            t.add(1, x, 4, "Reliable Datagram Extended Transport Header");
-            t.add(
-                2,
-                x + 1,
-                3,
-                format_args!("EE Context: 0x{:06x}", r.ee_context),
-            );
-        }
-        if let (Some(d), Some(x)) = (&p.deth, o.deth) {
-            let x = usize::from(x);
-            t.add(1, x, 8, "Datagram Extended Transport Header");
-            t.add(2, x, 4, format_args!("Queue Key: 0x{:08x}", d.q_key));
-            t.add(
-                2,
-                x + 5,
-                3,
-                format_args!("Source Queue Pair: 0x{:06x}", d.src_qp),
-            );
-        }
-        if let (Some(r), Some(x)) = (&p.xrceth, o.xrceth) {
-            let x = usize::from(x);
-            t.add(1, x, 4, "XRC Extended Transport Header");
-            t.add(2, x + 1, 3, format_args!("XRC SRQ: 0x{:06x}", r.xrc_srq));
-        }
-        if let (Some(r), Some(x)) = (&p.reth, o.reth) {
-            let x = usize::from(x);
-            t.add(1, x, 16, "RDMA Extended Transport Header");
-            t.add(2, x, 8, format_args!("Virtual Address: 0x{:016x}", r.va));
-            t.add(2, x + 8, 4, format_args!("Remote Key: 0x{:08x}", r.r_key));
-            t.add(2, x + 12, 4, format_args!("DMA Length: {}", r.dma_len));
-        }
-        if let (Some(a), Some(x)) = (&p.atomiceth, o.atomiceth) {
-            let x = usize::from(x);
-            t.add(1, x, 28, "Atomic Extended Transport Header");
-            t.add(2, x, 8, format_args!("Virtual Address: 0x{:016x}", a.va));
-            t.add(2, x + 8, 4, format_args!("Remote Key: 0x{:08x}", a.r_key));
-            t.add(
-                2,
-                x + 12,
-                8,
-                format_args!("Swap (Or Add) Data: 0x{:016x}", a.swap_add),
-            );
-            t.add(
-                2,
-                x + 20,
-                8,
-                format_args!("Compare Data: 0x{:016x}", a.compare),
-            );
-        }
-        if let (Some(a), Some(x)) = (&p.aeth, o.aeth) {
-            let x = usize::from(x);
-            t.add(1, x, 4, "ACK Extended Transport Header");
-            let meaning = match a.kind() {
-                AckKind::Ack => format!("ACK, credits {}", a.value()),
-                AckKind::RnrNak => format!(
-                    "RNR NAK, timer {} ({})",
-                    a.value(),
-                    human_ns((rnr_timer_us(a.value()) * 1000.0) as u64)
-                ),
-                AckKind::Nak => format!("NAK, {} ({})", nak::name(a.value()), a.value()),
-                AckKind::Reserved => "reserved".into(),
-            };
-            t.add(
-                2,
-                x,
-                1,
-                format_args!("Syndrome: 0x{:02x} ({meaning})", a.syndrome),
-            );
-            t.add(
-                2,
-                x + 1,
-                3,
-                format_args!("Message Sequence Number: {}", a.msn),
-            );
-        }
-        if let (Some(a), Some(x)) = (&p.atomicacketh, o.atomicacketh) {
-            t.add(1, usize::from(x), 8, "Atomic ACK Extended Transport Header");
-            t.add(
-                2,
-                usize::from(x),
-                8,
-                format_args!("Original Remote Data: 0x{:016x}", a.orig_rem_dt),
-            );
-        }
-        if let (Some(i), Some(x)) = (&p.immdt, o.immdt) {
+        PauseRepr::Pause { time } => {
+            t.add(0, at, 4, "MAC Control: Pause (802.3x)");
+            t.add(1, at, 2, "Opcode: Pause (0x0001)");
             t.add(
                 1,
-                usize::from(x),
-                4,
-                format_args!("Immediate Data: 0x{:08x}", i.value),
-            );
-        }
-        if let (Some(i), Some(x)) = (&p.ieth, o.ieth) {
-            t.add(
-                1,
-                usize::from(x),
-                4,
+                at + 2,
+                2,
                 format_args!(
-                    "Invalidate Extended Transport Header: R_Key 0x{:08x}",
-                    i.r_key
+                    "Pause Time: {time} quanta ({})",
+                    human_ns(quanta_to_ns(*time, link_bps))
                 ),
             );
         }
-        if let Some(x) = o.cnp_reserved {
-            t.add(1, usize::from(x), 16, "CNP Reserved (16 bytes)");
+        PauseRepr::Other { opcode } => {
+            t.add(0, at, 2, format_args!("MAC Control: opcode 0x{opcode:04x}"));
         }
-        if let (Some(n), Some(x)) = (p.payload_len, o.payload) {
-            let x = usize::from(x);
-            if let Some(cm) = &p.cm {
-                t.add(
-                    1,
-                    x,
-                    n as usize,
-                    format_args!("MAD: Communication Management, {}", cm.name()),
-                );
-                match cm {
-                    CmMessage::Req {
-                        local_comm_id,
-                        service_id,
-                        local_qpn,
-                        starting_psn,
-                        mtu,
-                        ..
-                    } => {
-                        t.text(
-                            2,
-                            format_args!("Local Communication ID: 0x{local_comm_id:08x}"),
-                        );
-                        t.text(2, format_args!("Service ID: 0x{service_id:016x}"));
-                        t.add(
-                            2,
-                            x + 24 + 32,
-                            3,
-                            format_args!("Local QPN: 0x{local_qpn:06x}"),
-                        );
-                        t.add(
-                            2,
-                            x + 24 + 44,
-                            3,
-                            format_args!("Starting PSN: {starting_psn}"),
-                        );
-                        t.text(2, format_args!("Path MTU: {}", 128u32 << mtu));
-                    }
-                    CmMessage::Rep {
-                        local_comm_id,
-                        remote_comm_id,
-                        local_qpn,
-                        starting_psn,
-                    } => {
-                        t.text(
-                            2,
-                            format_args!("Local Communication ID: 0x{local_comm_id:08x}"),
-                        );
-                        t.text(
-                            2,
-                            format_args!("Remote Communication ID: 0x{remote_comm_id:08x}"),
-                        );
-                        t.add(
-                            2,
-                            x + 24 + 12,
-                            3,
-                            format_args!("Local QPN: 0x{local_qpn:06x}"),
-                        );
-                        t.add(
-                            2,
-                            x + 24 + 20,
-                            3,
-                            format_args!("Starting PSN: {starting_psn}"),
-                        );
-                    }
-                    CmMessage::Rej { reason, .. } => t.text(2, format_args!("Reason: {reason}")),
-                    CmMessage::Dreq { remote_qpn, .. } => {
-                        t.text(2, format_args!("Remote QPN: 0x{remote_qpn:06x}"))
-                    }
-                    _ => {}
-                }
-            } else if let Some(m) = &p.mad {
-                t.add(
-                    1,
-                    x,
-                    n as usize,
-                    format_args!("MAD: {}", crate::wire::mad::describe(m)),
-                );
-                t.add(2, x, 1, format_args!("Base Version: {}", m.base_version));
-                t.add(
-                    2,
-                    x + 1,
-                    1,
-                    format_args!("Management Class: 0x{:02x}", m.mgmt_class),
-                );
-                t.add(
-                    2,
-                    x + 2,
-                    1,
-                    format_args!("Class Version: {}", m.class_version),
-                );
-                t.add(
-                    2,
-                    x + 3,
-                    1,
-                    format_args!(
-                        "Method: {} (0x{:02x})",
-                        crate::wire::mad::method_name(m.method),
-                        m.method
-                    ),
-                );
-                t.add(2, x + 4, 2, format_args!("Status: 0x{:04x}", m.status));
-                t.add(
-                    2,
-                    x + 8,
-                    8,
-                    format_args!("Transaction ID: 0x{:016x}", m.transaction_id),
-                );
-                t.add(
-                    2,
-                    x + 16,
-                    2,
-                    format_args!("Attribute ID: 0x{:04x}", m.attribute_id),
-                );
-                t.add(
-                    2,
-                    x + 20,
-                    4,
-                    format_args!("Attribute Modifier: 0x{:08x}", m.attribute_modifier),
-                );
-            } else {
-                t.add(1, x, n as usize, format_args!("Payload: {n} bytes"));
-            }
-        }
-        if let Some(x) = o.pad {
-            t.add(
-                1,
-                usize::from(x),
-                usize::from(b.padcnt),
-                format_args!("Pad: {} bytes", b.padcnt),
-            );
-        }
-        if let (Some(i), Some(x)) = (&p.icrc, o.icrc) {
-            let verdict = match (i.valid, i.expected) {
-                (Some(true), _) => "[correct]".to_string(),
-                (Some(false), Some(e)) => format!("[incorrect, should be 0x{e:08x}]"),
-                _ => "[not checked: frame truncated]".to_string(),
-            };
-            match i.value {
-                Some(v) => t.add(
-                    1,
-                    usize::from(x),
-                    4,
-                    format_args!("Invariant CRC: 0x{v:08x} {verdict}"),
-                ),
-                None => t.text(1, format_args!("Invariant CRC: not captured {verdict}")),
-            }
-        }
-        vcrc_line(t, p, 1);
-    } else if p.lrh.is_some() {
-        vcrc_line(t, p, 0);
-    }
-    if let Some(pause) = &p.pause {
-        let at = l2_end;
-        match pause {
-            PauseRepr::Pfc(pfc) => {
-                t.add(
-                    0,
-                    at,
-                    20,
-                    "MAC Control: Priority-based Flow Control (802.1Qbb)",
-                );
-                t.add(1, at, 2, "Opcode: Class Based Flow Control (0x0101)");
-                t.add(
-                    1,
-                    at + 2,
-                    2,
-                    format_args!("Class Enable Vector: 0x{:04x}", pfc.class_enable),
-                );
-                for (i, q) in pfc.times.iter().enumerate() {
-                    let on = if pfc.enabled(i as u8) {
-                        ""
-                    } else {
-                        " (disabled)"
-                    };
-                    t.add(
-                        1,
-                        at + 4 + 2 * i,
-                        2,
-                        format_args!(
-                            "C{i} Pause Time: {q} quanta ({}){on}",
-                            human_ns(quanta_to_ns(*q, link_bps))
-                        ),
-                    );
-                }
-            }
-            PauseRepr::Pause { time } => {
-                t.add(0, at, 4, "MAC Control: Pause (802.3x)");
-                t.add(1, at, 2, "Opcode: Pause (0x0001)");
-                t.add(
-                    1,
-                    at + 2,
-                    2,
-                    format_args!(
-                        "Pause Time: {time} quanta ({})",
-                        human_ns(quanta_to_ns(*time, link_bps))
-                    ),
-                );
-            }
-            PauseRepr::Other { opcode } => {
-                t.add(0, at, 2, format_args!("MAC Control: opcode 0x{opcode:04x}"));
-            }
-        }
-    }
-    if let Some(e) = &p.error {
-        t.text(0, format_args!("[Malformed Packet: {e}]"));
     }
 }
 
