@@ -503,8 +503,33 @@ pub const MAX_PAUSE_ROWS: usize = 20;
 
 pub fn render(r: &Report, o: &TextOptions) -> String {
     let st = o.style;
-    let peers = r.peer_indexes();
     let mut s = String::new();
+    summary_section(&mut s, r, &st);
+    flows_section(&mut s, r, o, &st);
+    episodes_section(&mut s, r, o, &st);
+    pfc_section(&mut s, r, o, &st);
+    timing_section(&mut s, r, o, &st);
+    throughput_section(&mut s, r, o, &st);
+    cc_section(&mut s, r, o, &st);
+    nvme_section(&mut s, r, o, &st);
+    other_section(&mut s, r, o, &st);
+    quality_section(&mut s, r, &st);
+    events_section(&mut s, r, o, &st);
+    if !r.hints.is_empty() {
+        let _ = writeln!(s, "\n{}", st.bold("Hints"));
+        for h in &r.hints {
+            let _ = writeln!(s, "  {} [{}×] {}", st.yellow("!"), grouped(h.count), h.text);
+        }
+    }
+    if let Some(w) = o.width {
+        s = super::fit::wrap(&s, w);
+    }
+    next_step(&mut s, r, o, &st);
+    s
+}
+
+/// The first lines: the capture, the filter, the totals, the warnings.
+fn summary_section(s: &mut String, r: &Report, st: &Style) {
     let c = &r.capture;
     let sum = |f: &dyn Fn(&FlowReport) -> u64| r.flows.iter().map(f).sum::<u64>();
     let retx = sum(&|f| f.retransmits);
@@ -554,7 +579,12 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
     for w in &c.warnings {
         let _ = writeln!(s, "{} {}", st.yellow("warning:"), terminal_safe(w));
     }
+}
 
+/// The flows table, each flow beside its peer.
+fn flows_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
+    let st = *st;
+    let peers = r.peer_indexes();
     if !r.flows.is_empty() {
         let _ = writeln!(
             s,
@@ -601,9 +631,13 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
                 count(hidden, "flow", "flows")
             );
         }
-        legend(&mut s, &shown, st);
+        legend(s, &shown, st);
     }
+}
 
+/// Retransmission episodes and what triggered them.
+fn episodes_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
+    let c = &r.capture;
     let episodes: Vec<(usize, &crate::analysis::report::Episode)> = r
         .flows
         .iter()
@@ -653,164 +687,179 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
             );
         }
     }
+}
 
-    if r.pfc.frames > 0 {
-        let speeds = if r.pfc.link_speeds.len() > 1 {
-            let each: Vec<String> = r
-                .pfc
-                .link_speeds
-                .iter()
-                .map(|u| {
-                    format!(
-                        "{} Gb/s ({}) for {}",
-                        u.bps as f64 / 1e9,
-                        u.from.as_str(),
-                        crate::output::text::count(u.frames, "frame", "frames")
-                    )
-                })
-                .collect();
-            format!("quanta at {}", each.join(", "))
-        } else {
-            format!(
-                "quanta at {} Gb/s, from {}",
-                r.pfc.link_speed_bps as f64 / 1e9,
-                r.pfc.link_speed_from.label()
-            )
-        };
+/// PFC and PAUSE: the paused priorities, whether senders stopped in
+/// time, the pause intervals.
+fn pfc_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
+    if r.pfc.frames == 0 {
+        return;
+    }
+    let speeds = if r.pfc.link_speeds.len() > 1 {
+        let each: Vec<String> = r
+            .pfc
+            .link_speeds
+            .iter()
+            .map(|u| {
+                format!(
+                    "{} Gb/s ({}) for {}",
+                    u.bps as f64 / 1e9,
+                    u.from.as_str(),
+                    crate::output::text::count(u.frames, "frame", "frames")
+                )
+            })
+            .collect();
+        format!("quanta at {}", each.join(", "))
+    } else {
+        format!(
+            "quanta at {} Gb/s, from {}",
+            r.pfc.link_speed_bps as f64 / 1e9,
+            r.pfc.link_speed_from.label()
+        )
+    };
+    let _ = writeln!(
+        s,
+        "\n{} ({}; {speeds})",
+        st.bold("PFC / PAUSE"),
+        count(r.pfc.frames, "frame", "frames"),
+    );
+    let _ = writeln!(
+        s,
+        "  {:<17} {:>5} {:>9} {:>12} {:>8} {:>12}  storm",
+        "source MAC", "prio", "intervals", "paused", "share", "longest"
+    );
+    let shown = if o.all {
+        r.pfc.summary.len()
+    } else {
+        MAX_PAUSE_ROWS
+    };
+    for p in r.pfc.summary.iter().take(shown) {
+        let prio = p.priority.map_or("all".to_string(), |p| p.to_string());
+        let storm = if p.storm { st.red("STORM") } else { "-".into() };
         let _ = writeln!(
             s,
-            "\n{} ({}; {speeds})",
-            st.bold("PFC / PAUSE"),
-            count(r.pfc.frames, "frame", "frames"),
+            "  {:<17} {:>5} {:>9} {:>12} {:>7.3}% {:>12}  {}",
+            p.src_mac,
+            prio,
+            p.intervals,
+            human_ns(p.paused_ns),
+            p.fraction * 100.0,
+            human_ns(p.longest_ns),
+            storm
         );
+    }
+    pfc_reactions(s, r, shown, st);
+    if r.pfc.summary.len() > shown {
         let _ = writeln!(
             s,
-            "  {:<17} {:>5} {:>9} {:>12} {:>8} {:>12}  storm",
-            "source MAC", "prio", "intervals", "paused", "share", "longest"
+            "  ... {} more (less paused first): --all lists them, --json has them all",
+            count((r.pfc.summary.len() - shown) as u64, "source", "sources")
         );
-        let shown = if o.all {
-            r.pfc.summary.len()
-        } else {
-            MAX_PAUSE_ROWS
-        };
-        for p in r.pfc.summary.iter().take(shown) {
-            let prio = p.priority.map_or("all".to_string(), |p| p.to_string());
-            let storm = if p.storm { st.red("STORM") } else { "-".into() };
+    }
+    pause_intervals(s, r, o, st);
+}
+
+/// Whether the paused senders stopped in time (README "PFC reaction"),
+/// for the first `shown` sources.
+fn pfc_reactions(s: &mut String, r: &Report, shown: usize, st: &Style) {
+    for p in r.pfc.summary.iter().take(shown) {
+        let x = &p.reaction;
+        let prio = p.priority.map_or("all".to_string(), |p| p.to_string());
+        if x.late > 0 {
             let _ = writeln!(
                 s,
-                "  {:<17} {:>5} {:>9} {:>12} {:>7.3}% {:>12}  {}",
+                "  {} {} prio {}: the paused sender kept sending in {} (up to {} bytes, {} after the pause frame)",
+                st.red("!"),
                 p.src_mac,
                 prio,
-                p.intervals,
-                human_ns(p.paused_ns),
-                p.fraction * 100.0,
-                human_ns(p.longest_ns),
-                storm
-            );
-        }
-        // Did the paused senders stop in time (README "PFC reaction")?
-        for p in r.pfc.summary.iter().take(shown) {
-            let x = &p.reaction;
-            let prio = p.priority.map_or("all".to_string(), |p| p.to_string());
-            if x.late > 0 {
-                let _ = writeln!(
-                    s,
-                    "  {} {} prio {}: the paused sender kept sending in {} (up to {} bytes, {} after the pause frame)",
-                    st.red("!"),
-                    p.src_mac,
-                    prio,
-                    if x.pauses == 1 {
-                        "its one pause".to_string()
-                    } else {
-                        format!("{} of {} pauses", grouped(x.late), grouped(x.pauses))
-                    },
-                    grouped(x.max_bytes),
-                    human_ns(x.max_stop_ns)
-                );
-            } else if x.max_bytes > 0 {
-                let _ = writeln!(
-                    s,
-                    "  {} prio {}: the paused sender stopped in time in {} (at most {} bytes, {})",
-                    p.src_mac,
-                    prio,
-                    if x.pauses == 1 {
-                        "its one pause".to_string()
-                    } else {
-                        format!("all {} pauses", grouped(x.pauses))
-                    },
-                    grouped(x.max_bytes),
-                    human_ns(x.max_stop_ns)
-                );
-            }
-        }
-        if r.pfc.summary.len() > shown {
-            let _ = writeln!(
-                s,
-                "  ... {} more (less paused first): --all lists them, --json has them all",
-                count((r.pfc.summary.len() - shown) as u64, "source", "sources")
-            );
-        }
-        for iv in r
-            .pfc
-            .intervals
-            .iter()
-            .take(if o.all { usize::MAX } else { 20 })
-        {
-            let flows = if iv.flows_total == 0 {
-                String::new()
-            } else {
-                let ids: Vec<String> = iv.flows.iter().map(|f| format!("#{}", f + 1)).collect();
-                format!("; sent meanwhile: {}", ids.join(" "))
-            };
-            let ended = match iv.end_frame {
-                Some(x) => format!("frames {}..{}, ended by XON", iv.start_frame, x),
-                None => format!("from frame {}, expired", iv.start_frame),
-            };
-            let x = &iv.reaction;
-            let reaction = match x.verdict {
-                crate::analysis::pfc::ReactionVerdict::None => String::new(),
-                v => format!(
-                    "; sender {} {} ({} bytes)",
-                    if v == crate::analysis::pfc::ReactionVerdict::Late {
-                        st.red("kept sending for")
-                    } else {
-                        "stopped in".to_string()
-                    },
-                    human_ns(x.stop_ns),
-                    grouped(x.bytes)
-                ),
-            };
-            let _ = writeln!(
-                s,
-                "    {} prio {}: +{} s for {} ({ended}){}{}{}",
-                iv.src_mac,
-                iv.priority.map_or("all".to_string(), |p| p.to_string()),
-                secs(iv.start_ns.saturating_sub(c.first_ts_ns)),
-                human_ns(iv.duration_ns),
-                flows,
-                reaction,
-                if iv.storm {
-                    format!(" {}", st.red("storm"))
+                if x.pauses == 1 {
+                    "its one pause".to_string()
                 } else {
-                    String::new()
-                }
+                    format!("{} of {} pauses", grouped(x.late), grouped(x.pauses))
+                },
+                grouped(x.max_bytes),
+                human_ns(x.max_stop_ns)
             );
-        }
-        if !o.all && r.pfc.intervals.len() > 20 {
+        } else if x.max_bytes > 0 {
             let _ = writeln!(
                 s,
-                "    ... {} more intervals: --all lists them, --json has them all",
-                r.pfc.intervals.len() - 20
+                "  {} prio {}: the paused sender stopped in time in {} (at most {} bytes, {})",
+                p.src_mac,
+                prio,
+                if x.pauses == 1 {
+                    "its one pause".to_string()
+                } else {
+                    format!("all {} pauses", grouped(x.pauses))
+                },
+                grouped(x.max_bytes),
+                human_ns(x.max_stop_ns)
             );
         }
     }
+}
 
-    timing_section(&mut s, r, o, &st);
-    throughput_section(&mut s, r, o, &st);
-    cc_section(&mut s, r, o, &st);
-    nvme_section(&mut s, r, o, &st);
-    other_section(&mut s, r, o, &st);
+/// The pause intervals (the first 20 unless `--all`).
+fn pause_intervals(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
+    let c = &r.capture;
+    for iv in r
+        .pfc
+        .intervals
+        .iter()
+        .take(if o.all { usize::MAX } else { 20 })
+    {
+        let flows = if iv.flows_total == 0 {
+            String::new()
+        } else {
+            let ids: Vec<String> = iv.flows.iter().map(|f| format!("#{}", f + 1)).collect();
+            format!("; sent meanwhile: {}", ids.join(" "))
+        };
+        let ended = match iv.end_frame {
+            Some(x) => format!("frames {}..{}, ended by XON", iv.start_frame, x),
+            None => format!("from frame {}, expired", iv.start_frame),
+        };
+        let x = &iv.reaction;
+        let reaction = match x.verdict {
+            crate::analysis::pfc::ReactionVerdict::None => String::new(),
+            v => format!(
+                "; sender {} {} ({} bytes)",
+                if v == crate::analysis::pfc::ReactionVerdict::Late {
+                    st.red("kept sending for")
+                } else {
+                    "stopped in".to_string()
+                },
+                human_ns(x.stop_ns),
+                grouped(x.bytes)
+            ),
+        };
+        let _ = writeln!(
+            s,
+            "    {} prio {}: +{} s for {} ({ended}){}{}{}",
+            iv.src_mac,
+            iv.priority.map_or("all".to_string(), |p| p.to_string()),
+            secs(iv.start_ns.saturating_sub(c.first_ts_ns)),
+            human_ns(iv.duration_ns),
+            flows,
+            reaction,
+            if iv.storm {
+                format!(" {}", st.red("storm"))
+            } else {
+                String::new()
+            }
+        );
+    }
+    if !o.all && r.pfc.intervals.len() > 20 {
+        let _ = writeln!(
+            s,
+            "    ... {} more intervals: --all lists them, --json has them all",
+            r.pfc.intervals.len() - 20
+        );
+    }
+}
 
+/// What the capture can tell: its timestamp resolution, vantage and
+/// frames the device lost.
+fn quality_section(s: &mut String, r: &Report, st: &Style) {
+    let c = &r.capture;
     let _ = writeln!(s, "\n{}", st.bold("Capture quality"));
     let res = if c.ts_resolution_ns == 0 {
         "unknown".to_string()
@@ -845,7 +894,11 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
             count(c.device_lost, "record", "records")
         );
     }
+}
 
+/// Every event, with `--events`.
+fn events_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
+    let c = &r.capture;
     if o.events {
         let shown = if o.all { r.flows.len() } else { MAX_FLOW_ROWS };
         for (i, f) in r.flows.iter().enumerate().take(shown) {
@@ -889,16 +942,11 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
             }
         }
     }
+}
 
-    if !r.hints.is_empty() {
-        let _ = writeln!(s, "\n{}", st.bold("Hints"));
-        for h in &r.hints {
-            let _ = writeln!(s, "  {} [{}×] {}", st.yellow("!"), grouped(h.count), h.text);
-        }
-    }
-    if let Some(w) = o.width {
-        s = super::fit::wrap(&s, w);
-    }
+/// The command that lists the packets of the flow in most trouble.
+fn next_step(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
+    let c = &r.capture;
     if let Some(f) = r.flows.first()
         && f.trouble() > 0
     {
@@ -924,7 +972,6 @@ pub fn render(r: &Report, o: &TextOptions) -> String {
         };
         let _ = writeln!(s, "\n{}", st.dim(&line));
     }
-    s
 }
 
 /// The flows table's columns after `#` and the flow's name, and before
