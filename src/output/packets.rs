@@ -716,110 +716,7 @@ pub fn info(p: &Packet<'_>, link_bps: u64, tcp: Option<&TcpSeen>) -> String {
 /// conversation's (`tcp`, when the frame loop followed it), else as sent.
 pub fn write_info(s: &mut String, p: &Packet<'_>, link_bps: u64, tcp: Option<&TcpSeen>) {
     if let Some(b) = &p.bth {
-        if p.is_cnp() {
-            let _ = write!(s, "CNP QP=0x{:06x}", b.dest_qp);
-            if b.becn {
-                s.push_str(" BECN");
-            }
-            if b.fecn {
-                s.push_str(" FECN");
-            }
-        } else {
-            // `{} QP=0x{:06x} PSN={}`.
-            s.push_str(b.opcode.name());
-            s.push_str(" QP=0x");
-            push_hex(s, u64::from(b.dest_qp), 6);
-            s.push_str(" PSN=");
-            push_dec(s, u64::from(b.psn), 0);
-            if b.opcode.operation().is_none() {
-                let _ = write!(s, " (opcode 0x{:02x})", b.opcode.0);
-            }
-        }
-        if let Some(a) = &p.aeth {
-            match a.kind() {
-                AckKind::Ack => {
-                    s.push_str(" ACK MSN=");
-                    push_dec(s, u64::from(a.msn), 0);
-                }
-                AckKind::RnrNak => {
-                    let _ = write!(
-                        s,
-                        " RNR NAK timer={} ({}) MSN={}",
-                        a.value(),
-                        human_ns((rnr_timer_us(a.value()) * 1000.0) as u64),
-                        a.msn
-                    );
-                }
-                AckKind::Nak => {
-                    let _ = write!(s, " NAK: {} MSN={}", nak::name(a.value()), a.msn);
-                }
-                AckKind::Reserved => {
-                    let _ = write!(s, " reserved syndrome 0x{:02x}", a.syndrome);
-                }
-            }
-        }
-        if let Some(r) = &p.reth {
-            let _ = write!(
-                s,
-                " VA=0x{:x} R_Key=0x{:08x} DMALen={}",
-                r.va, r.r_key, r.dma_len
-            );
-        }
-        if let Some(a) = &p.atomiceth {
-            let _ = write!(s, " VA=0x{:x} R_Key=0x{:08x}", a.va, a.r_key);
-        }
-        if let Some(d) = &p.deth {
-            let _ = write!(s, " SrcQP=0x{:06x}", d.src_qp);
-        }
-        if let Some(i) = &p.immdt {
-            let _ = write!(s, " Imm=0x{:08x}", i.value);
-        }
-        if let Some(i) = &p.ieth {
-            let _ = write!(s, " Inv R_Key=0x{:08x}", i.r_key);
-        }
-        if let (Some(m), None) = (&p.mad, &p.cm) {
-            let _ = write!(s, " {}", crate::wire::mad::describe(m));
-        }
-        if let Some(cm) = &p.cm {
-            let _ = write!(s, " CM {}", cm.name());
-            match cm {
-                CmMessage::Req {
-                    local_qpn,
-                    starting_psn,
-                    ..
-                }
-                | CmMessage::Rep {
-                    local_qpn,
-                    starting_psn,
-                    ..
-                } => {
-                    let _ = write!(s, " QPN=0x{local_qpn:06x} StartPSN={starting_psn}");
-                }
-                CmMessage::Rej { reason, .. } => {
-                    let _ = write!(s, " reason={reason}");
-                }
-                _ => {}
-            }
-        }
-        if let Some(n) = p.payload_len
-            && n > 0
-        {
-            s.push_str(" len=");
-            push_dec(s, u64::from(n), 0);
-        }
-        if p.ecn() == Some(3) {
-            s.push_str(" [CE]");
-        }
-        if let Some(i) = &p.icrc
-            && i.valid == Some(false)
-        {
-            s.push_str(" [bad ICRC]");
-        }
-        if let Some(v) = &p.vcrc
-            && v.valid == Some(false)
-        {
-            s.push_str(" [bad VCRC]");
-        }
+        write_roce_info(s, p, b);
     } else if let Some(l) = &p.lrh {
         let _ = write!(s, "LRH {}", l.lnh.name());
         if let Some(t) = p.ethertype {
@@ -842,36 +739,7 @@ pub fn write_info(s: &mut String, p: &Packet<'_>, link_bps: u64, tcp: Option<&Tc
     {
         let _ = write!(s, "ERF record type {} ({})", e.kind, e.type_name());
     } else if let Some(pause) = &p.pause {
-        match pause {
-            PauseRepr::Pfc(pfc) => {
-                let _ = write!(s, "PFC enable=0x{:02x}", pfc.class_enable);
-                for (prio, q) in pfc.times.iter().enumerate() {
-                    if pfc.class_enable & (1 << prio) == 0 {
-                        continue;
-                    }
-                    if *q == 0 {
-                        let _ = write!(s, " P{prio}=XON");
-                    } else {
-                        let _ =
-                            write!(s, " P{prio}={q} ({})", human_ns(quanta_to_ns(*q, link_bps)));
-                    }
-                }
-            }
-            PauseRepr::Pause { time } => {
-                if *time == 0 {
-                    s.push_str("PAUSE 0 quanta (XON)");
-                } else {
-                    let _ = write!(
-                        s,
-                        "PAUSE {time} quanta ({})",
-                        human_ns(quanta_to_ns(*time, link_bps))
-                    );
-                }
-            }
-            PauseRepr::Other { opcode } => {
-                let _ = write!(s, "MAC Control opcode 0x{opcode:04x}");
-            }
-        }
+        write_pause_info(s, pause, link_bps);
     } else if let Some(d) = p.dns() {
         write_dns(s, &d);
     } else if let Some(app) = p.udp_app() {
@@ -885,72 +753,9 @@ pub fn write_info(s: &mut String, p: &Packet<'_>, link_bps: u64, tcp: Option<&Tc
             u.length.saturating_sub(8)
         );
     } else if let Some(l4) = p.other_l4 {
-        match l4 {
-            OtherL4::Tcp { .. } if p.ssh().is_some() => {
-                if let Some(ssh) = p.ssh() {
-                    write_ssh(s, &ssh, tcp);
-                }
-            }
-            OtherL4::Tcp { sport, dport, .. } => {
-                if let Some((_, r)) = tls_reading(p, tcp) {
-                    write_tls(s, p, &r, tcp);
-                } else {
-                    if let Some(t) = tcp {
-                        t.write_notes(s);
-                    }
-                    let _ = write!(s, "{sport} → {dport}");
-                    if let Some(t) = p.tcp() {
-                        write_tcp(s, p, &t, tcp);
-                    }
-                }
-            }
-            OtherL4::Icmp { kind, code } => s.push_str(&super::names::icmp(kind, code)),
-            OtherL4::Icmpv6 { kind, code, .. } => {
-                s.push_str(&super::names::icmpv6(kind, code));
-                if let Some(msg) = p.icmpv6_message() {
-                    write_nd(s, kind, msg);
-                }
-            }
-            OtherL4::Igmp { .. } => match p.igmp() {
-                Some(m) => write_igmp(s, &m),
-                None => s.push_str("IGMP, cut short"),
-            },
-            OtherL4::Other(proto) => {
-                let _ = write!(
-                    s,
-                    "IP protocol {proto} ({})",
-                    super::names::ip_protocol(proto)
-                );
-            }
-        }
+        write_l4_info(s, p, l4, tcp);
     } else if let Some(a) = &p.arp {
-        // Gratuitous ARP, announcements and probes (RFC 5227) as tshark
-        // names them.
-        let gratuitous = a.sender_ip == a.target_ip;
-        let no_target_mac = a.target_mac == [0; 6];
-        match a.operation {
-            1 if gratuitous && no_target_mac => {
-                let _ = write!(s, "ARP Announcement for {}", a.target_ip);
-            }
-            1 if gratuitous => {
-                let _ = write!(s, "Gratuitous ARP for {} (Request)", a.target_ip);
-            }
-            1 if no_target_mac && a.sender_ip.is_unspecified() => {
-                let _ = write!(s, "Who has {}? (ARP Probe)", a.target_ip);
-            }
-            1 => {
-                let _ = write!(s, "Who has {}? Tell {}", a.target_ip, a.sender_ip);
-            }
-            2 if gratuitous => {
-                let _ = write!(s, "Gratuitous ARP for {} (Reply)", a.sender_ip);
-            }
-            2 => {
-                let _ = write!(s, "{} is at {}", a.sender_ip, mac_string(&a.sender_mac));
-            }
-            op => {
-                let _ = write!(s, "ARP operation {op}");
-            }
-        }
+        write_arp_info(s, a);
     } else if let Some(len) = p.ethertype.filter(|&t| t < 0x0600) {
         if let Some((_, bpdu)) = p.stp() {
             write_stp(s, bpdu.as_ref());
@@ -967,6 +772,224 @@ pub fn write_info(s: &mut String, p: &Packet<'_>, link_bps: u64, tcp: Option<&Tc
     }
     if let Some(e) = &p.error {
         let _ = write!(s, " [Malformed: {e}]");
+    }
+}
+
+/// A RoCE (or InfiniBand) frame's Info: the opcode, QP and PSN, then what
+/// its headers and the analysis add.
+#[inline]
+fn write_roce_info(s: &mut String, p: &Packet<'_>, b: &crate::wire::BthRepr) {
+    if p.is_cnp() {
+        let _ = write!(s, "CNP QP=0x{:06x}", b.dest_qp);
+        if b.becn {
+            s.push_str(" BECN");
+        }
+        if b.fecn {
+            s.push_str(" FECN");
+        }
+    } else {
+        // `{} QP=0x{:06x} PSN={}`.
+        s.push_str(b.opcode.name());
+        s.push_str(" QP=0x");
+        push_hex(s, u64::from(b.dest_qp), 6);
+        s.push_str(" PSN=");
+        push_dec(s, u64::from(b.psn), 0);
+        if b.opcode.operation().is_none() {
+            let _ = write!(s, " (opcode 0x{:02x})", b.opcode.0);
+        }
+    }
+    if let Some(a) = &p.aeth {
+        match a.kind() {
+            AckKind::Ack => {
+                s.push_str(" ACK MSN=");
+                push_dec(s, u64::from(a.msn), 0);
+            }
+            AckKind::RnrNak => {
+                let _ = write!(
+                    s,
+                    " RNR NAK timer={} ({}) MSN={}",
+                    a.value(),
+                    human_ns((rnr_timer_us(a.value()) * 1000.0) as u64),
+                    a.msn
+                );
+            }
+            AckKind::Nak => {
+                let _ = write!(s, " NAK: {} MSN={}", nak::name(a.value()), a.msn);
+            }
+            AckKind::Reserved => {
+                let _ = write!(s, " reserved syndrome 0x{:02x}", a.syndrome);
+            }
+        }
+    }
+    if let Some(r) = &p.reth {
+        let _ = write!(
+            s,
+            " VA=0x{:x} R_Key=0x{:08x} DMALen={}",
+            r.va, r.r_key, r.dma_len
+        );
+    }
+    if let Some(a) = &p.atomiceth {
+        let _ = write!(s, " VA=0x{:x} R_Key=0x{:08x}", a.va, a.r_key);
+    }
+    if let Some(d) = &p.deth {
+        let _ = write!(s, " SrcQP=0x{:06x}", d.src_qp);
+    }
+    if let Some(i) = &p.immdt {
+        let _ = write!(s, " Imm=0x{:08x}", i.value);
+    }
+    if let Some(i) = &p.ieth {
+        let _ = write!(s, " Inv R_Key=0x{:08x}", i.r_key);
+    }
+    if let (Some(m), None) = (&p.mad, &p.cm) {
+        let _ = write!(s, " {}", crate::wire::mad::describe(m));
+    }
+    if let Some(cm) = &p.cm {
+        let _ = write!(s, " CM {}", cm.name());
+        match cm {
+            CmMessage::Req {
+                local_qpn,
+                starting_psn,
+                ..
+            }
+            | CmMessage::Rep {
+                local_qpn,
+                starting_psn,
+                ..
+            } => {
+                let _ = write!(s, " QPN=0x{local_qpn:06x} StartPSN={starting_psn}");
+            }
+            CmMessage::Rej { reason, .. } => {
+                let _ = write!(s, " reason={reason}");
+            }
+            _ => {}
+        }
+    }
+    if let Some(n) = p.payload_len
+        && n > 0
+    {
+        s.push_str(" len=");
+        push_dec(s, u64::from(n), 0);
+    }
+    if p.ecn() == Some(3) {
+        s.push_str(" [CE]");
+    }
+    if let Some(i) = &p.icrc
+        && i.valid == Some(false)
+    {
+        s.push_str(" [bad ICRC]");
+    }
+    if let Some(v) = &p.vcrc
+        && v.valid == Some(false)
+    {
+        s.push_str(" [bad VCRC]");
+    }
+}
+
+/// A PAUSE or PFC frame's Info, its quanta in time at `link_bps`.
+fn write_pause_info(s: &mut String, pause: &PauseRepr, link_bps: u64) {
+    match pause {
+        PauseRepr::Pfc(pfc) => {
+            let _ = write!(s, "PFC enable=0x{:02x}", pfc.class_enable);
+            for (prio, q) in pfc.times.iter().enumerate() {
+                if pfc.class_enable & (1 << prio) == 0 {
+                    continue;
+                }
+                if *q == 0 {
+                    let _ = write!(s, " P{prio}=XON");
+                } else {
+                    let _ = write!(s, " P{prio}={q} ({})", human_ns(quanta_to_ns(*q, link_bps)));
+                }
+            }
+        }
+        PauseRepr::Pause { time } => {
+            if *time == 0 {
+                s.push_str("PAUSE 0 quanta (XON)");
+            } else {
+                let _ = write!(
+                    s,
+                    "PAUSE {time} quanta ({})",
+                    human_ns(quanta_to_ns(*time, link_bps))
+                );
+            }
+        }
+        PauseRepr::Other { opcode } => {
+            let _ = write!(s, "MAC Control opcode 0x{opcode:04x}");
+        }
+    }
+}
+
+/// The Info of TCP (or what it carries), ICMP, ICMPv6, IGMP or another IP
+/// protocol.
+fn write_l4_info(s: &mut String, p: &Packet<'_>, l4: OtherL4, tcp: Option<&TcpSeen>) {
+    match l4 {
+        OtherL4::Tcp { .. } if p.ssh().is_some() => {
+            if let Some(ssh) = p.ssh() {
+                write_ssh(s, &ssh, tcp);
+            }
+        }
+        OtherL4::Tcp { sport, dport, .. } => {
+            if let Some((_, r)) = tls_reading(p, tcp) {
+                write_tls(s, p, &r, tcp);
+            } else {
+                if let Some(t) = tcp {
+                    t.write_notes(s);
+                }
+                let _ = write!(s, "{sport} → {dport}");
+                if let Some(t) = p.tcp() {
+                    write_tcp(s, p, &t, tcp);
+                }
+            }
+        }
+        OtherL4::Icmp { kind, code } => s.push_str(&super::names::icmp(kind, code)),
+        OtherL4::Icmpv6 { kind, code, .. } => {
+            s.push_str(&super::names::icmpv6(kind, code));
+            if let Some(msg) = p.icmpv6_message() {
+                write_nd(s, kind, msg);
+            }
+        }
+        OtherL4::Igmp { .. } => match p.igmp() {
+            Some(m) => write_igmp(s, &m),
+            None => s.push_str("IGMP, cut short"),
+        },
+        OtherL4::Other(proto) => {
+            let _ = write!(
+                s,
+                "IP protocol {proto} ({})",
+                super::names::ip_protocol(proto)
+            );
+        }
+    }
+}
+
+/// An ARP message's Info: gratuitous ARP, announcements and probes
+/// (RFC 5227) as tshark names them.
+fn write_arp_info(s: &mut String, a: &crate::dissect::Arp) {
+    // Gratuitous ARP, announcements and probes (RFC 5227) as tshark
+    // names them.
+    let gratuitous = a.sender_ip == a.target_ip;
+    let no_target_mac = a.target_mac == [0; 6];
+    match a.operation {
+        1 if gratuitous && no_target_mac => {
+            let _ = write!(s, "ARP Announcement for {}", a.target_ip);
+        }
+        1 if gratuitous => {
+            let _ = write!(s, "Gratuitous ARP for {} (Request)", a.target_ip);
+        }
+        1 if no_target_mac && a.sender_ip.is_unspecified() => {
+            let _ = write!(s, "Who has {}? (ARP Probe)", a.target_ip);
+        }
+        1 => {
+            let _ = write!(s, "Who has {}? Tell {}", a.target_ip, a.sender_ip);
+        }
+        2 if gratuitous => {
+            let _ = write!(s, "Gratuitous ARP for {} (Reply)", a.sender_ip);
+        }
+        2 => {
+            let _ = write!(s, "{} is at {}", a.sender_ip, mac_string(&a.sender_mac));
+        }
+        op => {
+            let _ = write!(s, "ARP operation {op}");
+        }
     }
 }
 
@@ -1290,6 +1313,70 @@ fn json_line(
     w.u64(q!("ts_ns"), p.ts_ns);
     w.u64(q!("len"), u64::from(p.len));
     w.u64(q!("caplen"), u64::from(p.caplen));
+    link_json(&mut w, p);
+    infiniband_json(&mut w, p);
+    if let Some(cm) = &p.cm {
+        cm_json(&mut w, cm);
+    }
+    if let Some(n) = p.payload_len {
+        w.u64(q!("payload_len"), u64::from(n));
+    }
+    if let Some(i) = &p.icrc {
+        w.object(q!("icrc"));
+        w.opt_u64(q!("value"), i.value.map(u64::from));
+        w.opt_bool(q!("valid"), i.valid);
+        if let Some(e) = i.expected {
+            w.u64(q!("expected"), u64::from(e));
+        }
+        w.end();
+    }
+    if let Some(v) = &p.vcrc {
+        w.object(q!("vcrc"));
+        w.opt_u64(q!("value"), v.value.map(u64::from));
+        w.opt_bool(q!("valid"), v.valid);
+        if let Some(e) = v.expected {
+            w.u64(q!("expected"), u64::from(e));
+        }
+        w.end();
+    }
+    if let Some(PauseRepr::Other { opcode }) = &p.pause {
+        w.object(q!("mac_control"));
+        w.u64(q!("opcode"), u64::from(*opcode));
+        w.end();
+    } else if let Some(pause) = &p.pause {
+        w.object(q!("pause"));
+        w.u64(q!("opcode"), u64::from(pause.opcode()));
+        match pause {
+            PauseRepr::Pfc(pfc) => {
+                w.u64(q!("enbv"), u64::from(pfc.class_enable));
+                w.array(q!("pause_time"));
+                for t in pfc.times {
+                    w.element_u64(u64::from(t));
+                }
+                w.end_array();
+            }
+            PauseRepr::Pause { time } => w.u64(q!("pause_time"), u64::from(*time)),
+            PauseRepr::Other { .. } => {}
+        }
+        w.end();
+    }
+    if let Some(e) = &p.error {
+        w.escaped(q!("error"), &e.to_string());
+    }
+    if let Some((a, flow)) = analysis {
+        analysis_json(&mut w, a, flow);
+    }
+    if let Some(role) = analysis.and_then(|(a, _)| a.nvme) {
+        nvme_json(&mut w, p, role);
+    }
+    w.end();
+    out.push(b'\n');
+}
+
+/// The link and network layers' members: Ethernet or Linux cooked
+/// capture, VLAN tags, IP, UDP, ERF.
+#[inline]
+fn link_json(w: &mut JsonWriter<'_>, p: &Packet<'_>) {
     if let Some(e) = &p.eth {
         w.object(q!("eth"));
         w.mac(q!("src"), &e.src);
@@ -1347,6 +1434,12 @@ fn json_line(
         w.u64(q!("wlen"), u64::from(e.wlen));
         w.end();
     }
+}
+
+/// The InfiniBand layers' members: LRH, the RoCE version, GRH, BTH, the
+/// extended headers and a MAD's common header.
+#[inline]
+fn infiniband_json(w: &mut JsonWriter<'_>, p: &Packet<'_>) {
     if let Some(l) = &p.lrh {
         w.object(q!("lrh"));
         w.u64(q!("vl"), u64::from(l.vl));
@@ -1452,144 +1545,100 @@ fn json_line(
         w.u64(q!("transaction_id"), m.transaction_id);
         w.end();
     }
-    if let Some(cm) = &p.cm {
-        w.object(q!("cm"));
-        w.str(q!("msg"), cm.short_name());
-        match *cm {
-            CmMessage::Req {
-                local_comm_id,
-                service_id,
-                local_qpn,
-                starting_psn,
-                mtu,
-                ..
-            } => {
-                w.u64(q!("local_comm_id"), u64::from(local_comm_id));
-                w.u64(q!("service_id"), service_id);
-                w.u64(q!("local_qpn"), u64::from(local_qpn));
-                w.u64(q!("starting_psn"), u64::from(starting_psn));
-                w.u64(q!("mtu"), u64::from(mtu));
-            }
-            CmMessage::Rep {
-                local_comm_id,
-                remote_comm_id,
-                local_qpn,
-                starting_psn,
-            } => {
-                w.u64(q!("local_comm_id"), u64::from(local_comm_id));
-                w.u64(q!("remote_comm_id"), u64::from(remote_comm_id));
-                w.u64(q!("local_qpn"), u64::from(local_qpn));
-                w.u64(q!("starting_psn"), u64::from(starting_psn));
-            }
-            CmMessage::Rtu {
-                local_comm_id,
-                remote_comm_id,
-            }
-            | CmMessage::Drep {
-                local_comm_id,
-                remote_comm_id,
-            } => {
-                w.u64(q!("local_comm_id"), u64::from(local_comm_id));
-                w.u64(q!("remote_comm_id"), u64::from(remote_comm_id));
-            }
-            CmMessage::Rej {
-                local_comm_id,
-                remote_comm_id,
-                reason,
-            } => {
-                w.u64(q!("local_comm_id"), u64::from(local_comm_id));
-                w.u64(q!("remote_comm_id"), u64::from(remote_comm_id));
-                w.u64(q!("reason"), u64::from(reason));
-            }
-            CmMessage::Dreq {
-                local_comm_id,
-                remote_comm_id,
-                remote_qpn,
-            } => {
-                w.u64(q!("local_comm_id"), u64::from(local_comm_id));
-                w.u64(q!("remote_comm_id"), u64::from(remote_comm_id));
-                w.u64(q!("remote_qpn"), u64::from(remote_qpn));
-            }
-            CmMessage::Other { attribute_id } => {
-                w.u64(q!("attribute_id"), u64::from(attribute_id));
-            }
+}
+
+/// A CM message's members.
+fn cm_json(w: &mut JsonWriter<'_>, cm: &CmMessage) {
+    w.object(q!("cm"));
+    w.str(q!("msg"), cm.short_name());
+    match *cm {
+        CmMessage::Req {
+            local_comm_id,
+            service_id,
+            local_qpn,
+            starting_psn,
+            mtu,
+            ..
+        } => {
+            w.u64(q!("local_comm_id"), u64::from(local_comm_id));
+            w.u64(q!("service_id"), service_id);
+            w.u64(q!("local_qpn"), u64::from(local_qpn));
+            w.u64(q!("starting_psn"), u64::from(starting_psn));
+            w.u64(q!("mtu"), u64::from(mtu));
         }
-        w.end();
-    }
-    if let Some(n) = p.payload_len {
-        w.u64(q!("payload_len"), u64::from(n));
-    }
-    if let Some(i) = &p.icrc {
-        w.object(q!("icrc"));
-        w.opt_u64(q!("value"), i.value.map(u64::from));
-        w.opt_bool(q!("valid"), i.valid);
-        if let Some(e) = i.expected {
-            w.u64(q!("expected"), u64::from(e));
+        CmMessage::Rep {
+            local_comm_id,
+            remote_comm_id,
+            local_qpn,
+            starting_psn,
+        } => {
+            w.u64(q!("local_comm_id"), u64::from(local_comm_id));
+            w.u64(q!("remote_comm_id"), u64::from(remote_comm_id));
+            w.u64(q!("local_qpn"), u64::from(local_qpn));
+            w.u64(q!("starting_psn"), u64::from(starting_psn));
         }
-        w.end();
-    }
-    if let Some(v) = &p.vcrc {
-        w.object(q!("vcrc"));
-        w.opt_u64(q!("value"), v.value.map(u64::from));
-        w.opt_bool(q!("valid"), v.valid);
-        if let Some(e) = v.expected {
-            w.u64(q!("expected"), u64::from(e));
+        CmMessage::Rtu {
+            local_comm_id,
+            remote_comm_id,
         }
-        w.end();
-    }
-    if let Some(PauseRepr::Other { opcode }) = &p.pause {
-        w.object(q!("mac_control"));
-        w.u64(q!("opcode"), u64::from(*opcode));
-        w.end();
-    } else if let Some(pause) = &p.pause {
-        w.object(q!("pause"));
-        w.u64(q!("opcode"), u64::from(pause.opcode()));
-        match pause {
-            PauseRepr::Pfc(pfc) => {
-                w.u64(q!("enbv"), u64::from(pfc.class_enable));
-                w.array(q!("pause_time"));
-                for t in pfc.times {
-                    w.element_u64(u64::from(t));
-                }
-                w.end_array();
-            }
-            PauseRepr::Pause { time } => w.u64(q!("pause_time"), u64::from(*time)),
-            PauseRepr::Other { .. } => {}
+        | CmMessage::Drep {
+            local_comm_id,
+            remote_comm_id,
+        } => {
+            w.u64(q!("local_comm_id"), u64::from(local_comm_id));
+            w.u64(q!("remote_comm_id"), u64::from(remote_comm_id));
         }
-        w.end();
-    }
-    if let Some(e) = &p.error {
-        w.escaped(q!("error"), &e.to_string());
-    }
-    if let Some((a, flow)) = analysis
-        && (flow.is_some() || !a.marks.is_empty() || a.completion_ns.is_some())
-    {
-        w.object(q!("analysis"));
-        if let Some(n) = flow {
-            w.u64(q!("flow"), n);
+        CmMessage::Rej {
+            local_comm_id,
+            remote_comm_id,
+            reason,
+        } => {
+            w.u64(q!("local_comm_id"), u64::from(local_comm_id));
+            w.u64(q!("remote_comm_id"), u64::from(remote_comm_id));
+            w.u64(q!("reason"), u64::from(reason));
         }
-        for m in a.marks.iter() {
-            w.bool(&format!("\"{}\":", m.as_str()), true);
+        CmMessage::Dreq {
+            local_comm_id,
+            remote_comm_id,
+            remote_qpn,
+        } => {
+            w.u64(q!("local_comm_id"), u64::from(local_comm_id));
+            w.u64(q!("remote_comm_id"), u64::from(remote_comm_id));
+            w.u64(q!("remote_qpn"), u64::from(remote_qpn));
         }
-        if a.marks.has(crate::analysis::Mark::Gap) {
-            w.u64(q!("missing"), u64::from(a.missing));
+        CmMessage::Other { attribute_id } => {
+            w.u64(q!("attribute_id"), u64::from(attribute_id));
         }
-        if a.episode > 0 {
-            w.u64(q!("episode"), u64::from(a.episode));
-        }
-        if let Some(ns) = a.ack_rtt_ns {
-            w.u64(q!("ack_rtt_ns"), ns);
-        }
-        if let Some(ns) = a.completion_ns {
-            w.u64(q!("message_completion_ns"), ns);
-        }
-        w.end();
-    }
-    if let Some(role) = analysis.and_then(|(a, _)| a.nvme) {
-        nvme_json(&mut w, p, role);
     }
     w.end();
-    out.push(b'\n');
+}
+
+/// The analysis of the frame: its flow and the `roce.analysis.*` flags
+/// that are set, left out when there is none of them.
+fn analysis_json(w: &mut JsonWriter<'_>, a: &crate::analysis::FrameAnalysis, flow: Option<u64>) {
+    if flow.is_none() && a.marks.is_empty() && a.completion_ns.is_none() {
+        return;
+    }
+    w.object(q!("analysis"));
+    if let Some(n) = flow {
+        w.u64(q!("flow"), n);
+    }
+    for m in a.marks.iter() {
+        w.bool(&format!("\"{}\":", m.as_str()), true);
+    }
+    if a.marks.has(crate::analysis::Mark::Gap) {
+        w.u64(q!("missing"), u64::from(a.missing));
+    }
+    if a.episode > 0 {
+        w.u64(q!("episode"), u64::from(a.episode));
+    }
+    if let Some(ns) = a.ack_rtt_ns {
+        w.u64(q!("ack_rtt_ns"), ns);
+    }
+    if let Some(ns) = a.completion_ns {
+        w.u64(q!("message_completion_ns"), ns);
+    }
+    w.end();
 }
 
 #[cfg(test)]
