@@ -29,7 +29,7 @@ fn bench_decode(c: &mut Criterion) {
             let mut n = 0u64;
             for f in file.frames().unwrap().flatten() {
                 let p = dissect(&f, &opts);
-                n += u64::from(p.bth.map(|b| b.psn).unwrap_or(0) & 1);
+                n += u64::from(p.bth.map(|b| b.psn.get()).unwrap_or(0) & 1);
             }
             n
         })

@@ -34,7 +34,7 @@ fn main() {
                                 ..Default::default()
                             },
                         );
-                        sink += u64::from(p.bth.map_or(0, |b| b.psn));
+                        sink += u64::from(p.bth.map_or(0, |b| b.psn.get()));
                         if json {
                             write_json_line(&mut buf, &p);
                             if buf.len() > 1 << 15 {

@@ -642,7 +642,7 @@ fn ud_flows_track_each_source_qp() {
     use roce_dissect::wire::{BthRepr, DethRepr, Opcode};
     let c = conn();
     let mut t = Trace::new();
-    let ud = |src_qp, psn| {
+    let ud = |src_qp, psn: u32| {
         bytes(&RoceFrame {
             src_mac: c.mac_a,
             dst_mac: c.mac_b,
@@ -651,7 +651,7 @@ fn ud_flows_track_each_source_qp() {
             bth: BthRepr {
                 opcode: Opcode(0x64),
                 dest_qp: 0x99,
-                psn,
+                psn: roce_dissect::wire::Psn::new(psn),
                 ..Default::default()
             },
             ext: ExtHeaders {
@@ -1051,7 +1051,7 @@ fn ud_sources_pause_sources_intervals_and_cm_requests_have_budgets() {
                 bth: BthRepr {
                     opcode: Opcode(0x64),
                     dest_qp: 0x99,
-                    psn: k / 5,
+                    psn: roce_dissect::wire::Psn::new(k / 5),
                     ..Default::default()
                 },
                 ext: ExtHeaders {

@@ -106,7 +106,7 @@ fn frames_of(bytes: Vec<u8>) -> Vec<(u64, LinkType, Option<u32>, Option<bool>)> 
             (
                 f.ts_ns,
                 f.link,
-                p.bth.map(|b| b.psn),
+                p.bth.map(|b| b.psn.get()),
                 p.icrc.and_then(|i| i.valid),
             )
         })

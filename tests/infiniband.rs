@@ -295,7 +295,7 @@ fn fecn_is_ce_and_becn_the_notification() {
                 opcode: Opcode(opcode),
                 p_key: 0xffff,
                 dest_qp: if dir { 0x11 } else { 0x22 },
-                psn,
+                psn: roce_dissect::wire::Psn::new(psn),
                 fecn,
                 becn,
                 ..Default::default()
@@ -391,7 +391,7 @@ fn the_capture_devices_own_losses_are_reported() {
                 opcode: Opcode(0x04),
                 p_key: 0xffff,
                 dest_qp: 0x11,
-                psn,
+                psn: roce_dissect::wire::Psn::new(psn),
                 ..Default::default()
             },
             ext: ExtHeaders::default(),

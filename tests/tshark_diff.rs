@@ -623,7 +623,7 @@ fn entropy_source_ports_that_fool_tshark() {
                 opcode: Opcode(0x04),
                 p_key: 0xffff,
                 dest_qp: 0x11,
-                psn: 100 + i as u32,
+                psn: roce_dissect::wire::Psn::new(100 + i as u32),
                 ..Default::default()
             },
             ext: ExtHeaders::default(),

@@ -13,11 +13,12 @@ use super::Map;
 use super::budget::DistinctCounter;
 use super::facts::{Facts, RoceFacts};
 pub use super::fingerprint::Fingerprint;
-use super::psn::{MaybePsn, PSN_MASK, PsnTracker, Verdict, WINDOW, psn_add, psn_diff};
+use super::psn::{MaybePsn, PsnTracker, Verdict, WINDOW};
 use super::report::{DelayStats, Episode, Event, EventKind, NakCounts, Trigger};
 use super::requests::{RecentRequests, ReqKind};
 use crate::dissect::RoceVersion;
 use crate::wire::BthRepr;
+use crate::wire::Psn;
 use crate::wire::{Operation, Transport};
 
 /// (source address, destination address, BTH DestQP). Addresses are IPs
@@ -48,7 +49,7 @@ impl std::hash::Hash for FlowKey {
 /// A NAK remembered for attributing the replay that follows it.
 #[derive(Debug, Clone, Copy)]
 pub struct RecentNak {
-    pub psn: u32,
+    pub psn: Psn,
     pub ts_ns: u64,
     pub frame: u64,
     pub rnr: bool,
@@ -65,7 +66,7 @@ const MAX_REPLAYED_READS: usize = 16;
 struct Prev {
     frame: u64,
     ts_ns: u64,
-    psn: u32,
+    psn: Psn,
     /// Its verdict was [`Verdict::OutOfOrder`] (all that is asked of it).
     /// Keeping the whole verdict cost a stall per packet: copied whole, it
     /// was read back wider than the in-order path had written it.
@@ -179,7 +180,7 @@ pub struct FlowState {
     pub req: PsnTracker,
     prev: Option<Prev>,
     /// A READ request whose PSN count waits for the PMTU: (PSN, DMA length).
-    pending_read: Option<(u32, u32)>,
+    pending_read: Option<(Psn, u32)>,
     /// What consumed the recent request PSNs (RC, UC, XRC).
     recent: RecentRequests,
     pub req_first_psn: MaybePsn,
@@ -235,10 +236,10 @@ pub struct FlowCold {
     carried_missing: u64,
     /// The PSN of the latest out-of-order arrival: a replay that starts
     /// with it replays a packet that was reordered, not lost.
-    late_psn: Option<u32>,
+    late_psn: Option<Psn>,
     /// READ requests replayed (their PSNs, the first few): answered or not
     /// is known once the other direction is.
-    pub replayed_reads: Vec<u32>,
+    pub replayed_reads: Vec<Psn>,
     /// Timeout replays: the silences before them.
     pub timeouts: super::timing::Timeouts,
     /// DCQCN reaction: the payload history from the first CE mark or CNP.
@@ -344,7 +345,7 @@ impl FlowState {
         budget: &mut Budget,
         kind: EventKind,
         pkt: &Facts,
-        psn: Option<u32>,
+        psn: Option<Psn>,
         count: Option<u32>,
         code: Option<u8>,
         detail: Option<&'static str>,
@@ -365,14 +366,14 @@ impl FlowState {
             kind,
             frame: pkt.number,
             ts_ns: pkt.ts_ns,
-            psn,
+            psn: psn.map(Psn::get),
             count,
             code,
             detail,
         });
     }
 
-    pub fn note_ack_psn(&mut self, psn: u32) {
+    pub fn note_ack_psn(&mut self, psn: Psn) {
         if self.ack_first_psn.is_none() {
             self.ack_first_psn = MaybePsn::some(psn);
         }
@@ -435,7 +436,7 @@ impl FlowState {
             let v = self.req.observe(bth.psn, span);
             match v {
                 Verdict::InOrder | Verdict::First | Verdict::Gap { .. } => {
-                    self.recent.note(bth.psn & PSN_MASK, span, kind);
+                    self.recent.note(bth.psn, span, kind);
                     v
                 }
                 Verdict::Retransmit => self.replayed(pkt, bth.psn, kind, budget),
@@ -466,7 +467,7 @@ impl FlowState {
     /// PSN reused by a request of another kind.
     #[cold]
     #[inline(never)]
-    fn replayed(&mut self, pkt: &Facts, psn: u32, kind: ReqKind, budget: &mut Budget) -> Verdict {
+    fn replayed(&mut self, pkt: &Facts, psn: Psn, kind: ReqKind, budget: &mut Budget) -> Verdict {
         if self.recent.kind_at(psn).is_some_and(|k| k != kind) {
             self.cold().psn_reuse += 1;
             self.event(
@@ -519,7 +520,7 @@ impl FlowState {
     /// order with no replay open: only `prev` and the time change, in code
     /// inlined into the per-packet path; the rest is out of line.
     #[inline]
-    fn sequence_verdict(&mut self, pkt: &Facts, psn: u32, verdict: Verdict, budget: &mut Budget) {
+    fn sequence_verdict(&mut self, pkt: &Facts, psn: Psn, verdict: Verdict, budget: &mut Budget) {
         // The flow's last packet of a sequence: `prev`.
         let silence = self
             .prev
@@ -547,7 +548,7 @@ impl FlowState {
     fn sequence_event(
         &mut self,
         pkt: &Facts,
-        psn: u32,
+        psn: Psn,
         verdict: Verdict,
         budget: &mut Budget,
         silence: u64,
@@ -567,7 +568,7 @@ impl FlowState {
             Verdict::OutOfOrder => {
                 let c = self.cold();
                 c.out_of_order += 1;
-                c.late_psn = Some(psn & PSN_MASK);
+                c.late_psn = Some(psn);
                 self.event(
                     budget,
                     EventKind::OutOfOrder,
@@ -600,29 +601,29 @@ impl FlowState {
             let extends = c
                 .open_episode
                 .as_ref()
-                .is_some_and(|o| psn == psn_add(o.ep.last_psn, 1));
+                .is_some_and(|o| psn == Psn::new(o.ep.last_psn) + 1);
             if extends {
                 if let Some(o) = c.open_episode.as_mut() {
-                    o.ep.last_psn = psn;
+                    o.ep.last_psn = psn.get();
                     o.ep.packets += 1;
                 }
             } else {
                 c.close_episode(budget);
                 let (start, reordered) = match prev {
-                    Some(p) if p.out_of_order && psn == psn_add(p.psn, 1) => {
+                    Some(p) if p.out_of_order && psn == p.psn + 1 => {
                         ((p.frame, p.ts_ns, p.psn, 2, p.silence_ns), false)
                     }
                     _ => (
                         (pkt.number, pkt.ts_ns, psn, 1, silence),
-                        c.late_psn == Some(psn & PSN_MASK),
+                        c.late_psn == Some(psn),
                     ),
                 };
                 c.open_episode = Some(OpenEpisode {
                     ep: Episode {
                         frame: start.0,
                         ts_ns: start.1,
-                        first_psn: start.2,
-                        last_psn: psn,
+                        first_psn: start.2.get(),
+                        last_psn: psn.get(),
                         packets: start.3,
                         trigger: Trigger::Timeout,
                         nak_frame: None,
@@ -667,7 +668,7 @@ impl FlowState {
                 .filter(|n| {
                     !n.used
                         && n.ts_ns <= o.ep.ts_ns
-                        && (0..WINDOW as i32).contains(&psn_diff(o.ep.first_psn, n.psn))
+                        && (0..WINDOW as i32).contains(&(Psn::new(o.ep.first_psn) - n.psn))
                 })
                 .max_by_key(|n| n.ts_ns)
         });
@@ -719,11 +720,11 @@ impl FlowState {
     }
 
     /// The READ response PSN expected next, once any response was seen.
-    pub fn resp_next(&self) -> Option<u32> {
+    pub fn resp_next(&self) -> Option<Psn> {
         self.resp.as_ref().and_then(|t| t.next())
     }
 
-    pub fn req_next(&self) -> Option<u32> {
+    pub fn req_next(&self) -> Option<Psn> {
         self.req.next()
     }
 
@@ -775,7 +776,7 @@ impl FlowCold {
         if let Some(o) = self.open_episode.take() {
             self.episode_count += 1;
             if o.ep.trigger == Trigger::Timeout {
-                self.timeouts.add(o.ep.first_psn, o.ep.latency_ns);
+                self.timeouts.add(Psn::new(o.ep.first_psn), o.ep.latency_ns);
             }
             if self.episodes.len() < budget.events_per_flow && budget.events_left > 0 {
                 budget.events_left -= 1;
@@ -837,9 +838,9 @@ mod tests {
         };
         let mut f = FlowState::new(key, RoceVersion::V2, &pkt);
         assert_eq!(f.resp_next(), None);
-        let mut respond = |f: &mut FlowState, op, psn| {
+        let mut respond = |f: &mut FlowState, op, psn: u32| {
             let bth = BthRepr {
-                psn,
+                psn: Psn::new(psn),
                 ..BthRepr::default()
             };
             f.read_response(&pkt, &bth, op, &mut budget)
@@ -854,15 +855,15 @@ mod tests {
         }
         // In order: the sequence needs a few words, not the rarer part.
         assert!(f.cold.is_none());
-        assert_eq!((f.resp_next(), f.missing()), (Some(104), 0));
+        assert_eq!((f.resp_next(), f.missing()), (Some(Psn::new(104)), 0));
         // A message starting ahead is no loss (the PSNs between are
         // other requests', answered by ACKs, not by responses) ...
         assert_eq!(respond(&mut f, ReadResponseFirst, 106), Verdict::NewMessage);
-        assert_eq!((f.resp_next(), f.missing()), (Some(107), 0));
+        assert_eq!((f.resp_next(), f.missing()), (Some(Psn::new(107)), 0));
         // ... two responses gone inside a message are: missing, and an
         // event in the rarer part.
         respond(&mut f, ReadResponseLast, 109);
-        assert_eq!((f.resp_next(), f.missing()), (Some(110), 2));
+        assert_eq!((f.resp_next(), f.missing()), (Some(Psn::new(110)), 2));
         assert!(f.cold.is_some());
         // A new connection starts the sequence again; what was missing
         // stays counted.
@@ -874,7 +875,7 @@ mod tests {
     fn maybe_psn_is_an_option_in_four_bytes() {
         assert_eq!(std::mem::size_of::<MaybePsn>(), 4);
         assert_eq!(MaybePsn::default().get(), None);
-        for psn in [0, 1, PSN_MASK] {
+        for psn in [0, 1, Psn::MASK].map(Psn::new) {
             let p = MaybePsn::some(psn);
             assert_eq!(
                 (p.get(), p.is_some(), p.is_none()),
@@ -882,6 +883,9 @@ mod tests {
             );
         }
         // Only PSNs' 24 bits are kept: nothing given is taken for none.
-        assert_eq!(MaybePsn::some(u32::MAX).get(), Some(PSN_MASK));
+        assert_eq!(
+            MaybePsn::some(Psn::new(u32::MAX)).get(),
+            Some(Psn::new(Psn::MASK))
+        );
     }
 }

@@ -19,8 +19,8 @@ use super::Map;
 use super::report::UlpBy;
 use super::timing::{Kind, Log, Logs, Samples, Stats};
 use crate::dissect::Addr;
-use crate::wire::Operation;
 use crate::wire::nvme::{self, QueueKind};
+use crate::wire::{Operation, Psn};
 
 /// Bytes of a SEND's message start the analysis reads: a CQE, and an SQE
 /// up to its starting LBA.
@@ -295,7 +295,7 @@ struct Io {
     addr: u64,
     frame: u64,
     ts: u64,
-    psn: u32,
+    psn: Psn,
     first_data: Option<u64>,
     last_data: u64,
 }
@@ -371,7 +371,7 @@ pub enum Side {
 /// A transfer in flight on a flow: PSN it started at, and its I/O.
 #[derive(Debug, Clone, Copy)]
 struct Transfer {
-    psn: u32,
+    psn: Psn,
     queue: u32,
     cid: u16,
     serial: u32,
@@ -600,7 +600,7 @@ impl Tracker {
 
     /// A command capsule on queue `q`.
     #[allow(clippy::too_many_arguments)]
-    pub fn command(&mut self, q: u32, c: &Capsule, frame: u64, ts: u64, psn: u32) -> Said {
+    pub fn command(&mut self, q: u32, c: &Capsule, frame: u64, ts: u64, psn: Psn) -> Said {
         let queue = &mut self.queues[q as usize];
         if queue.qid.is_none() {
             queue.qid = c.connect_qid();
@@ -790,7 +790,7 @@ impl Tracker {
         controller: Addr,
         host: Addr,
         op: Operation,
-        psn: u32,
+        psn: Psn,
         va: u64,
         r_key: u32,
         dma_len: u32,
@@ -857,14 +857,14 @@ impl Tracker {
 
     /// A WRITE MIDDLE/LAST or a READ response with PSN `psn` and
     /// `payload` bytes on `flow`: the I/O whose data it is, if any.
-    pub fn continuation(&mut self, flow: u32, psn: u32, payload: u32, ts: u64) -> Option<DataOf> {
+    pub fn continuation(&mut self, flow: u32, psn: Psn, payload: u32, ts: u64) -> Option<DataOf> {
         let list = self.transfers.get_mut(&flow)?;
         // The transfer that started last at or before `psn`.
         let t = list
             .iter_mut()
-            .filter(|t| psn.wrapping_sub(t.psn) & 0xff_ffff < 0x80_0000)
-            .min_by_key(|t| psn.wrapping_sub(t.psn) & 0xff_ffff)?;
-        let after = psn.wrapping_sub(t.psn) & 0xff_ffff;
+            .filter(|t| psn - t.psn >= 0)
+            .min_by_key(|t| psn - t.psn)?;
+        let after = (psn - t.psn) as u32;
         if after == 0 && t.unit == 0 {
             // A READ's first response: the size of every one but its last.
             t.unit = payload;
@@ -1173,17 +1173,17 @@ mod tests {
         let q = t.open(1, h, c, UlpBy::Cm, Some(1)).unwrap();
         t.bind(q, 2);
         // CID 5 twice while waiting, then a replay of the second capsule.
-        t.command(q, &sqe(0x02, 5, 0xaa, 4096), 10, 1_000, 100);
-        t.command(q, &sqe(0x02, 5, 0xbb, 4096), 11, 2_000, 101);
-        t.command(q, &sqe(0x02, 5, 0xbb, 4096), 12, 3_000, 101);
-        t.command(q, &sqe(0x01, 6, 0xcc, 512), 13, 4_000, 102);
-        t.command(q, &sqe(0x00, 7, 0, 0), 14, 5_000, 103);
+        t.command(q, &sqe(0x02, 5, 0xaa, 4096), 10, 1_000, Psn::new(100));
+        t.command(q, &sqe(0x02, 5, 0xbb, 4096), 11, 2_000, Psn::new(101));
+        t.command(q, &sqe(0x02, 5, 0xbb, 4096), 12, 3_000, Psn::new(101));
+        t.command(q, &sqe(0x01, 6, 0xcc, 512), 13, 4_000, Psn::new(102));
+        t.command(q, &sqe(0x00, 7, 0, 0), 14, 5_000, Psn::new(103));
         // The controller writes CID 5's data (its second key), outside
         // the SGL's range, then inside it.
         let w = Operation::WriteFirst;
-        let outside = t.transfer(2, c, h, w, 7, 0x9000, 0xbb, 4096, 2048, 6_000);
+        let outside = t.transfer(2, c, h, w, Psn::new(7), 0x9000, 0xbb, 4096, 2048, 6_000);
         assert_eq!(outside, None);
-        let first = t.transfer(2, c, h, w, 7, 0x1000, 0xbb, 4096, 2048, 7_000);
+        let first = t.transfer(2, c, h, w, Psn::new(7), 0x1000, 0xbb, 4096, 2048, 7_000);
         let data = |offset| {
             Some(DataOf {
                 qid: Some(1),
@@ -1194,8 +1194,11 @@ mod tests {
         };
         assert_eq!(first, data(Some(0)));
         // Its next packet, 2 KiB on; a packet of no transfer.
-        assert_eq!(t.continuation(2, 8, 2048, 9_000), data(Some(2048)));
-        assert_eq!(t.continuation(3, 8, 2048, 9_000), None);
+        assert_eq!(
+            t.continuation(2, Psn::new(8), 2048, 9_000),
+            data(Some(2048))
+        );
+        assert_eq!(t.continuation(3, Psn::new(8), 2048, 9_000), None);
         let ok = t.response(q, &cqe(5, 0), 20, 10_000, false);
         assert_eq!(ok.latency_ns, Some(8_000));
         // A failed write, a response to nothing, a replayed response.
@@ -1234,7 +1237,7 @@ mod tests {
         );
         let mut t = Tracker::new(UlpRule::Auto, 1000);
         let q = t.open(1, h, c, UlpBy::Heuristic, None).unwrap();
-        let said = t.command(q, &sqe(0x02, 40, 1, 512), 1, 0, 0);
+        let said = t.command(q, &sqe(0x02, 40, 1, 512), 1, 0, Psn::new(0));
         assert!(!said.confirmed);
         assert!(t.clone_report_is_none());
         assert_eq!(t.waiting_for(h, c, 41), None);

@@ -5,7 +5,7 @@ use crate::dissect::Addr;
 use super::Map;
 use super::flow::FlowState;
 use super::hints;
-use super::psn::{PSN_MASK, WINDOW, psn_diff};
+use super::psn::WINDOW;
 use super::report::{
     CaptureSummary, Connection, EventKind, FlowReport, IntervalReport, PairedBy, PauseSummary,
     PeerRef, PfcReport, Report, SCHEMA,
@@ -13,6 +13,7 @@ use super::report::{
 use super::timing::TimingReport;
 use super::{Analyzer, CaptureInfo};
 use crate::output::json::mac_string;
+use crate::wire::Psn;
 use crate::wire::Transport;
 
 /// Candidates one ACK flow looks at before it gives up: a pairing by
@@ -84,7 +85,7 @@ fn pair_flows(a: &Analyzer) -> Vec<Option<(u32, PairedBy)>> {
                     skip: Vec::new(),
                 })
                 .list
-                .push((next & PSN_MASK, i as u32));
+                .push((next.get(), i as u32));
         }
     }
     for c in by_hosts.values_mut() {
@@ -109,14 +110,14 @@ fn pair_flows(a: &Analyzer) -> Vec<Option<(u32, PairedBy)>> {
         // Candidates whose next PSN is 0..=WINDOW ahead of the response,
         // nearest first (ties by flow id, as the list is sorted), in one
         // range or two when it wraps.
-        let ack = ack & PSN_MASK;
+        let (ack_psn, ack) = (ack, ack.get());
         let top = ack + WINDOW;
         let from = |psn: u32| cands.list.partition_point(|&(next, _)| next < psn);
         let upto = |psn: u32| cands.list.partition_point(|&(next, _)| next <= psn);
-        let ranges = if top <= PSN_MASK {
+        let ranges = if top <= Psn::MASK {
             [(from(ack), upto(top)), (0, 0)]
         } else {
-            [(from(ack), cands.list.len()), (0, upto(top & PSN_MASK))]
+            [(from(ack), cands.list.len()), (0, upto(top & Psn::MASK))]
         };
         let mut tries = 0;
         let mut found = None;
@@ -130,7 +131,7 @@ fn pair_flows(a: &Analyzer) -> Vec<Option<(u32, PairedBy)>> {
                     && c != r
                     && g.req_first_psn
                         .get()
-                        .is_some_and(|first| psn_diff(ack, first) >= -1)
+                        .is_some_and(|first| ack_psn - first >= -1)
                 {
                     found = Some((i, c));
                     break 'search;
@@ -275,7 +276,7 @@ fn unanswered_reads(a: &Analyzer, i: usize, j: usize) -> u64 {
     let resp_next = a.flows[j].resp_next();
     replayed
         .iter()
-        .filter(|&&p| resp_next.is_none_or(|n| psn_diff(n, p) <= 0))
+        .filter(|&&p| resp_next.is_none_or(|n| n - p <= 0))
         .count() as u64
 }
 

@@ -1,27 +1,12 @@
 //! PSN tracking for one sequence: 24-bit wrap, gaps, late arrivals and
 //! replays, in O(1) per packet with a fixed sliding window of PSN state.
 
-/// PSNs are 24 bits.
-pub const PSN_MOD: u32 = 1 << 24;
-pub(crate) const PSN_MASK: u32 = PSN_MOD - 1;
+use crate::wire::Psn;
+
 /// How far behind the highest PSN we remember what was seen. Older PSNs
 /// are assumed seen (a replay that far back is a retransmission).
 pub const WINDOW: u32 = 8192;
 const WORDS: usize = (WINDOW / 64) as usize;
-
-/// Signed distance from `from` to `to` modulo 2^24, in -2^23..2^23.
-pub fn psn_diff(to: u32, from: u32) -> i32 {
-    let d = to.wrapping_sub(from) & PSN_MASK;
-    if d >= PSN_MOD / 2 {
-        d as i32 - PSN_MOD as i32
-    } else {
-        d as i32
-    }
-}
-
-pub fn psn_add(p: u32, n: u32) -> u32 {
-    p.wrapping_add(n) & PSN_MASK
-}
 
 /// A PSN or none, in four bytes where an `Option<u32>` takes eight: PSNs
 /// are 24 bits, so `u32::MAX` is free to mean none (a flow's state keeps
@@ -32,12 +17,12 @@ pub struct MaybePsn(u32);
 impl MaybePsn {
     pub const NONE: Self = MaybePsn(u32::MAX);
 
-    pub fn some(psn: u32) -> Self {
-        MaybePsn(psn & PSN_MASK)
+    pub fn some(psn: Psn) -> Self {
+        MaybePsn(psn.get())
     }
 
-    pub fn get(self) -> Option<u32> {
-        (self != Self::NONE).then_some(self.0)
+    pub fn get(self) -> Option<Psn> {
+        (self != Self::NONE).then_some(Psn::new(self.0))
     }
 
     pub fn is_none(self) -> bool {
@@ -63,7 +48,7 @@ pub enum Verdict {
     InOrder,
     /// Ahead of `next`: `count` PSNs starting at `first` were skipped.
     Gap {
-        first: u32,
+        first: Psn,
         count: u32,
     },
     /// Behind `next`, never seen: a late arrival.
@@ -89,7 +74,7 @@ pub enum Verdict {
 pub struct PsnTracker {
     started: bool,
     /// PSN expected after the highest one seen.
-    next: u32,
+    next: Psn,
     /// Without a window: how many PSNs just behind `next` were seen (all
     /// of them since the first, at most [`WINDOW`]); older ones were not.
     run: u32,
@@ -105,14 +90,14 @@ pub struct PsnTracker {
 const SEEN: usize = 0;
 const MISSING: usize = 1;
 
-fn slot(psn: u32) -> (usize, u64) {
-    let i = psn % WINDOW;
+fn slot(psn: Psn) -> (usize, u64) {
+    let i = psn.get() % WINDOW;
     ((i / 64) as usize, 1u64 << (i % 64))
 }
 
 /// PSNs behind `next` from `p` (1 for the PSN just before it).
-fn back(next: u32, p: u32) -> u32 {
-    next.wrapping_sub(p) & PSN_MASK
+fn back(next: Psn, p: Psn) -> u32 {
+    next.forward_from(p)
 }
 
 impl PsnTracker {
@@ -126,7 +111,7 @@ impl PsnTracker {
         }
     }
 
-    pub fn next(&self) -> Option<u32> {
+    pub fn next(&self) -> Option<Psn> {
         self.started.then_some(self.next)
     }
 
@@ -148,14 +133,14 @@ impl PsnTracker {
         self.bits.get_or_insert_with(|| {
             let mut bits = Box::new([[0u64; 2]; WORDS]);
             for k in 1..=run {
-                let (w, m) = slot(next.wrapping_sub(k) & PSN_MASK);
+                let (w, m) = slot(next - k);
                 bits[w][SEEN] |= m;
             }
             bits
         })
     }
 
-    fn is_set(&self, which: usize, psn: u32) -> bool {
+    fn is_set(&self, which: usize, psn: Psn) -> bool {
         match &self.bits {
             Some(bits) => {
                 let (w, m) = slot(psn);
@@ -174,7 +159,7 @@ impl PsnTracker {
         }
         if self.bits.is_none() && !as_missing {
             // Still implied: the new PSNs are covered by the caller.
-            self.next = psn_add(self.next, n);
+            self.next = self.next + n;
             return;
         }
         let next = self.next;
@@ -195,27 +180,27 @@ impl PsnTracker {
                 } else {
                     bits[w][MISSING] &= !m;
                 }
-                p = psn_add(p, 1);
+                p = p + 1;
             }
         }
         if as_missing {
             self.missing += u64::from(n);
         }
-        self.next = psn_add(next, n);
+        self.next = next + n;
     }
 
     /// Marks the `count` PSNs from `psn` as covered by one packet (a READ
     /// request covers several): those still in the window, the last ones.
-    fn cover(&mut self, psn: u32, count: u32) {
+    fn cover(&mut self, psn: Psn, count: u32) {
         let Some(bits) = self.bits.as_mut() else {
             // Implied: they are the ones just behind `next`.
             self.run = self.run.saturating_add(count).min(WINDOW);
             return;
         };
         let inside = count.min(WINDOW);
-        let from = psn_add(psn, count - inside);
+        let from = psn + (count - inside);
         for i in 0..inside {
-            let (w, m) = slot(psn_add(from, i));
+            let (w, m) = slot(from + i);
             let e = &mut bits[w];
             if e[MISSING] & m != 0 {
                 e[MISSING] &= !m;
@@ -229,12 +214,11 @@ impl PsnTracker {
     /// consumes `span` PSNs (1, or ceil(len/PMTU) for a READ request, at
     /// most 2^23). Its shortcut inlines into the analysis's per-packet code.
     #[inline]
-    pub fn observe(&mut self, psn: u32, span: u32) -> Verdict {
-        let psn = psn & PSN_MASK;
+    pub fn observe(&mut self, psn: Psn, span: u32) -> Verdict {
         if self.started && psn == self.next && span <= 1 {
             // The common case, `advance` and `cover` by one PSN in one go:
             // it enters the window seen and not missing.
-            self.next = psn_add(psn, 1);
+            self.next = psn + 1;
             match self.bits.as_mut() {
                 None => self.run = (self.run + 1).min(WINDOW),
                 Some(bits) => {
@@ -251,7 +235,7 @@ impl PsnTracker {
 
     /// [`observe`](Self::observe) without its shortcut for the next PSN.
     #[inline(never)]
-    fn observe_general(&mut self, psn: u32, span: u32) -> Verdict {
+    fn observe_general(&mut self, psn: Psn, span: u32) -> Verdict {
         let span = span.clamp(1, MAX_SPAN);
         if !self.started {
             self.started = true;
@@ -260,7 +244,7 @@ impl PsnTracker {
             self.cover(psn, span);
             return Verdict::First;
         }
-        let d = psn_diff(psn, self.next);
+        let d = psn - self.next;
         if d == 0 {
             self.advance_by(span, false);
             self.cover(psn, span);
@@ -284,10 +268,9 @@ impl PsnTracker {
     }
 
     /// A READ response FIRST or ONLY: may start ahead without a gap.
-    pub fn observe_message_start(&mut self, psn: u32) -> Verdict {
-        let psn = psn & PSN_MASK;
+    pub fn observe_message_start(&mut self, psn: Psn) -> Verdict {
         if self.started {
-            let d = psn_diff(psn, self.next);
+            let d = psn - self.next;
             if d > 0 {
                 // The PSNs skipped are unseen (they belong to requests that
                 // get no response): the window says so.
@@ -304,16 +287,16 @@ impl PsnTracker {
     /// Extends the span of the packet just before `next` (a READ request
     /// whose PSN count became known once the PMTU was): the extra PSNs are
     /// consumed, not missing.
-    pub fn extend_last(&mut self, psn: u32, span: u32) {
+    pub fn extend_last(&mut self, psn: Psn, span: u32) {
         if !self.started || span <= 1 {
             return;
         }
         let span = span.min(MAX_SPAN);
-        let end = psn_add(psn, span);
-        let d = psn_diff(end, self.next);
+        let end = psn + span;
+        let d = end - self.next;
         if d > 0 {
             self.advance_by(d as u32, false);
-            self.cover(psn_add(psn, span - d as u32), d as u32);
+            self.cover(psn + (span - d as u32), d as u32);
         }
         if self.bits.is_some() {
             self.cover(psn, span);
@@ -323,7 +306,7 @@ impl PsnTracker {
 
 /// The most PSNs one packet can consume: a READ of 2^31 bytes at a 256-byte
 /// PMTU, half the PSN space (beyond it "ahead" and "behind" lose meaning).
-pub const MAX_SPAN: u32 = PSN_MOD / 2;
+pub const MAX_SPAN: u32 = Psn::MOD / 2;
 
 #[cfg(test)]
 mod tests {
@@ -331,7 +314,7 @@ mod tests {
 
     fn run(psns: &[u32]) -> (Vec<Verdict>, PsnTracker) {
         let mut t = PsnTracker::default();
-        let v = psns.iter().map(|&p| t.observe(p, 1)).collect();
+        let v = psns.iter().map(|&p| t.observe(Psn::new(p), 1)).collect();
         (v, t)
     }
 
@@ -339,7 +322,7 @@ mod tests {
     fn in_order_and_wrap() {
         let (v, t) = run(&[0xfffffe, 0xffffff, 0, 1]);
         assert_eq!(v[1..], [Verdict::InOrder; 3]);
-        assert_eq!(t.next(), Some(2));
+        assert_eq!(t.next(), Some(Psn::new(2)));
         assert_eq!(t.missing(), 0);
     }
 
@@ -349,7 +332,7 @@ mod tests {
         assert_eq!(
             v[2],
             Verdict::Gap {
-                first: 12,
+                first: Psn::new(12),
                 count: 2
             }
         );
@@ -362,7 +345,13 @@ mod tests {
     #[test]
     fn go_back_n_replay_is_retransmit() {
         let (v, t) = run(&[1, 2, 4, 5, 3, 4, 5, 6]);
-        assert_eq!(v[2], Verdict::Gap { first: 3, count: 1 });
+        assert_eq!(
+            v[2],
+            Verdict::Gap {
+                first: Psn::new(3),
+                count: 1
+            }
+        );
         assert_eq!(v[4], Verdict::OutOfOrder);
         assert_eq!(v[5], Verdict::Retransmit);
         assert_eq!(v[6], Verdict::Retransmit);
@@ -376,7 +365,7 @@ mod tests {
         assert_eq!(
             v[2],
             Verdict::Gap {
-                first: 0xffffff,
+                first: Psn::new(0xffffff),
                 count: 2
             }
         );
@@ -386,14 +375,14 @@ mod tests {
     #[test]
     fn read_request_spans_psns() {
         let mut t = PsnTracker::default();
-        t.observe(100, 1);
-        assert_eq!(t.observe(101, 3), Verdict::InOrder);
-        assert_eq!(t.observe(104, 1), Verdict::InOrder);
-        t.extend_last(104, 1);
+        t.observe(Psn::new(100), 1);
+        assert_eq!(t.observe(Psn::new(101), 3), Verdict::InOrder);
+        assert_eq!(t.observe(Psn::new(104), 1), Verdict::InOrder);
+        t.extend_last(Psn::new(104), 1);
         let mut t = PsnTracker::default();
-        t.observe(200, 1);
-        t.extend_last(200, 4);
-        assert_eq!(t.observe(204, 1), Verdict::InOrder);
+        t.observe(Psn::new(200), 1);
+        t.extend_last(Psn::new(200), 4);
+        assert_eq!(t.observe(Psn::new(204), 1), Verdict::InOrder);
         assert_eq!(t.missing(), 0);
     }
 
@@ -403,31 +392,35 @@ mod tests {
         assert_eq!(
             v[1],
             Verdict::Gap {
-                first: 1,
+                first: Psn::new(1),
                 count: 19_999
             }
         );
         assert_eq!(t.missing(), 19_999);
         let mut t = t;
-        assert_eq!(t.observe(19_999, 1), Verdict::OutOfOrder);
+        assert_eq!(t.observe(Psn::new(19_999), 1), Verdict::OutOfOrder);
         assert_eq!(t.missing(), 19_998);
-        assert_eq!(t.observe(5, 1), Verdict::Retransmit, "beyond the window");
+        assert_eq!(
+            t.observe(Psn::new(5), 1),
+            Verdict::Retransmit,
+            "beyond the window"
+        );
     }
 
     #[test]
     fn read_response_messages_start_anywhere_ahead() {
         let mut t = PsnTracker::default();
-        assert_eq!(t.observe_message_start(10), Verdict::First);
-        assert_eq!(t.observe(11, 1), Verdict::InOrder);
-        assert_eq!(t.observe_message_start(20), Verdict::NewMessage);
+        assert_eq!(t.observe_message_start(Psn::new(10)), Verdict::First);
+        assert_eq!(t.observe(Psn::new(11), 1), Verdict::InOrder);
+        assert_eq!(t.observe_message_start(Psn::new(20)), Verdict::NewMessage);
         assert_eq!(
-            t.observe(22, 1),
+            t.observe(Psn::new(22), 1),
             Verdict::Gap {
-                first: 21,
+                first: Psn::new(21),
                 count: 1
             }
         );
-        assert_eq!(t.observe_message_start(20), Verdict::Retransmit);
+        assert_eq!(t.observe_message_start(Psn::new(20)), Verdict::Retransmit);
         assert_eq!(t.missing(), 1);
     }
 
@@ -435,15 +428,15 @@ mod tests {
     fn an_orderly_sequence_keeps_no_window() {
         let mut t = PsnTracker::default();
         for p in 0..20_000u32 {
-            t.observe(p & PSN_MASK, 1);
+            t.observe(Psn::new(p), 1);
         }
         assert!(!t.has_window());
-        assert_eq!(t.observe(19_990, 1), Verdict::Retransmit);
+        assert_eq!(t.observe(Psn::new(19_990), 1), Verdict::Retransmit);
         assert!(!t.has_window(), "a replay needs no window");
         assert_eq!(
-            t.observe(20_002, 1),
+            t.observe(Psn::new(20_002), 1),
             Verdict::Gap {
-                first: 20_000,
+                first: Psn::new(20_000),
                 count: 2
             }
         );
@@ -455,19 +448,22 @@ mod tests {
     fn a_read_of_2_to_the_23_psns_is_exact() {
         // 2^31 bytes at a 256-byte PMTU: the next request follows it.
         let mut t = PsnTracker::default();
-        assert_eq!(t.observe(10, 1), Verdict::First);
-        assert_eq!(t.observe(11, MAX_SPAN), Verdict::InOrder);
-        assert_eq!(t.observe(psn_add(11, MAX_SPAN), 1), Verdict::InOrder);
+        assert_eq!(t.observe(Psn::new(10), 1), Verdict::First);
+        assert_eq!(t.observe(Psn::new(11), MAX_SPAN), Verdict::InOrder);
+        assert_eq!(t.observe(Psn::new(11) + MAX_SPAN, 1), Verdict::InOrder);
         assert_eq!(t.missing(), 0);
         // The same with a window kept, and with the span settled late.
         let mut t = PsnTracker::explicit();
-        t.observe(10, 1);
-        t.observe(11, 1);
-        t.extend_last(11, MAX_SPAN);
-        assert_eq!(t.observe(psn_add(11, MAX_SPAN), 1), Verdict::InOrder);
+        t.observe(Psn::new(10), 1);
+        t.observe(Psn::new(11), 1);
+        t.extend_last(Psn::new(11), MAX_SPAN);
+        assert_eq!(t.observe(Psn::new(11) + MAX_SPAN, 1), Verdict::InOrder);
         assert_eq!(t.missing(), 0);
         // The last PSNs of the span are in the window, seen.
-        assert_eq!(t.observe(psn_add(11, MAX_SPAN - 5), 1), Verdict::Retransmit);
+        assert_eq!(
+            t.observe(Psn::new(11) + (MAX_SPAN - 5), 1),
+            Verdict::Retransmit
+        );
     }
 
     /// A sequence of packets for the property tests: mostly the next PSN,
@@ -479,11 +475,11 @@ mod tests {
         steps: &[(i32, u32, u8)],
         general: Option<usize>,
     ) -> Result<(), proptest::test_runner::TestCaseError> {
-        let mut psn = start;
+        let mut psn = Psn::new(start);
         for &(jump, span, kind) in steps {
             psn = match (kind % 4, trackers[0].next()) {
                 (0 | 1, Some(next)) => next,
-                _ => psn_add(psn, jump as u32),
+                _ => psn + jump as u32,
             };
             let verdicts: Vec<Verdict> = trackers
                 .iter_mut()
@@ -513,7 +509,7 @@ mod tests {
         /// packets, multi-PSN spans and the 24-bit wrap.
         #[test]
         fn shortcut_matches_general_path(
-            start in 0u32..PSN_MOD,
+            start in 0u32..Psn::MOD,
             steps in proptest::collection::vec((-40i32..40, 0u32..4, 0u8..8), 1..300),
         ) {
             let (mut fast, mut general) = (PsnTracker::explicit(), PsnTracker::explicit());
@@ -525,7 +521,7 @@ mod tests {
         /// gives exactly the verdicts of a window kept from the start.
         #[test]
         fn implied_state_matches_a_window_kept_from_the_start(
-            start in 0u32..PSN_MOD,
+            start in 0u32..Psn::MOD,
             steps in proptest::collection::vec((-12_000i32..12_000, 0u32..4, 0u8..12), 1..200),
         ) {
             let (mut lazy, mut kept) = (PsnTracker::default(), PsnTracker::explicit());

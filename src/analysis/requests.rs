@@ -1,8 +1,7 @@
 //! The kinds of request that consumed a flow's recent PSNs: a replay
 //! repeats the same kind, another kind on a consumed PSN is a PSN reuse.
 
-use super::psn::{psn_add, psn_diff};
-use crate::wire::Operation;
+use crate::wire::{Operation, Psn};
 
 /// The kind of request that consumed a PSN: a replay repeats the same
 /// kind, a request of another kind on a consumed PSN breaks the PSN rules.
@@ -48,15 +47,15 @@ pub struct Run {
 }
 
 impl Run {
-    fn new(first: u32, span: u32, kind: ReqKind) -> Run {
+    fn new(first: Psn, span: u32, kind: ReqKind) -> Run {
         Run {
-            first_kind: (first & 0xff_ffff) | (kind as u32) << 24,
+            first_kind: first.get() | (kind as u32) << 24,
             span,
         }
     }
 
-    fn first(&self) -> u32 {
-        self.first_kind & 0xff_ffff
+    fn first(&self) -> Psn {
+        Psn::new(self.first_kind)
     }
 
     fn kind(&self) -> ReqKind {
@@ -83,9 +82,9 @@ pub struct RecentRequests {
 impl RecentRequests {
     /// `span` PSNs from `psn` consumed by a request of `kind`, in order.
     #[inline]
-    pub fn note(&mut self, psn: u32, span: u32, kind: ReqKind) {
+    pub fn note(&mut self, psn: Psn, span: u32, kind: ReqKind) {
         let r = &mut self.runs[usize::from(self.last) % RUNS];
-        if self.len > 0 && r.kind() == kind && psn == psn_add(r.first(), r.span) {
+        if self.len > 0 && r.kind() == kind && psn == r.first() + r.span {
             r.span = r.span.saturating_add(span).min(MAX_RUN);
             return;
         }
@@ -93,28 +92,28 @@ impl RecentRequests {
     }
 
     #[inline(never)]
-    fn push(&mut self, psn: u32, span: u32, kind: ReqKind) {
+    fn push(&mut self, psn: Psn, span: u32, kind: ReqKind) {
         self.last = ((usize::from(self.last) + 1) % RUNS) as u8;
         self.runs[usize::from(self.last)] = Run::new(psn, span.min(MAX_RUN), kind);
         self.len = (self.len + 1).min(RUNS as u8);
     }
 
     /// The READ at `psn` turned out to span `span` PSNs.
-    pub fn widen(&mut self, psn: u32, span: u32) {
+    pub fn widen(&mut self, psn: Psn, span: u32) {
         let r = &mut self.runs[usize::from(self.last) % RUNS];
-        if self.len > 0 && r.kind() == ReqKind::Read && psn_diff(psn, r.first()) >= 0 {
-            let end = psn_diff(psn, r.first()) as u32 + span;
+        if self.len > 0 && r.kind() == ReqKind::Read && psn - r.first() >= 0 {
+            let end = (psn - r.first()) as u32 + span;
             r.span = r.span.max(end).min(MAX_RUN);
         }
     }
 
     /// The kind of request that consumed `psn`, if it is in a recent run.
-    pub fn kind_at(&self, psn: u32) -> Option<ReqKind> {
+    pub fn kind_at(&self, psn: Psn) -> Option<ReqKind> {
         let n = usize::from(self.len);
         (0..n)
             .map(|i| &self.runs[(usize::from(self.last) + RUNS - i) % RUNS])
             .find(|r| {
-                let d = psn_diff(psn, r.first());
+                let d = psn - r.first();
                 d >= 0 && (d as u32) < r.span
             })
             .map(|r| r.kind())
@@ -132,23 +131,23 @@ mod tests {
     #[test]
     fn runs_remember_the_kind_of_each_psn() {
         let mut r = RecentRequests::default();
-        r.note(0xff_fffe, 1, ReqKind::Send);
-        r.note(0xff_ffff, 1, ReqKind::Send); // one run across the wrap
-        r.note(0, 3, ReqKind::Read);
-        r.note(3, 1, ReqKind::Write);
-        assert_eq!(r.kind_at(0xff_fffe), Some(ReqKind::Send));
-        assert_eq!(r.kind_at(0xff_ffff), Some(ReqKind::Send));
-        assert_eq!(r.kind_at(2), Some(ReqKind::Read));
-        assert_eq!(r.kind_at(3), Some(ReqKind::Write));
-        assert_eq!(r.kind_at(4), None);
-        r.widen(3, 1);
+        r.note(Psn::new(0xff_fffe), 1, ReqKind::Send);
+        r.note(Psn::new(0xff_ffff), 1, ReqKind::Send); // one run across the wrap
+        r.note(Psn::new(0), 3, ReqKind::Read);
+        r.note(Psn::new(3), 1, ReqKind::Write);
+        assert_eq!(r.kind_at(Psn::new(0xff_fffe)), Some(ReqKind::Send));
+        assert_eq!(r.kind_at(Psn::new(0xff_ffff)), Some(ReqKind::Send));
+        assert_eq!(r.kind_at(Psn::new(2)), Some(ReqKind::Read));
+        assert_eq!(r.kind_at(Psn::new(3)), Some(ReqKind::Write));
+        assert_eq!(r.kind_at(Psn::new(4)), None);
+        r.widen(Psn::new(3), 1);
         for k in 0..20 {
-            r.note(4 + 2 * k, 1, ReqKind::Atomic);
-            r.note(5 + 2 * k, 1, ReqKind::Send);
+            r.note(Psn::new(4 + 2 * k), 1, ReqKind::Atomic);
+            r.note(Psn::new(5 + 2 * k), 1, ReqKind::Send);
         }
-        assert_eq!(r.kind_at(2), None, "older runs are forgotten");
-        assert_eq!(r.kind_at(43), Some(ReqKind::Send));
-        assert_eq!(r.kind_at(42), Some(ReqKind::Atomic));
+        assert_eq!(r.kind_at(Psn::new(2)), None, "older runs are forgotten");
+        assert_eq!(r.kind_at(Psn::new(43)), Some(ReqKind::Send));
+        assert_eq!(r.kind_at(Psn::new(42)), Some(ReqKind::Atomic));
         assert!(std::mem::size_of::<RecentRequests>() <= 68);
     }
 }

@@ -5,6 +5,7 @@
 //! answers) and NVMe-oF.
 
 use super::*;
+use crate::wire::Psn;
 
 impl Analyzer {
     /// A RoCE frame: its flow, then each step of the analysis.
@@ -274,7 +275,7 @@ impl Analyzer {
         id: u32,
         key: &FlowKey,
         op: Operation,
-        psn: u32,
+        psn: Psn,
         nak: bool,
         ts: u64,
     ) -> timing::Answer {

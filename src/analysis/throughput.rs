@@ -8,6 +8,7 @@
 //! every figure is exact. Each flow keeps only its non-empty bins, at most
 //! [`AUTO_BINS`] (or [`MAX_FIXED_BINS`] with `--timeline BIN`).
 
+use crate::wire::Psn;
 use serde::Serialize;
 
 /// Bins the capture is split in by default, at most: their width doubles
@@ -258,14 +259,14 @@ pub struct Rate {
 /// non-empty grain, in grain order.
 #[derive(Debug, Default)]
 struct PsnGrains {
-    first: u32,
+    first: Psn,
     /// (grain, lowest, highest).
     list: Vec<(u32, u32, u32)>,
 }
 
 impl PsnGrains {
-    fn add(&mut self, idx: u32, psn: u32) {
-        let rel = psn.wrapping_sub(self.first) & 0x00ff_ffff;
+    fn add(&mut self, idx: u32, psn: Psn) {
+        let rel = psn.forward_from(self.first);
         match self.list.last_mut() {
             Some(g) if g.0 == idx => {
                 g.1 = g.1.min(rel);
@@ -344,7 +345,7 @@ impl Rate {
     /// A frame of the flow at `ts` carrying `payload` bytes (a replay's
     /// when `replayed`).
     #[inline]
-    pub fn add(&mut self, tl: &mut Timeline, ts: u64, payload: u64, replayed: bool, psn: u32) {
+    pub fn add(&mut self, tl: &mut Timeline, ts: u64, payload: u64, replayed: bool, psn: Psn) {
         let (idx, shift) = tl.place(ts);
         if self.shift < shift {
             self.coarsen(shift);
@@ -427,7 +428,10 @@ impl Rate {
             peak_bps: bps(peak, u128::from(bin_ns)),
             payload_bytes: payload,
             replayed_bytes: replays.iter().map(|b| b.1).sum(),
-            psn_first: series.as_ref().and(self.psns.as_ref()).map(|p| p.first),
+            psn_first: series
+                .as_ref()
+                .and(self.psns.as_ref())
+                .map(|p| p.first.get()),
             series,
         })
     }
@@ -444,7 +448,13 @@ mod tests {
         let mut r = Rate::default();
         // 10 000 frames of 100 bytes, 1 µs apart: 10 ms.
         for k in 0..10_000u64 {
-            r.add(&mut tl, 1_000 + k * 1_000, 100, k % 10 == 0, k as u32);
+            r.add(
+                &mut tl,
+                1_000 + k * 1_000,
+                100,
+                k % 10 == 0,
+                Psn::new(k as u32),
+            );
         }
         let t = r.report(&tl).unwrap();
         assert_eq!(t.payload_bytes, 1_000_000);
@@ -467,10 +477,10 @@ mod tests {
         let mut tl = Timeline::new(Some(10_000), true);
         tl.start(0);
         let mut r = Rate::default();
-        r.add(&mut tl, 5_000, 10, false, 7);
-        r.add(&mut tl, 35_000, 20, true, 9);
+        r.add(&mut tl, 5_000, 10, false, Psn::new(7));
+        r.add(&mut tl, 35_000, 20, true, Psn::new(9));
         // Backwards in time: into its bin all the same.
-        r.add(&mut tl, 1_000, 5, false, 8);
+        r.add(&mut tl, 1_000, 5, false, Psn::new(8));
         let t = r.report(&tl).unwrap();
         assert_eq!(t.bin_ns, 10_000);
         let s = t.series.unwrap();
@@ -501,8 +511,8 @@ mod tests {
         tl.start(0);
         let mut r = Rate::default();
         let tb = 1_000_000_000_000;
-        r.add(&mut tl, 0, tb, false, 0);
-        r.add(&mut tl, u64::MAX - 5, tb, false, 1);
+        r.add(&mut tl, 0, tb, false, Psn::new(0));
+        r.add(&mut tl, u64::MAX - 5, tb, false, Psn::new(1));
         tl.end(u64::MAX - 5);
         let t = r.report(&tl).unwrap();
         assert_eq!(t.bin_ns, 1 << 57);
@@ -516,8 +526,8 @@ mod tests {
         let mut tl = Timeline::new(Some(1), false);
         tl.start(0);
         let mut r = Rate::default();
-        r.add(&mut tl, 0, 1, false, 0);
-        r.add(&mut tl, 1_000_000, 1, false, 1);
+        r.add(&mut tl, 0, 1, false, Psn::new(0));
+        r.add(&mut tl, 1_000_000, 1, false, Psn::new(1));
         assert_eq!(tl.widened(), Some((1, 16)));
         assert_eq!(r.report(&tl).unwrap().bin_ns, 16);
     }

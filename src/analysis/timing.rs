@@ -18,6 +18,7 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
+use crate::wire::Psn;
 use crate::wire::opcode::Operation;
 
 /// Requests, messages or READs waiting per flow, at most: the oldest goes
@@ -26,8 +27,8 @@ pub const MAX_PENDING: usize = 1 << 16;
 
 /// PSNs are 24 bits: `b` is at or after `a` when less than half the
 /// space ahead.
-fn at_or_after(a: u32, b: u32) -> bool {
-    b.wrapping_sub(a) & 0xff_ffff < 0x80_0000
+fn at_or_after(a: Psn, b: Psn) -> bool {
+    b.forward_from(a) < Psn::MOD / 2
 }
 
 /// What a sample measures: each kind has its own log.
@@ -435,7 +436,7 @@ impl TimingReport {
 #[derive(Debug, Clone, Copy)]
 pub struct Request {
     pub op: Operation,
-    pub psn: u32,
+    pub psn: Psn,
     pub ts: u64,
     /// Payload bytes (SEND, WRITE) and DMA length (READ).
     pub payload: u64,
@@ -457,7 +458,7 @@ pub struct Timeouts {
     sum: u128,
     /// The PSN the last timeout replay started with, and how many
     /// timeout replays in a row started with it.
-    last_psn: Option<u32>,
+    last_psn: Option<Psn>,
     run: u64,
     retries: u64,
 }
@@ -486,7 +487,7 @@ const TIMEOUT_UNIT_NS: u64 = 4096;
 
 impl Timeouts {
     /// A timeout replay starting with `psn` after `silence_ns`.
-    pub fn add(&mut self, psn: u32, silence_ns: u64) {
+    pub fn add(&mut self, psn: Psn, silence_ns: u64) {
         if self.count == 0 {
             self.min = silence_ns;
         }
@@ -534,7 +535,7 @@ pub struct Answer {
 /// A request packet waiting for its acknowledgement.
 #[derive(Debug, Clone, Copy)]
 struct Sent {
-    psn: u32,
+    psn: Psn,
     /// Times it was seen sent (Karn: a sample only when once).
     sends: u32,
     ts: u64,
@@ -543,7 +544,7 @@ struct Sent {
 /// A SEND or WRITE message whose last packet is sent.
 #[derive(Debug, Clone, Copy)]
 struct Message {
-    last_psn: u32,
+    last_psn: Psn,
     first_ts: u64,
     bytes: u64,
 }
@@ -551,7 +552,7 @@ struct Message {
 /// A READ request waiting for its responses.
 #[derive(Debug, Clone, Copy)]
 struct Read {
-    psn: u32,
+    psn: Psn,
     ts: u64,
     sends: u32,
     answered: bool,
@@ -663,7 +664,7 @@ impl FlowTiming {
     /// A late packet: its bytes go to the message it belongs to, the
     /// oldest waiting one that ends at or after it, else the one in
     /// progress.
-    fn late(&mut self, psn: u32, payload: u64) {
+    fn late(&mut self, psn: Psn, payload: u64) {
         if let Some(m) = self
             .messages
             .iter_mut()
@@ -675,7 +676,7 @@ impl FlowTiming {
         }
     }
 
-    fn message(&mut self, first_ts: u64, last_psn: u32, bytes: u64, log: &mut Log<'_>) {
+    fn message(&mut self, first_ts: u64, last_psn: Psn, bytes: u64, log: &mut Log<'_>) {
         let m = Message {
             last_psn,
             first_ts,
@@ -695,9 +696,9 @@ impl FlowTiming {
     /// request packets acknowledged.
     fn acknowledged(
         &mut self,
-        psn: u32,
+        psn: Psn,
         ts: u64,
-        sample: Option<u32>,
+        sample: Option<Psn>,
         log: &mut Log<'_>,
         said: &mut Answer,
     ) -> u64 {
@@ -735,21 +736,17 @@ impl FlowTiming {
 
     /// An ACK (`nak` false) or a NAK of `psn` at `ts`: a round trip from
     /// the request of that PSN either way.
-    pub fn ack(&mut self, psn: u32, nak: bool, ts: u64, log: &mut Log<'_>) -> Answer {
+    pub fn ack(&mut self, psn: Psn, nak: bool, ts: u64, log: &mut Log<'_>) -> Answer {
         self.acks += 1;
         // A NAK acknowledges what came before the PSN it names.
-        let acked = if nak {
-            psn.wrapping_sub(1) & 0xff_ffff
-        } else {
-            psn
-        };
+        let acked = if nak { psn - 1 } else { psn };
         let mut said = Answer::default();
         self.acked_packets += self.acknowledged(acked, ts, Some(psn), log, &mut said);
         said
     }
 
     /// A READ response packet of `psn` at `ts`.
-    pub fn read_response(&mut self, op: Operation, psn: u32, ts: u64, log: &mut Log<'_>) -> Answer {
+    pub fn read_response(&mut self, op: Operation, psn: Psn, ts: u64, log: &mut Log<'_>) -> Answer {
         let mut said = Answer::default();
         // The READ it answers: the latest one at or before its PSN.
         let Some(i) = self.reads.iter().rposition(|r| at_or_after(r.psn, psn)) else {
@@ -802,14 +799,14 @@ impl FlowTiming {
 
     /// Whether the request flow has `psn` waiting (to learn which flow
     /// an ACK flow answers).
-    pub fn waits_for(&self, psn: u32) -> bool {
+    pub fn waits_for(&self, psn: Psn) -> bool {
         self.sent_index(psn).is_some()
     }
 
     /// Where the request packet of `psn` waits, found by bisection: the
     /// waiting packets are in PSN order (modulo 2^24) from the oldest, as
     /// only first transmissions are added.
-    fn sent_index(&self, psn: u32) -> Option<usize> {
+    fn sent_index(&self, psn: Psn) -> Option<usize> {
         // Most answers name the newest request (a coalesced ACK of a
         // message's last packet) or the oldest (a READ's first response).
         let last = self.sent.len().checked_sub(1)?;
@@ -820,7 +817,7 @@ impl FlowTiming {
         if base == psn {
             return Some(0);
         }
-        let off = |p: u32| p.wrapping_sub(base) & 0xff_ffff;
+        let off = |p: Psn| p.forward_from(base);
         self.sent
             .binary_search_by_key(&off(psn), |s| off(s.psn))
             .ok()
@@ -1191,9 +1188,7 @@ mod tests {
             flow: 0,
             logs: &mut logs,
         };
-        let psns: Vec<u32> = (0..40u32)
-            .map(|k| (0xff_fff0 + 2 * k) & 0xff_ffff)
-            .collect();
+        let psns: Vec<Psn> = (0..40u32).map(|k| Psn::new(0xff_fff0) + 2 * k).collect();
         for (k, &psn) in psns.iter().enumerate() {
             let req = Request {
                 op: Operation::SendOnly,
@@ -1208,7 +1203,7 @@ mod tests {
         }
         for &psn in &psns {
             assert!(t.waits_for(psn), "{psn:#x}");
-            assert!(!t.waits_for((psn + 1) & 0xff_ffff), "{psn:#x} + 1");
+            assert!(!t.waits_for(psn + 1), "{psn:#x} + 1");
         }
         // A replay of one of them: no sample for it, one for the next.
         t.request(
@@ -1233,9 +1228,9 @@ mod tests {
 
     #[test]
     fn psn_order_wraps() {
-        assert!(at_or_after(0xff_fffe, 1));
-        assert!(!at_or_after(1, 0xff_fffe));
-        assert!(at_or_after(5, 5));
+        assert!(at_or_after(Psn::new(0xff_fffe), Psn::new(1)));
+        assert!(!at_or_after(Psn::new(1), Psn::new(0xff_fffe)));
+        assert!(at_or_after(Psn::new(5), Psn::new(5)));
     }
 
     /// A report is kept for every flow with a throughput or an answer

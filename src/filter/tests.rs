@@ -124,42 +124,42 @@ const CASES: &[(&str, Pred, bool)] = &[
     ),
     (
         "bth.psn < 1000",
-        |p| bth(p).is_some_and(|b| b.psn < 1000),
+        |p| bth(p).is_some_and(|b| b.psn.get() < 1000),
         true,
     ),
     (
         "bth.psn lt 1000",
-        |p| bth(p).is_some_and(|b| b.psn < 1000),
+        |p| bth(p).is_some_and(|b| b.psn.get() < 1000),
         true,
     ),
     (
         "bth.psn <= 1000",
-        |p| bth(p).is_some_and(|b| b.psn <= 1000),
+        |p| bth(p).is_some_and(|b| b.psn.get() <= 1000),
         true,
     ),
     (
         "bth.psn le 1000",
-        |p| bth(p).is_some_and(|b| b.psn <= 1000),
+        |p| bth(p).is_some_and(|b| b.psn.get() <= 1000),
         true,
     ),
     (
         "bth.psn > 1000",
-        |p| bth(p).is_some_and(|b| b.psn > 1000),
+        |p| bth(p).is_some_and(|b| b.psn.get() > 1000),
         true,
     ),
     (
         "bth.psn gt 1000",
-        |p| bth(p).is_some_and(|b| b.psn > 1000),
+        |p| bth(p).is_some_and(|b| b.psn.get() > 1000),
         true,
     ),
     (
         "bth.psn >= 1000",
-        |p| bth(p).is_some_and(|b| b.psn >= 1000),
+        |p| bth(p).is_some_and(|b| b.psn.get() >= 1000),
         true,
     ),
     (
         "bth.psn ge 1000",
-        |p| bth(p).is_some_and(|b| b.psn >= 1000),
+        |p| bth(p).is_some_and(|b| b.psn.get() >= 1000),
         true,
     ),
     (
@@ -653,7 +653,7 @@ const CASES: &[(&str, Pred, bool)] = &[
     ),
     (
         "all bth.psn > 5 && !(all bth.psn <= 5)",
-        |p| bth(p).is_some_and(|b| b.psn > 5),
+        |p| bth(p).is_some_and(|b| b.psn.get() > 5),
         true,
     ),
 ];

@@ -2,6 +2,7 @@
 //! requests from A to B, responses and CNPs from B to A.
 
 use super::frame::{ExtHeaders, NetSpec, Payload, RoceFrame, build_roce};
+use crate::wire::Psn;
 use crate::wire::{AckKind, AethRepr, BthRepr, Opcode, RethRepr};
 
 /// Two endpoints and their QPs; A is the requester.
@@ -22,7 +23,7 @@ impl Conn {
         &self,
         from_a: bool,
         opcode: u8,
-        psn: u32,
+        psn: impl Into<Psn>,
         payload: usize,
         ext: ExtHeaders,
     ) -> RoceFrame<'static> {
@@ -40,7 +41,7 @@ impl Conn {
                 opcode: Opcode(opcode),
                 p_key: 0xffff,
                 dest_qp: qp,
-                psn: psn & 0xff_ffff,
+                psn: psn.into(),
                 ack_req: true,
                 ..BthRepr::default()
             },
@@ -51,7 +52,7 @@ impl Conn {
     }
 
     /// A SEND ONLY carrying `payload` (a capsule), from A or from B.
-    pub fn send<'a>(&self, from_a: bool, psn: u32, payload: &'a [u8]) -> RoceFrame<'a> {
+    pub fn send<'a>(&self, from_a: bool, psn: impl Into<Psn>, payload: &'a [u8]) -> RoceFrame<'a> {
         RoceFrame {
             payload: Payload::Bytes(payload),
             ..self.frame(from_a, 0x04, psn, 0, ExtHeaders::default())
@@ -59,7 +60,7 @@ impl Conn {
     }
 
     /// A request from A (SEND, WRITE, atomics) with `payload` bytes.
-    pub fn req(&self, opcode: u8, psn: u32, payload: usize) -> RoceFrame<'static> {
+    pub fn req(&self, opcode: u8, psn: impl Into<Psn>, payload: usize) -> RoceFrame<'static> {
         let ext = ExtHeaders {
             reth: Some(RethRepr {
                 va: 0x7f00_0000_0000,
@@ -72,7 +73,7 @@ impl Conn {
     }
 
     /// An RDMA READ request from A for `len` bytes.
-    pub fn read(&self, psn: u32, len: u32) -> RoceFrame<'static> {
+    pub fn read(&self, psn: impl Into<Psn>, len: u32) -> RoceFrame<'static> {
         let ext = ExtHeaders {
             reth: Some(RethRepr {
                 va: 0x7f00_0000_0000,
@@ -85,7 +86,13 @@ impl Conn {
     }
 
     /// A READ response packet from B.
-    pub fn read_resp(&self, opcode: u8, psn: u32, payload: usize, msn: u32) -> RoceFrame<'static> {
+    pub fn read_resp(
+        &self,
+        opcode: u8,
+        psn: impl Into<Psn>,
+        payload: usize,
+        msn: u32,
+    ) -> RoceFrame<'static> {
         let ext = ExtHeaders {
             aeth: Some(AethRepr {
                 syndrome: AethRepr::syndrome_for(AckKind::Ack, 31),
@@ -97,7 +104,13 @@ impl Conn {
     }
 
     /// An ACK, NAK or RNR NAK from B.
-    pub fn ack(&self, psn: u32, kind: AckKind, value: u8, msn: u32) -> RoceFrame<'static> {
+    pub fn ack(
+        &self,
+        psn: impl Into<Psn>,
+        kind: AckKind,
+        value: u8,
+        msn: u32,
+    ) -> RoceFrame<'static> {
         let ext = ExtHeaders {
             aeth: Some(AethRepr {
                 syndrome: AethRepr::syndrome_for(kind, value),

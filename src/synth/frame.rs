@@ -460,7 +460,7 @@ pub fn cm_frame<'a>(
             opcode: Opcode(0x64),
             p_key: 0xffff,
             dest_qp: 1,
-            psn,
+            psn: crate::wire::Psn::new(psn),
             ..BthRepr::default()
         },
         ext: ExtHeaders {

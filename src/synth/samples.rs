@@ -143,7 +143,7 @@ pub fn every_opcode(seed: u64) -> Vec<Vec<u8>> {
                 becn: rng.chance(0.3),
                 dest_qp: rng.next_u32() & 0xff_ffff,
                 ack_req: rng.chance(0.5),
-                psn: rng.next_u32() & 0xff_ffff,
+                psn: crate::wire::Psn::new(rng.next_u32()),
             };
             let f = RoceFrame {
                 src_mac: MAC_A,

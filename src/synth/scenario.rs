@@ -5,6 +5,7 @@
 //! later (ACKs, NAKs, replays, CNPs, pauses) wait in a heap, so memory stays
 //! bounded by what is in flight, whatever the number of frames.
 
+use crate::wire::Psn;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -240,7 +241,7 @@ type Key = (IpAddr, IpAddr, u32);
 
 struct QpState {
     conn: Conn,
-    next_psn: u32,
+    next_psn: Psn,
     msn: u32,
     busy_until: u64,
     last_cnp: Option<u64>,
@@ -585,10 +586,10 @@ impl<'s> Generator<'s> {
                     conn,
                     // Wrapping: only the low 24 bits are a PSN (past 4 095
                     // QPs the product leaves 32 bits).
-                    next_psn: i
-                        .wrapping_mul(0x10_0000)
-                        .wrapping_add(0xff_fff0 * u32::from(i % 5 == 4))
-                        & 0xff_ffff,
+                    next_psn: Psn::new(
+                        i.wrapping_mul(0x10_0000)
+                            .wrapping_add(0xff_fff0 * u32::from(i % 5 == 4)),
+                    ),
                     msn: 0,
                     busy_until: 0,
                     last_cnp: None,
@@ -709,7 +710,7 @@ impl<'s> Generator<'s> {
             })
             .collect();
         let first_psn = q.next_psn;
-        q.next_psn = (first_psn + n) & 0xff_ffff;
+        q.next_psn = first_psn + n;
         let frames: Vec<_> = (0..n)
             .map(|k| {
                 let len = if k == n - 1 {
@@ -825,7 +826,7 @@ impl<'s> Generator<'s> {
         // The ACK of the whole message.
         let d = self.answer_delay();
         let ack_t = Self::answer_at(q, done + d);
-        let ack = c.ack(first_psn + n - 1, AckKind::Ack, 31, msn);
+        let ack = c.ack(first_psn + (n - 1), AckKind::Ack, 31, msn);
         self.roce(ack_t, &ack);
         answers.push((ack_t, n - 1, false));
 
@@ -880,7 +881,7 @@ impl<'s> Generator<'s> {
         let c = q.conn;
         let (size, pmtu, bps) = (o.size.max(1), o.pmtu.max(256), o.link_speed_bps);
         let psn = q.next_psn;
-        q.next_psn = (psn + n) & 0xff_ffff;
+        q.next_psn = psn + n;
         let req = c.read(psn, size);
         let mut t = t0;
         let dropped = q.loss && self.rng.chance(o.loss);

@@ -4,7 +4,6 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 
 use super::index::{FrameIndex, NO_FLOW};
-use crate::analysis::psn::psn_diff;
 use crate::analysis::report::{FlowReport, Report};
 use crate::analysis::{Mark, Marks};
 use crate::capture::{OwnedFrame, RandomAccess};
@@ -927,9 +926,9 @@ impl App {
             ..ChartData::default()
         };
         let t0 = self.index.first_ts_ns;
-        let mut base: Option<u32> = None;
+        let mut base: Option<crate::wire::Psn> = None;
         let mut offset: i64 = 0;
-        let mut last: u32 = 0;
+        let mut last = crate::wire::Psn::default();
         for (k, &pos) in positions.iter().enumerate() {
             let marks = self
                 .index
@@ -956,7 +955,7 @@ impl App {
                     last = bth.psn;
                 }
                 Some(_) => {
-                    offset += i64::from(psn_diff(bth.psn, last));
+                    offset += i64::from(bth.psn - last);
                     last = bth.psn;
                 }
             }

@@ -5,7 +5,7 @@
 //! 4: FECN BECN resv6 | 5-7: DestQP | 8: AckReq resv7 | 9-11: PSN
 //! ```
 
-use super::{Opcode, Truncated, be16, be24, fixed, fixed_mut, to_be24};
+use super::{Opcode, Psn, Truncated, be16, be24, fixed, fixed_mut, to_be24};
 
 pub const LEN: usize = 12;
 
@@ -71,8 +71,8 @@ impl<'a> Bth<'a> {
     pub fn resv7(&self) -> u8 {
         self.b[field::ACK_REQ] & 0x7f
     }
-    pub fn psn(&self) -> u32 {
-        be24([self.b[field::PSN], self.b[10], self.b[11]])
+    pub fn psn(&self) -> Psn {
+        Psn::new(be24([self.b[field::PSN], self.b[10], self.b[11]]))
     }
 }
 
@@ -89,7 +89,7 @@ pub struct BthRepr {
     pub becn: bool,
     pub dest_qp: u32,
     pub ack_req: bool,
-    pub psn: u32,
+    pub psn: Psn,
 }
 
 impl BthRepr {
@@ -118,7 +118,7 @@ impl BthRepr {
             becn: w1 & 0x4000_0000 != 0,
             dest_qp: w1 & 0x00ff_ffff,
             ack_req: w2 & 0x8000_0000 != 0,
-            psn: w2 & 0x00ff_ffff,
+            psn: Psn::new(w2),
         }
     }
 
@@ -140,7 +140,7 @@ impl BthRepr {
         b[6] = q1;
         b[7] = q2;
         b[field::ACK_REQ] = u8::from(self.ack_req) << 7;
-        let [s0, s1, s2] = to_be24(self.psn);
+        let [s0, s1, s2] = to_be24(self.psn.get());
         b[field::PSN] = s0;
         b[10] = s1;
         b[11] = s2;
@@ -169,7 +169,7 @@ mod tests {
         assert!(r.becn && !r.fecn);
         assert_eq!(r.p_key, 0xffff);
         assert_eq!(r.dest_qp, 0x118);
-        assert_eq!(r.psn, 0);
+        assert_eq!(r.psn, Psn::new(0));
         let mut out = [0u8; 12];
         r.emit(&mut out).unwrap();
         assert_eq!(out, CNP_BTH);
@@ -189,7 +189,7 @@ mod tests {
             tver in 0u8..16, p_key in any::<u16>(), fecn in any::<bool>(), becn in any::<bool>(),
             dest_qp in 0u32..1 << 24, ack_req in any::<bool>(), psn in 0u32..1 << 24,
         ) {
-            let r = BthRepr { opcode: Opcode(opcode), se, m, padcnt, tver, p_key, fecn, becn, dest_qp, ack_req, psn };
+            let r = BthRepr { opcode: Opcode(opcode), se, m, padcnt, tver, p_key, fecn, becn, dest_qp, ack_req, psn: Psn::new(psn) };
             let mut buf = [0u8; 12];
             r.emit(&mut buf).unwrap();
             prop_assert_eq!(BthRepr::parse(&buf).unwrap(), r);

@@ -32,6 +32,7 @@ pub mod ndp;
 pub mod nvme;
 pub mod opcode;
 pub mod pause;
+pub mod psn;
 pub mod reth;
 pub mod small;
 pub mod ssh;
@@ -49,6 +50,7 @@ pub use grh::GrhRepr;
 pub use lrh::{Lnh, LrhRepr};
 pub use opcode::{Headers, Opcode, Operation, Transport};
 pub use pause::{PauseRepr, PfcRepr};
+pub use psn::Psn;
 pub use reth::RethRepr;
 pub use small::{IethRepr, ImmDtRepr, RdethRepr, XrcethRepr};
 

@@ -291,7 +291,11 @@ fn flow_section(
     let first_psn = tp
         .and_then(|t| t.psn_first)
         .or_else(|| f.events.iter().filter_map(|e| e.psn).min());
-    let rel = |psn: u32| first_psn.map_or(psn, |p0| psn.wrapping_sub(p0) & 0x00ff_ffff);
+    let rel = |psn: u32| {
+        first_psn.map_or(psn, |p0| {
+            crate::wire::Psn::new(psn).forward_from(crate::wire::Psn::new(p0))
+        })
+    };
     let mut anomalies = Vec::new();
     let peer = r
         .peer_indexes()

@@ -11,6 +11,7 @@ use crate::analysis::cc::{AFTER_DELAY_NS, CcReport, IGNORED, REACTED};
 use crate::plan::{DcqcnParams, DcqcnStep};
 use crate::synth::conn::Conn;
 use crate::synth::frame::NetSpec;
+use crate::wire::Psn;
 
 /// The window of the truth (the analysis default).
 const WINDOW_NS: u64 = 50_000;
@@ -30,7 +31,7 @@ struct Sender {
     /// The reaction point's steps from the CNPs so far, and the one in
     /// force (the third sender).
     follows: Option<(Vec<DcqcnStep>, usize)>,
-    psn: u32,
+    psn: Psn,
     t: u64,
     reacts: bool,
     /// Slow until then (after a CNP).
@@ -66,7 +67,7 @@ impl Generator<'_> {
                     qp_b: 0x5000 + u32::from(i) * 2 + 1,
                     vlan: None,
                 },
-                psn: u32::from(i) * 0x10_0000,
+                psn: Psn::new(u32::from(i) * 0x10_0000),
                 t: T0 + u64::from(i) * 53,
                 reacts: i == 0,
                 slow_until: 0,
@@ -123,7 +124,7 @@ impl Generator<'_> {
                 self.flow((key.1, key.0, conn.qp_a)).cnps += 1;
             }
             let s = &mut senders[i];
-            s.psn = (s.psn + 1) & 0xff_ffff;
+            s.psn = s.psn + 1;
             if let Some((steps, at)) = &mut s.follows {
                 if ce {
                     // Future CNPs do not change the past: the run from

@@ -11,6 +11,7 @@ use crate::analysis::pfc::{Reaction, ReactionLimits, ReactionSummary, ReactionVe
 use crate::synth::conn::Conn;
 use crate::synth::frame::{NetSpec, build_pfc};
 use crate::wire::AckKind;
+use crate::wire::Psn;
 
 const PORT_MACS: [[u8; 6]; 3] = [
     [0x02, 0x5e, 0x00, 0x00, 0x01, 0x01],
@@ -22,7 +23,7 @@ const PORT_MACS: [[u8; 6]; 3] = [
 struct Stream {
     conn: Conn,
     port: [u8; 6],
-    psn: u32,
+    psn: Psn,
     msn: u32,
     /// Next frame's time.
     t: u64,
@@ -53,7 +54,7 @@ impl Generator<'_> {
                     vlan: None,
                 },
                 port: PORT_MACS[usize::from(i)],
-                psn: u32::from(i) * 0x1000,
+                psn: Psn::new(u32::from(i) * 0x1000),
                 msn: 0,
                 t: T0 + u64::from(i) * 37,
                 prompt: i == 0,
@@ -202,7 +203,7 @@ impl Generator<'_> {
         s.msn += 1;
         let ack = s.conn.ack(s.psn, AckKind::Ack, 31, s.msn);
         self.roce(s.t + ACK_DELAY_NS, &ack);
-        s.psn = (s.psn + 1) & 0xff_ffff;
+        s.psn = s.psn + 1;
         s.t += frame_ns;
     }
 

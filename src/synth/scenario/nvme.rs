@@ -12,6 +12,7 @@
 //! The truth is the report's `nvme` object, computed from what was sent
 //! with the README's definitions.
 
+use crate::wire::Psn;
 use std::collections::BTreeMap;
 
 use super::{ACK_DELAY_NS, GAP_NS, Generator, Key, PfcTruth, T0, Truth, net_src_dst, ser_ns};
@@ -77,8 +78,8 @@ struct Command {
 struct Queue {
     conn: Conn,
     qid: u16,
-    host_psn: u32,
-    ctrl_psn: u32,
+    host_psn: Psn,
+    ctrl_psn: Psn,
     host_msn: u32,
     ctrl_msn: u32,
     host_t: u64,
@@ -109,7 +110,7 @@ impl Generator<'_> {
         q: &Queue,
         from_host: bool,
         opcode: u8,
-        psn: u32,
+        psn: Psn,
         payload: Payload<'_>,
         ext: ExtHeaders,
         t: u64,
@@ -127,7 +128,7 @@ impl Generator<'_> {
         }
     }
 
-    fn nvme_ack(&mut self, q: &Queue, from_host: bool, psn: u32, msn: u32, nak: bool, t: u64) {
+    fn nvme_ack(&mut self, q: &Queue, from_host: bool, psn: Psn, msn: u32, nak: bool, t: u64) {
         let (kind, value) = if nak {
             (AckKind::Nak, 0)
         } else {
@@ -194,9 +195,9 @@ impl Generator<'_> {
             }
             last = at;
             if from_host {
-                q.host_psn = (q.host_psn + 1) & 0xff_ffff;
+                q.host_psn = q.host_psn + 1;
             } else {
-                q.ctrl_psn = (q.ctrl_psn + 1) & 0xff_ffff;
+                q.ctrl_psn = q.ctrl_psn + 1;
             }
             at += ser_ns(chunk.len() + 70, bps) + GAP_NS;
         }
@@ -204,14 +205,14 @@ impl Generator<'_> {
             q.host_t = at;
             q.ctrl_msn += 1;
             let ack_t = q.ctrl_t.max(last + ACK_DELAY_NS);
-            let (psn, msn) = ((q.host_psn + 0xff_ffff) & 0xff_ffff, q.ctrl_msn);
+            let (psn, msn) = (q.host_psn - 1, q.ctrl_msn);
             self.nvme_ack(q, false, psn, msn, false, ack_t);
             q.ctrl_t = ack_t + GAP_NS;
         } else {
             q.ctrl_t = at;
             q.host_msn += 1;
             let ack_t = q.host_t.max(last + ACK_DELAY_NS);
-            let (psn, msn) = ((q.ctrl_psn + 0xff_ffff) & 0xff_ffff, q.host_msn);
+            let (psn, msn) = (q.ctrl_psn - 1, q.host_msn);
             self.nvme_ack(q, true, psn, msn, false, ack_t);
             q.host_t = ack_t + GAP_NS;
         }
@@ -255,7 +256,7 @@ impl Generator<'_> {
         let n = len.div_ceil(pmtu).max(1);
         if c.status == 0 && c.work == Work::WriteToHost {
             let first_psn = q.ctrl_psn;
-            q.ctrl_psn = (first_psn + n) & 0xff_ffff;
+            q.ctrl_psn = first_psn + n;
             let reth = RethRepr {
                 va: c.sqe.sgl.address,
                 r_key: c.sqe.sgl.key,
@@ -330,12 +331,12 @@ impl Generator<'_> {
             let last = *q.ios[i].data.last().unwrap_or(&t);
             let ack_t = q.host_t.max(last + ACK_DELAY_NS);
             let msn = q.host_msn;
-            self.nvme_ack(q, true, (first_psn + n - 1) & 0xff_ffff, msn, false, ack_t);
+            self.nvme_ack(q, true, first_psn + (n - 1), msn, false, ack_t);
             q.host_t = ack_t + GAP_NS;
             t += GAP_NS;
         } else if c.status == 0 && c.work == Work::ReadFromHost {
             let psn = q.ctrl_psn;
-            q.ctrl_psn = (psn + n) & 0xff_ffff;
+            q.ctrl_psn = psn + n;
             let ext = ExtHeaders {
                 reth: Some(RethRepr {
                     va: c.sqe.sgl.address,
@@ -600,8 +601,8 @@ impl Generator<'_> {
                     vlan: None,
                 },
                 qid,
-                host_psn: 0x1000 * u32::from(qid) + 100,
-                ctrl_psn: 0x2000 * u32::from(qid) + 7,
+                host_psn: Psn::new(0x1000 * u32::from(qid) + 100),
+                ctrl_psn: Psn::new(0x2000 * u32::from(qid) + 7),
                 host_msn: 0,
                 ctrl_msn: 0,
                 host_t: 0,
