@@ -50,7 +50,7 @@ impl Topology {
         self.by_mac
             .get(mac)
             .cloned()
-            .unwrap_or_else(|| crate::output::json::mac_string(mac))
+            .unwrap_or_else(|| crate::wire::MacAddr(*mac).to_string())
     }
 }
 

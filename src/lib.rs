@@ -22,4 +22,5 @@ pub mod plan;
 pub mod signals;
 pub mod synth;
 pub mod tui;
+pub mod units;
 pub mod wire;

@@ -254,7 +254,7 @@ impl Facts {
             Body::Tcp(tcp)
         } else {
             Body::Other {
-                protocol: crate::output::packets::protocol(pkt),
+                protocol: pkt.protocol(),
             }
         };
         Facts {

@@ -12,7 +12,6 @@ use super::report::{
 };
 use super::timing::TimingReport;
 use super::{Analyzer, CaptureInfo};
-use crate::output::json::mac_string;
 use crate::wire::Psn;
 use crate::wire::Transport;
 
@@ -502,7 +501,7 @@ fn warnings(a: &Analyzer, mut w: Vec<String>, unkept: u64) -> Vec<String> {
     if t.device_lost > 0 {
         w.push(format!(
             "the capture device reports {} lost (ERF loss counters): PSN gaps may be the capture's, not the network's",
-            crate::output::text::count(t.device_lost, "record", "records")
+            crate::units::count(t.device_lost, "record", "records")
         ));
     }
     let about = |exact: bool| if exact { "" } else { "about " };
@@ -559,9 +558,9 @@ fn warnings(a: &Analyzer, mut w: Vec<String>, unkept: u64) -> Vec<String> {
     if let Some((asked, used)) = a.timeline.widened() {
         w.push(format!(
             "--timeline {} would split the capture in more than {} bins: its throughput bins are {} wide",
-            crate::output::packets::human_ns(asked),
+            crate::units::human_ns(asked),
             super::throughput::MAX_FIXED_BINS,
-            crate::output::packets::human_ns(used)
+            crate::units::human_ns(used)
         ));
     }
     if a.budget.events_dropped > 0 {
@@ -581,7 +580,7 @@ fn warnings(a: &Analyzer, mut w: Vec<String>, unkept: u64) -> Vec<String> {
     if t.ts_backwards > 0 {
         w.push(format!(
             "{} stamped earlier than the frame before {} (the capture is not in time order); the capture's span runs from its earliest to its latest timestamp",
-            crate::output::text::count(t.ts_backwards, "frame is", "frames are"),
+            crate::units::count(t.ts_backwards, "frame is", "frames are"),
             if t.ts_backwards == 1 { "it" } else { "them" }
         ));
     }
@@ -598,7 +597,7 @@ fn pfc_report(a: &Analyzer, pos: &[usize], duration: u64) -> PfcReport {
         .map(|i| {
             let d = i.end_ns - i.start_ns;
             IntervalReport {
-                src_mac: mac_string(&i.key.mac),
+                src_mac: crate::wire::MacAddr(i.key.mac).to_string(),
                 priority: i.key.priority,
                 start_ns: i.start_ns,
                 end_ns: i.end_ns,
@@ -627,7 +626,7 @@ fn pfc_report(a: &Analyzer, pos: &[usize], duration: u64) -> PfcReport {
     let mut summary: Vec<PauseSummary> = keyed
         .into_iter()
         .map(|(k, s)| PauseSummary {
-            src_mac: mac_string(&k.mac),
+            src_mac: crate::wire::MacAddr(k.mac).to_string(),
             priority: k.priority,
             intervals: s.intervals,
             paused_ns: s.paused_ns,

@@ -15,6 +15,7 @@ mod fast;
 mod ib;
 mod link;
 pub mod probe;
+pub mod protocol;
 mod roce;
 
 use std::fmt;

@@ -324,13 +324,7 @@ pub struct MacText<'a>(pub &'a [u8; 6]);
 
 impl std::fmt::Display for MacText<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut b = [b':'; 17];
-        for (i, x) in self.0.iter().enumerate() {
-            b[i * 3] = HEX[usize::from(x >> 4)];
-            b[i * 3 + 1] = HEX[usize::from(x & 0xf)];
-        }
-        // Hex digits and colons: always UTF-8.
-        f.write_str(std::str::from_utf8(&b).unwrap_or_default())
+        crate::wire::MacAddr(*self.0).fmt(f)
     }
 }
 

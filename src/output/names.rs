@@ -1,27 +1,7 @@
 //! Names of the protocol numbers a RoCE capture also carries (ARP, ICMP,
 //! the IP protocols, IPv6 extension headers), as tshark shows them.
 
-/// An EtherType's protocol name.
-pub fn ethertype(t: u16) -> Option<&'static str> {
-    Some(match t {
-        0x0800 => "IPv4",
-        0x0806 => "ARP",
-        0x86dd => "IPv6",
-        0x8100 => "802.1Q",
-        0x88a8 => "802.1ad",
-        0x8808 => "MAC Control",
-        0x8809 => "Slow Protocols",
-        0x888e => "EAPOL",
-        0x88cc => "LLDP",
-        0x88f7 => "PTP",
-        0x8915 => "RoCE",
-        0x8906 => "FCoE",
-        0x8914 => "FIP",
-        0x8847 => "MPLS",
-        0x893a => "IEEE 1905.1",
-        _ => return None,
-    })
-}
+pub use crate::dissect::protocol::ethertype_name as ethertype;
 
 /// The ECN codepoint's name (RFC 3168).
 pub fn ecn(ecn: u8) -> &'static str {

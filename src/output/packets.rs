@@ -4,8 +4,9 @@ use std::fmt::Write as _;
 
 use super::json::{JsonWriter, mac_string};
 use crate::analysis::tcp::TcpSeen;
-use crate::dissect::{OtherL4, Packet, RoceVersion};
+use crate::dissect::{OtherL4, Packet};
 use crate::q;
+pub use crate::units::human_ns;
 use crate::wire::aeth::{AckKind, nak, rnr_timer_us};
 use crate::wire::igmp::{self, Igmp};
 use crate::wire::mad::CmMessage;
@@ -15,7 +16,7 @@ use crate::wire::tcp::{Tcp, TcpOption};
 /// The protocol column, of a frame alone: an SSH segment reads as `SSH`
 /// (see [`protocol_in`] for what its connection says).
 pub fn protocol(p: &Packet<'_>) -> &'static str {
-    protocol_in(p, None)
+    p.protocol()
 }
 
 /// The protocol column of a frame in its TCP conversation (`tcp`, when the
@@ -28,7 +29,7 @@ pub fn protocol_in(p: &Packet<'_>, tcp: Option<&TcpSeen>) -> &'static str {
     if let Some((_, r)) = tls_reading(p, tcp) {
         return r.protocol;
     }
-    frame_protocol(p)
+    p.top_protocol()
 }
 
 /// A segment of a TLS conversation (as the frame loop followed it) and
@@ -93,65 +94,6 @@ fn write_tls(
                 sep = ", ";
             }
         }
-    }
-}
-
-fn frame_protocol(p: &Packet<'_>) -> &'static str {
-    if let Some(v) = p.roce {
-        if p.is_cnp() {
-            return "CNP";
-        }
-        return match v {
-            RoceVersion::V1 => "RoCEv1",
-            RoceVersion::V2 => "RoCEv2",
-            RoceVersion::Ib => "InfiniBand",
-        };
-    }
-    if p.lrh.is_some() {
-        return "InfiniBand";
-    }
-    if let Some(e) = &p.erf
-        && e.payload() == crate::wire::erf::ErfPayload::Other
-    {
-        return "ERF";
-    }
-    if let Some(pause) = &p.pause {
-        return match pause {
-            PauseRepr::Pfc(_) => "PFC",
-            PauseRepr::Pause { .. } => "PAUSE",
-            PauseRepr::Other { .. } => "MAC Control",
-        };
-    }
-    if p.udp.is_some() {
-        return p.udp_app().map_or("UDP", |u| udp_app_protocol(&u));
-    }
-    match p.other_l4 {
-        Some(OtherL4::Tcp { .. }) => return "TCP",
-        Some(OtherL4::Icmp { .. }) => return "ICMP",
-        Some(OtherL4::Icmpv6 { .. }) => return "ICMPv6",
-        Some(OtherL4::Igmp { .. }) => {
-            return match p.igmp().and_then(|m| m.version()) {
-                Some(1) => "IGMPv1",
-                Some(2) => "IGMPv2",
-                Some(3) => "IGMPv3",
-                _ => "IGMP",
-            };
-        }
-        _ => {}
-    }
-    if let Some(ip) = &p.ip {
-        return if ip.version == 4 { "IPv4" } else { "IPv6" };
-    }
-    match p.ethertype {
-        Some(len) if len < 0x0600 => {
-            if p.stp().is_some() {
-                "STP"
-            } else {
-                "LLC"
-            }
-        }
-        Some(t) => super::names::ethertype(t).unwrap_or("Ethernet"),
-        None => "Ethernet",
     }
 }
 
@@ -328,23 +270,6 @@ fn write_ssh(s: &mut String, ssh: &crate::dissect::Ssh<'_>, tcp: Option<&TcpSeen
     }
     if !r.encrypted.is_empty() {
         let _ = write!(s, "{sep}Encrypted packet (len={})", r.encrypted.len());
-    }
-}
-
-/// The Protocol column of a UDP application's datagram.
-fn udp_app_protocol(u: &crate::dissect::UdpPayload<'_>) -> &'static str {
-    use crate::dissect::UdpApp;
-    match u.app {
-        UdpApp::Dns(f) => f.protocol(),
-        UdpApp::Nbns => "NBNS",
-        UdpApp::Ssdp => "SSDP",
-        // DHCP once an option says which message it is; BOOTP before.
-        UdpApp::Dhcp => {
-            match crate::wire::dhcp::Message::new(u.bytes).and_then(|m| m.options().message_type) {
-                Some(_) => "DHCP",
-                None => "BOOTP",
-            }
-        }
     }
 }
 
@@ -688,20 +613,6 @@ fn write_stp(s: &mut String, bpdu: Option<&crate::wire::stp::Bpdu<'_>>) {
             root.ext,
             mac_string(&root.mac)
         );
-    }
-}
-
-/// Formats nanoseconds for people: `335.5 µs`, `1.92 ms`.
-pub fn human_ns(ns: u64) -> String {
-    let f = ns as f64;
-    if ns < 1_000 {
-        format!("{ns} ns")
-    } else if ns < 1_000_000 {
-        format!("{:.1} µs", f / 1e3)
-    } else if ns < 1_000_000_000 {
-        format!("{:.2} ms", f / 1e6)
-    } else {
-        format!("{:.3} s", f / 1e9)
     }
 }
 

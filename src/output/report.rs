@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use super::packets::human_ns;
 use super::text::{count, shell_quote, terminal_safe};
 use crate::analysis::report::{FlowReport, Report, Trigger};
+pub use crate::units::grouped;
 
 /// ANSI styling, off when not on a terminal or when `NO_COLOR` is set.
 #[derive(Debug, Clone, Copy)]
@@ -33,19 +34,6 @@ impl Style {
     fn dim(&self, s: &str) -> String {
         self.paint("2", s)
     }
-}
-
-/// Thousands separators: 1234567 → 1,234,567.
-pub fn grouped(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn secs(ns: u64) -> String {

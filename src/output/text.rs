@@ -1,6 +1,7 @@
 //! Text that ends up on a terminal or in a shell: names made safe to print
 //! (a file name may hold control characters) and quoted to paste.
 
+pub use crate::units::count;
 use std::fmt::Write as _;
 
 /// `s` with control characters escaped (`\x1b`, `\n`, ...), so that a
@@ -56,15 +57,6 @@ pub fn shell_quote(s: &str) -> String {
     }
     out.push('\'');
     out
-}
-
-/// `n` and a noun, singular for one: `1 frame`, `2,000 frames`.
-pub fn count(n: u64, one: &str, many: &str) -> String {
-    format!(
-        "{} {}",
-        super::report::grouped(n),
-        if n == 1 { one } else { many }
-    )
 }
 
 #[cfg(test)]

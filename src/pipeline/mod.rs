@@ -507,7 +507,7 @@ impl<'f> Selecting<'f> {
                     crate::wire::PauseRepr::Pfc(f) => Some(f.class_enable as u8),
                     _ => None,
                 };
-                sel.add_pause(crate::output::json::mac_string(&eth.src), pkt.ts_ns, prios);
+                sel.add_pause(crate::wire::MacAddr(eth.src).to_string(), pkt.ts_ns, prios);
             }
         }
         ControlFlow::Continue(())
