@@ -30,7 +30,7 @@ const FIELDS: &[&str] = &[
     "ssh.encrypted_packet",
 ];
 
-/// [`lines`] as tshark prints them.
+/// `common::column_lines` as tshark prints them.
 fn tsharks_lines(capture: &Path, filter: &str) -> String {
     let out = std::process::Command::new("tshark")
         .args(["-n", "-r"])
@@ -42,25 +42,9 @@ fn tsharks_lines(capture: &Path, filter: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// The number, protocol and info of each frame `filter` selects.
-fn lines(capture: &Path, filter: &str) -> String {
-    common::stdout_of(common::bin().arg("packets").arg(capture).args([
-        "-Y",
-        filter,
-        "-T",
-        "fields",
-        "-e",
-        "frame.number",
-        "-e",
-        "_ws.col.Protocol",
-        "-e",
-        "_ws.col.Info",
-    ]))
-}
-
 #[test]
 fn a_session_reads_from_its_version_exchange_to_its_encrypted_packets() {
-    let out = lines(&loopback(), "ssh");
+    let out = common::column_lines(&loopback(), Some("ssh"));
     let mut it = out.lines();
     for want in [
         "4\tSSH\tClient: Protocol (SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u10)",
@@ -78,7 +62,7 @@ fn a_session_reads_from_its_version_exchange_to_its_encrypted_packets() {
     assert_eq!(out.lines().count(), 27);
     // The New Keys of both sides, by message code.
     assert_eq!(
-        lines(&loopback(), "ssh.message_code == 21")
+        common::column_lines(&loopback(), Some("ssh.message_code == 21"))
             .lines()
             .map(|l| l.split('\t').next().unwrap())
             .collect::<Vec<_>>(),
@@ -207,7 +191,7 @@ fn troubled_session() -> Vec<Vec<u8>> {
 fn the_tcp_notes_come_before_the_ssh_message() {
     let tmp = tempfile::tempdir().unwrap();
     let path = common::write_pcap(tmp.path(), "troubled.pcap", &troubled_session());
-    let out = lines(&path, "ssh");
+    let out = common::column_lines(&path, Some("ssh"));
     assert_eq!(
         out,
         "1\tSSH\tClient: Encrypted packet (len=36)\n\
@@ -215,6 +199,9 @@ fn the_tcp_notes_come_before_the_ssh_message() {
          6\tSSH\tClient: [TCP Fast Retransmission] , Encrypted packet (len=36)\n"
     );
     if common::have_tshark() {
-        assert_eq!(lines(&path, "frame"), tsharks_lines(&path, "frame"));
+        assert_eq!(
+            common::column_lines(&path, Some("frame")),
+            tsharks_lines(&path, "frame")
+        );
     }
 }

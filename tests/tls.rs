@@ -482,20 +482,7 @@ fn write_all(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The number, protocol and info of each frame.
-fn lines(capture: &Path) -> String {
-    common::stdout_of(common::bin().arg("packets").arg(capture).args([
-        "-T",
-        "fields",
-        "-e",
-        "frame.number",
-        "-e",
-        "_ws.col.Protocol",
-        "-e",
-        "_ws.col.Info",
-    ]))
-}
-
+/// The capture of the scenario `name`, in a temporary folder.
 fn scenario(name: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let frames = scenarios().into_iter().find(|(n, _)| *n == name).unwrap().1;
@@ -507,7 +494,7 @@ fn scenario(name: &str) -> (tempfile::TempDir, PathBuf) {
 fn a_record_across_segments_is_shown_where_it_ends() {
     let (_d, p) = scenario("span");
     assert_eq!(
-        lines(&p),
+        common::column_lines(&p, None),
         "1\tTCP\t40000 → 443 [SYN] Seq=0 Win=64240 Len=0\n\
          2\tTCP\t443 → 40000 [SYN, ACK] Seq=0 Ack=1 Win=64240 Len=0\n\
          3\tTCP\t40000 → 443 [ACK] Seq=1 Ack=1 Win=64240 Len=0\n\
@@ -543,7 +530,7 @@ fn a_record_across_segments_is_shown_where_it_ends() {
 #[test]
 fn handshakes_name_their_messages_and_the_version_they_choose() {
     let (_d, p) = scenario("tls 1.3");
-    let out = lines(&p);
+    let out = common::column_lines(&p, None);
     let got: Vec<&str> = out.lines().skip(3).collect();
     assert_eq!(
         got,
@@ -572,7 +559,7 @@ fn handshakes_name_their_messages_and_the_version_they_choose() {
     assert_eq!(sni, "4\t1\t\n");
     // A TLS 1.2 server's flight in one record over two segments.
     let (_d, p) = scenario("tls 1.2");
-    let out = lines(&p);
+    let out = common::column_lines(&p, None);
     assert!(
         out.contains("\n5\tTCP\t[TCP segment of a reassembled PDU]\n"),
         "{out}"
@@ -637,7 +624,7 @@ fn generated_conversations_read_as_tsharks() {
         .collect();
     let n = common::rows_equal_tsharks(&captures, &fields, &protocols);
     assert!(n > 150, "{n} rows");
-    let pg = lines(&dir.path().join("another-protocol's-port.pcap"));
+    let pg = common::column_lines(&dir.path().join("another-protocol's-port.pcap"), None);
     assert!(
         pg.ends_with("4\tTCP\t40000 → 5432 [PSH, ACK] Seq=1 Ack=1 Win=64240 Len=105\n"),
         "{pg}"

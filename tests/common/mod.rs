@@ -8,6 +8,26 @@ use roce_dissect::capture::CaptureFile;
 use roce_dissect::dissect::{DissectOptions, dissect};
 use roce_dissect::output::packets::write_json_line;
 
+/// Each frame's number, Protocol and Info columns as `packets -T fields`
+/// writes them, of the frames `filter` passes (every frame without one).
+pub fn column_lines(capture: &Path, filter: Option<&str>) -> String {
+    let mut cmd = bin();
+    cmd.arg("packets").arg(capture);
+    if let Some(f) = filter {
+        cmd.args(["-Y", f]);
+    }
+    stdout_of(cmd.args([
+        "-T",
+        "fields",
+        "-e",
+        "frame.number",
+        "-e",
+        "_ws.col.Protocol",
+        "-e",
+        "_ws.col.Info",
+    ]))
+}
+
 /// Says that (part of) a test is skipped, and why, where `cargo test`
 /// shows it: written to the process's standard error directly, past the
 /// test harness's capture (which only takes `print!` and `eprint!`), so the
