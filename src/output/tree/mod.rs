@@ -23,8 +23,8 @@ mod udp_apps;
 
 use infiniband::{grh_node, lrh_node, roce_nodes, vcrc_line};
 use network::{
-    arp_node, erf_node, icmp_node, icmpv6_node, igmp_node, ipv4_node, ipv6_node, link_nodes,
-    pause_node, udp_node,
+    arp_node, erf_node, icmp_node, igmp_node, ipv4_node, ipv6_node, link_nodes, pause_node,
+    udp_node,
 };
 pub use nvme::{nvme_tree, write_nvme_tree};
 use tcp::tcp_nodes;
@@ -186,8 +186,20 @@ fn header_nodes(t: &mut Tree<'_>, p: &Packet<'_>, link_bps: u64, tcp: Option<&Tc
         arp_node(t, a, l2_end);
     }
     match p.other_l4 {
-        Some(OtherL4::Icmp { kind, code }) => icmp_node(t, kind, code),
-        Some(OtherL4::Icmpv6 { kind, code, .. }) => icmpv6_node(t, kind, code),
+        Some(OtherL4::Icmp { kind, code }) => {
+            let meaning = names::icmp(kind, code);
+            icmp_node(t, "Internet Control Message Protocol", &meaning, kind, code);
+        }
+        Some(OtherL4::Icmpv6 { kind, code, .. }) => {
+            let meaning = names::icmpv6(kind, code);
+            icmp_node(
+                t,
+                "Internet Control Message Protocol v6",
+                &meaning,
+                kind,
+                code,
+            );
+        }
         Some(OtherL4::Igmp { offset, len }) => igmp_node(t, p, offset, len),
         Some(OtherL4::Tcp { offset, .. }) => tcp_nodes(t, p, offset, tcp),
         _ => {}

@@ -486,28 +486,10 @@ pub(super) fn arp_node(t: &mut Tree<'_>, a: &crate::dissect::Arp, at: usize) {
     );
 }
 
-/// ICMP: the type and code.
-pub(super) fn icmp_node(t: &mut Tree<'_>, kind: u8, code: u8) {
-    t.text(
-        0,
-        format_args!(
-            "Internet Control Message Protocol: {}",
-            names::icmp(kind, code)
-        ),
-    );
-    t.text(1, format_args!("Type: {kind}"));
-    t.text(1, format_args!("Code: {code}"));
-}
-
-/// ICMPv6: the type and code.
-pub(super) fn icmpv6_node(t: &mut Tree<'_>, kind: u8, code: u8) {
-    t.text(
-        0,
-        format_args!(
-            "Internet Control Message Protocol v6: {}",
-            names::icmpv6(kind, code)
-        ),
-    );
+/// ICMP or ICMPv6 (`title`): what the type and code mean (`meaning`),
+/// then each of them.
+pub(super) fn icmp_node(t: &mut Tree<'_>, title: &str, meaning: &str, kind: u8, code: u8) {
+    t.text(0, format_args!("{title}: {meaning}"));
     t.text(1, format_args!("Type: {kind}"));
     t.text(1, format_args!("Code: {code}"));
 }
