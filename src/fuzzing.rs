@@ -577,13 +577,11 @@ fn chunk_blocks(data: &[u8], frames: &[(u64, u64, u32, usize, Vec<u8>)]) {
         };
         match item {
             Item::Frame {
-                ts_ns,
-                len,
+                meta,
                 data: bytes,
                 next,
-                ..
             } => {
-                walked.push((ts_ns, len, at, input[bytes].to_vec()));
+                walked.push((meta.ts_ns, meta.len, at, input[bytes].to_vec()));
                 at += next;
             }
             Item::Skip { next } => at += next,

@@ -240,7 +240,7 @@ fn random_access_reads_every_frame_again() {
         for (i, f) in frames.iter().enumerate().rev() {
             let g = ra.read(offsets[i], i as u64 + 1).unwrap();
             assert_eq!(
-                (g.ts_ns, g.len, &g.data[..]),
+                (g.meta.ts_ns, g.meta.len, &g.data[..]),
                 (f.ts_ns, f.len, f.data),
                 "{name} frame {}",
                 i + 1

@@ -11,7 +11,7 @@
 
 use std::ops::Range;
 
-use super::reader::Item;
+use super::reader::{FrameMeta, Item};
 use super::{CaptureError, LinkType, MAX_RECORD_LEN, link_type_name};
 
 /// Bytes of a pcap file header.
@@ -171,11 +171,13 @@ impl PcapLayout {
                 data,
                 next,
             } => Item::Frame {
-                ts_ns,
-                len,
-                link: self.link,
-                if_speed: None,
-                interface: 0,
+                meta: FrameMeta {
+                    ts_ns,
+                    len,
+                    link: self.link,
+                    if_speed: None,
+                    interface: 0,
+                },
                 data,
                 next,
             },

@@ -12,8 +12,9 @@ pub mod write;
 
 pub use chunks::{PCAP_HEADER_LEN, PcapLayout, RECORD_HEADER_LEN, Record};
 pub use reader::{
-    Frame, FrameReader, FrameSource, Item, MAP_WINDOW, MAX_WARNINGS, NgCursor, NgStateId,
-    OwnedFrame, RandomAccess, Section, StreamReader, cut_warning, shrank_warning, warning_list,
+    Frame, FrameMeta, FrameReader, FrameSource, Item, MAP_WINDOW, MAX_WARNINGS, NgCursor,
+    NgStateId, OwnedFrame, RandomAccess, Section, StreamReader, cut_warning, shrank_warning,
+    warning_list,
 };
 
 use std::fmt;

@@ -17,16 +17,14 @@
 use std::fs::File;
 use std::sync::{Arc, Condvar, Mutex};
 
-use std::num::NonZeroU64;
 use std::ops::ControlFlow;
 
 use super::{Progress, Seen, Visit};
 use crate::analysis::split::{self, FrameLoop};
 use crate::analysis::{AnalysisOptions, Analyzer, CaptureInfo, Facts, Report};
 use crate::capture::{
-    CaptureError, Format, Frame, Item, LinkType, MAX_WARNINGS, NgCursor, NgStateId,
-    PCAP_HEADER_LEN, PREFETCH_AHEAD, PcapLayout, Section, cut_warning, shrank_warning,
-    warning_list,
+    CaptureError, Format, FrameMeta, Item, MAX_WARNINGS, NgCursor, NgStateId, PCAP_HEADER_LEN,
+    PREFETCH_AHEAD, PcapLayout, Section, cut_warning, shrank_warning, warning_list,
 };
 use crate::dissect::{DissectOptions, dissect};
 use crate::filter::Filter;
@@ -208,11 +206,7 @@ struct Chunk {
 struct Candidate {
     /// Its place among the chunk's facts.
     index: usize,
-    ts_ns: u64,
-    len: u32,
-    link: LinkType,
-    if_speed: Option<NonZeroU64>,
-    interface: u32,
+    meta: FrameMeta,
     /// Where its record starts and its data lie, in the file.
     offset: u64,
     data: std::ops::Range<usize>,
@@ -313,15 +307,7 @@ impl Job<'_> {
                 break End::State(from + at as u64);
             };
             match item {
-                Item::Frame {
-                    ts_ns,
-                    len,
-                    link,
-                    if_speed,
-                    interface,
-                    data,
-                    next,
-                } => {
+                Item::Frame { meta, data, next } => {
                     // Hint the bytes up to PREFETCH_AHEAD past this frame
                     // that earlier frames have not hinted.
                     let ahead = next + PREFETCH_AHEAD;
@@ -331,17 +317,7 @@ impl Job<'_> {
                     }
                     let range = data.clone();
                     let data = buf.get(data).unwrap_or_default();
-                    let frame = Frame {
-                        number: n as u64 + 1,
-                        ts_ns,
-                        len,
-                        caplen: data.len() as u32,
-                        link,
-                        if_speed,
-                        interface,
-                        data,
-                        offset: (from + at as u64) as usize,
-                    };
+                    let frame = meta.frame(n as u64 + 1, data, (from + at as u64) as usize);
                     match self.prefilter {
                         None => Facts::put_from_frame(&mut packets, n, &frame, self.opts),
                         Some(filter) => {
@@ -355,11 +331,7 @@ impl Job<'_> {
                                 let base = from as usize;
                                 candidates.push(Candidate {
                                     index: n,
-                                    ts_ns,
-                                    len,
-                                    link,
-                                    if_speed,
-                                    interface,
+                                    meta,
                                     offset: from + at as u64,
                                     data: base + range.start..base + range.end,
                                 });
@@ -982,17 +954,7 @@ fn visit_chunk(
             continue;
         };
         let data = job.map.get(c.data.clone()).unwrap_or_default();
-        let frame = Frame {
-            number: facts.number,
-            ts_ns: c.ts_ns,
-            len: c.len,
-            caplen: data.len() as u32,
-            link: c.link,
-            if_speed: c.if_speed,
-            interface: c.interface,
-            data,
-            offset: c.offset as usize,
-        };
+        let frame = c.meta.frame(facts.number, data, c.offset as usize);
         let pkt = dissect(&frame, job.opts);
         visit(&Seen {
             pkt: &pkt,

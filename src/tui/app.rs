@@ -648,7 +648,7 @@ impl App {
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
             match self.read(mid) {
-                Some(f) if f.ts_ns <= ts => lo = mid,
+                Some(f) if f.meta.ts_ns <= ts => lo = mid,
                 Some(_) => hi = mid,
                 None => break,
             }
@@ -727,7 +727,13 @@ impl App {
                 failed = Some(std::mem::take(&mut self.status));
                 break;
             };
-            if let Err(e) = out.write_record(f.ts_ns, &f.data, f.len, f.link, f.if_speed) {
+            if let Err(e) = out.write_record(
+                f.meta.ts_ns,
+                &f.data,
+                f.meta.len,
+                f.meta.link,
+                f.meta.if_speed,
+            ) {
                 failed = Some(e.to_string());
                 break;
             }
@@ -959,7 +965,10 @@ impl App {
                     last = bth.psn;
                 }
             }
-            let pt = ((frame.ts_ns.saturating_sub(t0)) as f64 / 1e9, offset as f64);
+            let pt = (
+                (frame.meta.ts_ns.saturating_sub(t0)) as f64 / 1e9,
+                offset as f64,
+            );
             if marks.has(Mark::Retransmission) {
                 data.retransmit.push(pt);
             } else if marks.has(Mark::OutOfOrder) {

@@ -116,6 +116,40 @@ enum Kind {
     },
 }
 
+/// What a record says of its frame beside the frame's bytes: what every
+/// reader puts into a [`Frame`] with its number, bytes and offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameMeta {
+    /// Nanoseconds since the Unix epoch.
+    pub ts_ns: u64,
+    /// Original length on the wire.
+    pub len: u32,
+    pub link: LinkType,
+    /// The interface's `if_speed` (pcapng), when stated.
+    pub if_speed: Option<NonZeroU64>,
+    /// The pcapng interface (0 in pcap).
+    pub interface: u32,
+}
+
+impl FrameMeta {
+    /// Frame `number`, whose record starts at byte `offset` of the file
+    /// and whose captured bytes are `data`.
+    #[inline]
+    pub fn frame(self, number: u64, data: &[u8], offset: usize) -> Frame<'_> {
+        Frame {
+            number,
+            ts_ns: self.ts_ns,
+            len: self.len,
+            caplen: data.len() as u32,
+            link: self.link,
+            if_speed: self.if_speed,
+            interface: self.interface,
+            data,
+            offset,
+        }
+    }
+}
+
 /// What the next bytes of a capture hold. Ranges and offsets are relative
 /// to the bytes read.
 #[derive(Debug)]
@@ -123,12 +157,7 @@ pub enum Item {
     /// A frame: its metadata, where its data is, where the next record
     /// starts.
     Frame {
-        ts_ns: u64,
-        len: u32,
-        link: LinkType,
-        /// The interface's `if_speed` (pcapng), when stated.
-        if_speed: Option<NonZeroU64>,
-        interface: u32,
+        meta: FrameMeta,
         data: std::ops::Range<usize>,
         next: usize,
     },
@@ -148,20 +177,8 @@ impl Item {
     /// The item with its ranges and offsets moved on by `by` bytes.
     pub fn shifted(self, by: usize) -> Item {
         match self {
-            Item::Frame {
-                ts_ns,
-                len,
-                link,
-                if_speed,
-                interface,
-                data,
-                next,
-            } => Item::Frame {
-                ts_ns,
-                len,
-                link,
-                if_speed,
-                interface,
+            Item::Frame { meta, data, next } => Item::Frame {
+                meta,
                 data: data.start + by..data.end + by,
                 next: next + by,
             },

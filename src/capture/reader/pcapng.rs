@@ -11,7 +11,7 @@ use pcap_file::pcapng::PcapNgParseError;
 use pcap_file::pcapng::blocks::block_common::Block;
 use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption;
 
-use super::{Item, Kind, Records, Section};
+use super::{FrameMeta, Item, Kind, Records, Section};
 use crate::capture::{CaptureError, LinkType, MAX_RECORD_LEN, link_type_name};
 
 const BLOCK_PB: u32 = 2;
@@ -222,13 +222,15 @@ impl Records {
         let start = data.as_ptr() as usize - input.as_ptr() as usize;
         let ts_ns = u64::try_from(ts.as_nanos()).unwrap_or(u64::MAX);
         Item::Frame {
-            next: consumed,
-            ts_ns: erf_ts(link, data).unwrap_or(ts_ns),
-            len: orig.max(caplen),
-            link,
-            if_speed: info.speed,
-            interface: iface,
+            meta: FrameMeta {
+                ts_ns: erf_ts(link, data).unwrap_or(ts_ns),
+                len: orig.max(caplen),
+                link,
+                if_speed: info.speed,
+                interface: iface,
+            },
             data: start..start + data.len(),
+            next: consumed,
         }
     }
 }
@@ -502,13 +504,15 @@ pub(super) fn epb_direct(
     let ts_ns = ts.saturating_mul(iface.ns_per_unit?);
     let data = 28..28 + caplen as usize;
     Some(Item::Frame {
-        next: total,
-        ts_ns: erf_ts(link, input.get(data.clone())?).unwrap_or(ts_ns),
-        len: orig,
-        link,
-        if_speed: iface.speed,
-        interface: word(8)?,
+        meta: FrameMeta {
+            ts_ns: erf_ts(link, input.get(data.clone())?).unwrap_or(ts_ns),
+            len: orig,
+            link,
+            if_speed: iface.speed,
+            interface: word(8)?,
+        },
         data,
+        next: total,
     })
 }
 

@@ -1,10 +1,8 @@
 //! Frames read again by their offsets.
 
-use std::num::NonZeroU64;
-
 use super::stream::io_err;
-use super::{Frame, Item, Records, Section};
-use crate::capture::{CaptureError, LinkType, MAX_RECORD_LEN};
+use super::{Frame, FrameMeta, Item, Records, Section};
+use crate::capture::{CaptureError, MAX_RECORD_LEN};
 
 /// Frames read again by offset after a first pass (the TUI's packet lists),
 /// through small mapped windows, so no frame is kept in memory.
@@ -21,28 +19,15 @@ pub struct RandomAccess {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnedFrame {
     pub number: u64,
-    pub ts_ns: u64,
-    pub len: u32,
-    pub link: LinkType,
-    pub if_speed: Option<NonZeroU64>,
-    pub interface: u32,
+    pub meta: FrameMeta,
     pub offset: u64,
     pub data: Vec<u8>,
 }
 
 impl OwnedFrame {
     pub fn as_frame(&self) -> Frame<'_> {
-        Frame {
-            number: self.number,
-            ts_ns: self.ts_ns,
-            len: self.len,
-            caplen: self.data.len() as u32,
-            link: self.link,
-            if_speed: self.if_speed,
-            interface: self.interface,
-            data: &self.data,
-            offset: self.offset as usize,
-        }
+        self.meta
+            .frame(self.number, &self.data, self.offset as usize)
     }
 }
 
@@ -129,22 +114,10 @@ impl RandomAccess {
             let available = bytes.len();
             let records = self.state(section)?;
             match records.step(&bytes, offset) {
-                Item::Frame {
-                    ts_ns,
-                    len,
-                    link,
-                    if_speed,
-                    interface,
-                    data,
-                    ..
-                } => {
+                Item::Frame { meta, data, .. } => {
                     return Ok(OwnedFrame {
                         number,
-                        ts_ns,
-                        len,
-                        link,
-                        if_speed,
-                        interface,
+                        meta,
                         offset,
                         data: bytes.get(data).unwrap_or_default().to_vec(),
                     });

@@ -62,29 +62,11 @@ impl<'a> Iterator for FrameReader<'a> {
             }
             let at = self.pos;
             match self.records.step(input, at as u64) {
-                Item::Frame {
-                    next,
-                    ts_ns,
-                    len,
-                    link,
-                    if_speed,
-                    interface,
-                    data,
-                } => {
+                Item::Frame { meta, data, next } => {
                     self.pos += next;
                     self.records.number += 1;
                     let data = input.get(data).unwrap_or_default();
-                    return Some(Ok(Frame {
-                        number: self.records.number,
-                        ts_ns,
-                        len,
-                        caplen: data.len() as u32,
-                        link,
-                        if_speed,
-                        interface,
-                        data,
-                        offset: at,
-                    }));
+                    return Some(Ok(meta.frame(self.records.number, data, at)));
                 }
                 Item::Skip { next: n } => self.pos += n.max(1),
                 Item::Incomplete { needed } => {

@@ -407,15 +407,7 @@ impl FrameSource for StreamReader {
                 self.records.step(bytes, at)
             };
             match step {
-                Item::Frame {
-                    next,
-                    ts_ns,
-                    len,
-                    link,
-                    if_speed,
-                    interface,
-                    data,
-                } => {
+                Item::Frame { meta, data, next } => {
                     if mapwin::shrank() && self.cut_short(at + next as u64) {
                         return None;
                     }
@@ -434,17 +426,7 @@ impl FrameSource for StreamReader {
                         .bytes()
                         .get(start + data.start..start + data.end)
                         .unwrap_or_default();
-                    return Some(Ok(Frame {
-                        number,
-                        ts_ns,
-                        len,
-                        caplen: data.len() as u32,
-                        link,
-                        if_speed,
-                        interface,
-                        data,
-                        offset: at as usize,
-                    }));
+                    return Some(Ok(meta.frame(number, data, at as usize)));
                 }
                 Item::Skip { next: n } => {
                     self.start = (self.start + n.max(1)).min(self.bytes().len())

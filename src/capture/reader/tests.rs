@@ -115,11 +115,9 @@ fn a_plain_epb_is_read_directly() {
         };
         let Some(Item::Frame {
             next,
-            ts_ns,
-            len,
-            link,
-            if_speed: _,
-            interface: _,
+            meta: FrameMeta {
+                ts_ns, len, link, ..
+            },
             data,
         }) = epb_direct(&n.bytes, order, &ifaces)
         else {
