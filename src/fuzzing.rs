@@ -219,6 +219,11 @@ fn show_followed(bytes: &[u8], tracker: &mut crate::analysis::tcp::TcpTracker, f
     let f = Frame::whole(bytes, LinkType::Ethernet);
     let pkt = dissect(&f, &DissectOptions::default());
     let tcp = tracker.see(&pkt);
+    // As the frame loops that show frames do: an HTTP message's head is
+    // kept for the segment that ends it.
+    if crate::analysis::Analyzer::frame_bytes_wanted(tcp.as_ref()) {
+        tracker.keep_http_head(&pkt);
+    }
     let _ = summary_line(&pkt, 0, 9, 100_000_000_000, tcp.as_ref());
     for n in &header_tree(&pkt, 100_000_000_000, tcp.as_ref()) {
         if let Some(r) = &n.bytes {
@@ -226,7 +231,7 @@ fn show_followed(bytes: &[u8], tracker: &mut crate::analysis::tcp::TcpTracker, f
         }
     }
     let ctx = Ctx {
-        tcp,
+        tcp: tcp.as_ref(),
         ..Ctx::alone(&pkt)
     };
     let mut s = String::new();
@@ -304,6 +309,14 @@ pub fn tls_records(data: &[u8]) {
 /// `data` cut into segments of a server on `port`, followed as a
 /// conversation: line, tree and TLS fields of each.
 fn tls_segments(data: &[u8], port: u16) {
+    segments(data, port, "tls");
+}
+
+/// `data` cut into segments (each piece's first byte says how long it
+/// is, and whether it is sent again or carries a FIN) from `port` to
+/// port 40000, followed as a conversation: each segment's line, tree and
+/// the fields whose names start with `fields`.
+fn segments(data: &[u8], port: u16, fields: &str) {
     let mut tracker = crate::analysis::tcp::TcpTracker::new();
     let mut seq = 1u32;
     let mut rest = data;
@@ -316,19 +329,52 @@ fn tls_segments(data: &[u8], port: u16) {
             break;
         }
         let mut bytes = Vec::new();
-        let built = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+        let tcp = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
             .ipv4([10, 0, 0, 2], [10, 0, 0, 1], 64)
-            .tcp(port, 40000, seq, 512)
-            .write(&mut bytes, piece);
-        if built.is_err() {
+            .tcp(port, 40000, seq, 512);
+        let tcp = if n % 11 == 5 { tcp.fin() } else { tcp };
+        if tcp.write(&mut bytes, piece).is_err() {
             return;
         }
         // Now and then a piece is sent again.
         if n % 7 != 3 {
             seq = seq.wrapping_add(piece.len() as u32);
         }
-        show_followed(&bytes, &mut tracker, "tls");
+        show_followed(&bytes, &mut tracker, fields);
     }
+}
+
+/// HTTP messages: `data` read as a message's head (its length, lines,
+/// headers, body and digest agree with the bytes), then cut into segments
+/// (as [`tls_records`] cuts them, some with a FIN) sent on HTTP's port 80
+/// and on a port of its own (tshark's heuristic), followed as a
+/// conversation: each segment's line, tree and HTTP fields.
+pub fn http_messages(data: &[u8]) {
+    use crate::wire::http::{BodyLen, Digest, Head};
+    use crate::wire::tls::Selection;
+    let data = data.get(..data.len().min(4096)).unwrap_or_default();
+    let head = Head::parse(data);
+    assert!(head.len.is_none_or(|n| n <= data.len()));
+    for line in head.lines() {
+        assert!(!line.contains(&b'\n'));
+    }
+    let _ = (
+        head.media(),
+        head.header("content-type"),
+        head.content_length(),
+    );
+    for selection in [Selection::Port, Selection::Heuristic] {
+        let d = Digest::of(data, selection);
+        assert!(d.head_len as usize <= data.len());
+        assert!(!d.starts || d.line_end);
+        assert!(d.starts || d.body() == BodyLen::Empty);
+        assert_eq!(
+            d.body() == head.body(),
+            d.starts || head.body() == BodyLen::Empty
+        );
+    }
+    segments(data, 80, "http");
+    segments(data, 40541, "http");
 }
 
 /// A display filter: parsed (or refused with an error that prints), and

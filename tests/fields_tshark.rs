@@ -24,14 +24,11 @@ fn skipped(name: &str) -> Option<&'static str> {
 
 /// Whether `field` is compared on a frame whose layers tshark lists as
 /// `proto`: `frame.protocols` (see [`skipped`]) on RoCE and MAC Control
-/// frames only, and HTTP's fields on UDP (SSDP) only: roce-dissect reads
-/// no HTTP over TCP, where tshark finds it by heuristics and shows its
-/// fields on the segment that ends a reassembled message.
+/// frames only.
 fn compared_on(field: &str, proto: &str) -> bool {
     let known = proto.contains("infiniband") || proto.ends_with(":macc");
     match field {
         "frame.protocols" => known,
-        f if f.starts_with("http.") => proto.contains(":udp:"),
         _ => true,
     }
 }

@@ -125,7 +125,18 @@ fn the_tree_shows_every_registry_field() {
                     Some((bits, rest)) if bits.chars().all(|c| "01. ".contains(c)) => rest,
                     _ => l.as_str(),
                 };
-                l.strip_prefix(f.title)
+                // A header line is shown as it was sent: "HOST: ..." is
+                // the line of `http.host` ("Host").
+                let titled_as = |t: &str| {
+                    if f.name.starts_with("http.") {
+                        t.eq_ignore_ascii_case(f.title)
+                    } else {
+                        t == f.title
+                    }
+                };
+                l.get(..f.title.len())
+                    .filter(|t| titled_as(t))
+                    .and_then(|_| l.get(f.title.len()..))
                     .is_some_and(|rest| rest.is_empty() || rest.starts_with([':', ',', ' ']))
             };
             if lines.iter().any(titled) {
@@ -252,7 +263,7 @@ fn the_tree_shows_every_tcp_analysis_field() {
         let ctx = Ctx {
             pkt: &p,
             analysis: None,
-            tcp: seen,
+            tcp: seen.as_ref(),
             flow_number: None,
             first_ts_ns: 1_000,
             prev_ts_ns: frame.ts_ns,

@@ -190,6 +190,15 @@ impl Upper {
 }
 
 impl Facts {
+    /// A TCP segment that may begin an HTTP message whose body goes on:
+    /// the frame loops that show frames read it again (see
+    /// [`crate::analysis::Analyzer::frame_bytes_wanted`]).
+    pub fn may_begin_http_message(&self) -> bool {
+        matches!(&self.body, Body::Tcp(seg) if seg.may_begin_http_message())
+    }
+}
+
+impl Facts {
     /// Captured fewer bytes than were on the wire.
     pub const TRUNCATED: u8 = 1;
     /// Could not be decoded, for a reason other than a short capture.

@@ -8,6 +8,7 @@ mod facts;
 mod fingerprint;
 mod flow;
 pub mod hints;
+pub mod http;
 mod index;
 pub mod marks;
 pub mod nvme;
@@ -546,6 +547,24 @@ impl Analyzer {
     /// after observing it): relative numbers, the stream, tshark's notes.
     pub fn tcp_seen(&self, number: u64) -> Option<tcp::TcpSeen> {
         self.other.seen(number)
+    }
+
+    /// Gives the analysis frame `pkt` again when what its TCP conversation
+    /// said of it (`tcp`, right after observing it) asks for its bytes:
+    /// the head of an HTTP message that later segments end, whose first
+    /// line their Info column shows. The frame loops that show frames call
+    /// it; the report's loop need not.
+    pub fn frame_bytes_wanted(tcp: Option<&tcp::TcpSeen>) -> bool {
+        matches!(
+            tcp.and_then(|t| t.http.as_ref()),
+            Some(http::Reading::Begins)
+        )
+    }
+
+    /// Keeps what a frame's bytes hold that later frames show (see
+    /// [`frame_bytes_wanted`](Self::frame_bytes_wanted)).
+    pub fn keep_frame_bytes(&mut self, pkt: &Packet<'_>) {
+        self.other.keep_http_head(pkt);
     }
 
     /// A frame that is neither a RoCE flow's nor a pause (after

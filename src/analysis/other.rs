@@ -89,16 +89,16 @@ impl OtherTraffic {
         // segments by what its version line said, a TLS conversation's by
         // its version (a segment inside a record is TCP).
         self.frame(if seg.ssh {
-            crate::wire::ssh::protocol(seen.and_then(|s| s.ssh_version))
+            crate::wire::ssh::protocol(seen.as_ref().and_then(|s| s.ssh_version))
         } else {
-            seen.and_then(|s| s.tls).map_or("TCP", |t| t.protocol)
+            seen.as_ref().map_or("TCP", TcpSeen::protocol)
         });
         let Some(seen) = seen else {
             self.untracked_frames += 1;
             self.last = None;
             return;
         };
-        self.last = Some((number, seen));
+        let seen = &self.last.insert((number, seen)).1;
         let stream = u64::from(seen.stream);
         if stream >= self.limit {
             self.streams_beyond = self.streams_beyond.max(stream + 1 - self.limit);
@@ -154,10 +154,19 @@ impl OtherTraffic {
         }
     }
 
+    /// Keeps the head of the HTTP message TCP frame `pkt` begins (see
+    /// [`TcpTracker::keep_http_head`]).
+    pub fn keep_http_head(&mut self, pkt: &crate::dissect::Packet<'_>) {
+        self.tracker.keep_http_head(pkt);
+    }
+
     /// What the conversation said of frame `number`, if it is the latest
     /// TCP frame seen.
     pub fn seen(&self, number: u64) -> Option<TcpSeen> {
-        self.last.filter(|(n, _)| *n == number).map(|(_, s)| s)
+        self.last
+            .as_ref()
+            .filter(|(n, _)| *n == number)
+            .map(|(_, s)| s.clone())
     }
 
     /// Conversations beyond the limit.

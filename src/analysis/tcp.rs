@@ -47,7 +47,7 @@ impl WindowScale {
 }
 
 /// What the conversation says of one TCP frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TcpSeen {
     /// The conversation's index, from 0 in order of first frame.
     pub stream: u32,
@@ -83,6 +83,9 @@ pub struct TcpSeen {
     pub ssh_encrypted: bool,
     /// A segment of a TLS conversation: what came before it.
     pub tls: Option<crate::wire::tls::Seen>,
+    /// A segment with a payload of an HTTP conversation: what it is of
+    /// the messages.
+    pub http: Option<super::http::Reading>,
 }
 
 /// What tshark's sequence analysis measures of a segment beside its notes,
@@ -136,9 +139,61 @@ pub struct TcpFacts {
     pub ssh_version: Option<u8>,
     /// The segment's SSH packets in the clear end with New Keys.
     pub ssh_newkeys: bool,
+    /// What the analysis needs of its payload for the application
+    /// protocol its conversation may be read as.
+    pub app: Option<AppDigest>,
+}
+
+/// What TLS or HTTP needs of a segment: one of them, as a segment that
+/// starts an HTTP message is no TLS record's (and the facts of a frame
+/// have room for one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppDigest {
     /// How its conversation may be read as TLS, and what the analysis
     /// needs of its records (see [`crate::wire::tls::Digest`]).
-    pub tls: Option<crate::wire::tls::Digest>,
+    Tls(crate::wire::tls::Digest),
+    /// A segment on one of HTTP's ports, or one that starts an HTTP
+    /// message on a port no protocol has.
+    Http(crate::wire::http::Digest),
+}
+
+impl AppDigest {
+    /// The digest of `pkt`'s payload, if it has one.
+    fn of(pkt: &Packet<'_>) -> Option<AppDigest> {
+        use crate::wire::http::{Digest, StartLine};
+        use crate::wire::tls::Selection;
+        // On a port no protocol has, only a segment that starts a message
+        // is HTTP's to digest: the scans of its head are not made on the
+        // others.
+        let http = pkt.http().filter(|h| {
+            h.selection == Selection::Port || StartLine::parse(h.payload).line().is_some()
+        });
+        match http {
+            Some(h) => Some(AppDigest::Http(Digest::of(h.payload, h.selection))),
+            None => pkt
+                .tls()
+                .and_then(|t| crate::wire::tls::Digest::of(t.payload, t.selection))
+                .map(AppDigest::Tls),
+        }
+    }
+
+    /// The TLS digest.
+    pub fn tls(&self) -> Option<&crate::wire::tls::Digest> {
+        match self {
+            AppDigest::Tls(d) => Some(d),
+            AppDigest::Http(_) => None,
+        }
+    }
+
+    /// What HTTP reads of the segment: its digest, or what a TLS digest
+    /// says of a segment that starts no message.
+    /// `len` is the segment's payload length.
+    pub fn http(&self, len: u32) -> crate::wire::http::Digest {
+        match *self {
+            AppDigest::Http(d) => d,
+            AppDigest::Tls(d) => crate::wire::http::Digest::of_ends(d.head, d.tail, len),
+        }
+    }
 }
 
 impl TcpFacts {
@@ -176,14 +231,30 @@ impl TcpFacts {
                     .last()
                     .is_some_and(|p| p.code == crate::wire::ssh::NEWKEYS)
             }),
-            tls: pkt
-                .tls()
-                .and_then(|t| crate::wire::tls::Digest::of(t.payload, t.selection)),
+            app: AppDigest::of(pkt),
         })
     }
 
     pub fn has(&self, flag: u16) -> bool {
         self.flags & flag != 0
+    }
+
+    /// The segment starts an HTTP message whose body goes on past it (if
+    /// its conversation is HTTP's).
+    pub fn may_begin_http_message(&self) -> bool {
+        use crate::wire::http::BodyLen;
+        let Some(AppDigest::Http(d)) = self.app else {
+            return false;
+        };
+        let body_here = u64::from(self.len.saturating_sub(d.head_len));
+        d.starts
+            && (d.head_len == 0
+                || match d.body() {
+                    BodyLen::Empty => false,
+                    BodyLen::Bytes(n) => n > body_here,
+                    BodyLen::Chunked => !d.last_chunk,
+                    BodyLen::UntilClose => !self.has(FIN),
+                })
     }
 
     /// The sequence number after this segment (a SYN or FIN counts one).
@@ -194,6 +265,16 @@ impl TcpFacts {
 }
 
 impl TcpSeen {
+    /// The Protocol column of a segment that is not SSH's: a TLS
+    /// conversation's by its version (a segment inside a record is TCP),
+    /// an HTTP conversation's by what the segment is of its messages.
+    pub fn protocol(&self) -> &'static str {
+        if let Some(h) = &self.http {
+            return h.protocol();
+        }
+        self.tls.map_or("TCP", |t| t.protocol)
+    }
+
     /// The Info column's notes: `[TCP Dup ACK 5#1] `, `[TCP Retransmission] `.
     pub fn write_notes(&self, s: &mut String) {
         use std::fmt::Write as _;
@@ -505,6 +586,8 @@ struct Conversation {
     /// Its TLS records, once it is read as TLS (boxed: most conversations
     /// are not).
     tls: Option<Box<crate::wire::tls::Conversation>>,
+    /// Its HTTP messages, once it is read as HTTP.
+    http: Option<Box<super::http::Conversation>>,
 }
 
 /// `a` after `b` in sequence space (tshark's GT_SEQ).
@@ -724,6 +807,9 @@ pub struct TcpTracker {
     /// Unacknowledged segments that may still be kept, all conversations
     /// together (from [`MAX_UNACKED_TOTAL`]).
     unacked_left: usize,
+    /// Bytes of HTTP heads that may still be kept, all conversations
+    /// together (from [`super::http::HEAD_BUDGET`]).
+    heads_left: usize,
 }
 
 impl Default for TcpTracker {
@@ -733,6 +819,7 @@ impl Default for TcpTracker {
             streams: 0,
             limit: MAX_CONVERSATIONS,
             unacked_left: MAX_UNACKED_TOTAL,
+            heads_left: super::http::HEAD_BUDGET,
         }
     }
 }
@@ -740,6 +827,29 @@ impl Default for TcpTracker {
 impl TcpTracker {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Keeps the head of the HTTP message that TCP segment `pkt` begins
+    /// (when its conversation said so: [`super::http::Reading::Begins`]),
+    /// for the segment that ends it.
+    pub fn keep_http_head(&mut self, pkt: &Packet<'_>) {
+        let (Some(tcp), Some(ip), Some((payload, _))) = (pkt.tcp(), pkt.ip, pkt.tcp_payload())
+        else {
+            return;
+        };
+        let (src, dst) = ((ip.src, tcp.src_port()), (ip.dst, tcp.dst_port()));
+        let (key, fwd) = if src <= dst {
+            ((src, dst), 0)
+        } else {
+            ((dst, src), 1)
+        };
+        if let Some(h) = self
+            .conversations
+            .get_mut(&key)
+            .and_then(|c| c.http.as_mut())
+        {
+            h.keep_head(fwd, pkt.number, payload, &mut self.heads_left);
+        }
     }
 
     /// Follows `pkt` if it is a TCP segment, and says what its
@@ -777,6 +887,7 @@ impl TcpTracker {
                 ssh_version: None,
                 ssh_newkeys: [false; 2],
                 tls: None,
+                http: None,
             }
         };
         let conv = self.conversations.entry(key).or_insert_with(&mut fresh);
@@ -856,20 +967,45 @@ impl TcpTracker {
         if conv.ssh_version.is_some() && seg.ssh_newkeys {
             conv.ssh_newkeys[fwd] = true;
         }
-        let tls = seg.tls.as_ref().and_then(|digest| {
-            use crate::wire::tls::Selection;
-            // A conversation is read as TLS from the segment that makes it
-            // one on.
-            if conv.tls.is_none() && (digest.selection() == Selection::Port || digest.looks()) {
-                conv.tls = Some(Box::default());
-            }
-            let resent = notes.has(Notes::RETRANSMISSION) || notes.has(Notes::OUT_OF_ORDER);
-            Some(
-                conv.tls
-                    .as_mut()?
-                    .segment(fwd, seg.seq, seg.len, resent, digest),
+        let resent = notes.has(Notes::RETRANSMISSION) || notes.has(Notes::OUT_OF_ORDER);
+        // A conversation is read as HTTP from the segment that makes it
+        // one on (its first with a payload, on HTTP's port), unless it is
+        // TLS already.
+        let http_digest = seg.app.map(|a| a.http(seg.len));
+        if conv.http.is_none()
+            && conv.tls.is_none()
+            && http_digest.is_some_and(|d| d.by_port || d.looks)
+        {
+            conv.http = Some(Box::default());
+        }
+        let http = conv.http.as_mut().and_then(|h| {
+            h.segment(
+                fwd,
+                seg.len,
+                seg.has(FIN),
+                resent,
+                number,
+                http_digest.as_ref(),
             )
         });
+        let tls = seg
+            .app
+            .as_ref()
+            .and_then(AppDigest::tls)
+            .filter(|_| conv.http.is_none())
+            .and_then(|digest| {
+                use crate::wire::tls::Selection;
+                // A conversation is read as TLS from the segment that makes
+                // it one on.
+                if conv.tls.is_none() && (digest.selection() == Selection::Port || digest.looks()) {
+                    conv.tls = Some(Box::default());
+                }
+                Some(
+                    conv.tls
+                        .as_mut()?
+                        .segment(fwd, seg.seq, seg.len, resent, digest),
+                )
+            });
         let sides = &conv.sides;
         Some(TcpSeen {
             stream: conv.stream,
@@ -885,6 +1021,7 @@ impl TcpTracker {
             ssh_version,
             ssh_encrypted,
             tls,
+            http,
         })
     }
 }

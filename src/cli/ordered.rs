@@ -101,7 +101,7 @@ impl Batch {
             let seen = Seen {
                 pkt: &pkt,
                 analysis: &s.analysis,
-                tcp: s.tcp,
+                tcp: s.tcp.clone(),
                 first_ts_ns: s.first_ts_ns,
                 prev_ts_ns: s.prev_ts_ns,
                 link: s.speed,
@@ -245,7 +245,7 @@ impl<W: Write> Output<'_, W> {
             icrc: f.icrc,
             vcrc: f.vcrc,
             analysis: *seen.analysis,
-            tcp: seen.tcp,
+            tcp: seen.tcp.clone(),
             flow_number,
             first_ts_ns: seen.first_ts_ns,
             prev_ts_ns: seen.prev_ts_ns,

@@ -289,9 +289,11 @@ pub struct Ssh<'a> {
     pub from_client: bool,
 }
 
-/// A TCP segment's payload that TLS may be read from ([`Packet::tls`]).
+/// A TCP segment's payload that an application protocol may be read
+/// from ([`Packet::tls`], [`Packet::http`]), and how its conversation
+/// comes to be read as that protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Tls<'a> {
+pub struct AppPayload<'a> {
     pub payload: &'a [u8],
     /// Where the payload starts in the frame.
     pub offset: usize,
@@ -835,12 +837,28 @@ impl<'a> Packet<'a> {
     /// tshark hands to TLS, or on one no other protocol has (where the
     /// conversation is TLS once a segment starts with a record header).
     /// Not SSH's, and not cut short by the capture.
-    pub fn tls(&self) -> Option<Tls<'a>> {
+    pub fn tls(&self) -> Option<AppPayload<'a>> {
         let (sport, dport) = self.other_l4?.tcp()?;
         let selection = crate::wire::tls::Selection::of_ports(sport, dport)?;
         let (payload, offset) = self.tcp_payload()?;
         let whole = u32::try_from(payload.len()).ok() == self.tcp_payload_len();
-        (!payload.is_empty() && whole).then_some(Tls {
+        (!payload.is_empty() && whole).then_some(AppPayload {
+            payload,
+            offset,
+            selection,
+        })
+    }
+
+    /// A TCP segment with a payload that HTTP may be read from: on one of
+    /// HTTP's ports, or on one no protocol has (where the conversation is
+    /// HTTP once a segment's first line looks like HTTP/1.1's). Not cut
+    /// short by the capture.
+    pub fn http(&self) -> Option<AppPayload<'a>> {
+        let (sport, dport) = self.other_l4?.tcp()?;
+        let selection = crate::wire::http::selection(sport, dport)?;
+        let (payload, offset) = self.tcp_payload()?;
+        let whole = u32::try_from(payload.len()).ok() == self.tcp_payload_len();
+        (!payload.is_empty() && whole).then_some(AppPayload {
             payload,
             offset,
             selection,

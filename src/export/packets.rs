@@ -185,7 +185,7 @@ impl Batch {
             end: self.data.len(),
         });
         self.analysis.push(*seen.analysis);
-        self.tcp.push(seen.tcp);
+        self.tcp.push(seen.tcp.clone());
         self.flow.push(flow);
         self.prev_ts.push(seen.prev_ts_ns);
         self.first_ts = seen.first_ts_ns;
@@ -238,7 +238,7 @@ impl Batch {
         Ctx {
             pkt,
             analysis: Some(&self.analysis[i]),
-            tcp: self.tcp.get(i).copied().flatten(),
+            tcp: self.tcp.get(i).and_then(Option::as_ref),
             flow_number: self.flow[i],
             first_ts_ns: self.first_ts,
             prev_ts_ns: self.prev_ts[i],

@@ -124,7 +124,7 @@ pub struct Ctx<'p, 'a> {
     pub pkt: &'p Packet<'a>,
     pub analysis: Option<&'p FrameAnalysis>,
     /// A TCP frame's conversation, when the frame loop followed it.
-    pub tcp: Option<crate::analysis::tcp::TcpSeen>,
+    pub tcp: Option<&'p crate::analysis::tcp::TcpSeen>,
     /// The report's number of the frame's flow (1-based, in order of
     /// first appearance), when the frame belongs to one.
     pub flow_number: Option<u64>,

@@ -16,6 +16,7 @@ use crate::dissect::{OtherL4, Packet, RoceVersion};
 use crate::output::packets as out;
 use crate::wire::PauseRepr;
 use crate::wire::aeth::AckKind;
+use crate::wire::http::StartLine;
 use crate::wire::mad::CmMessage;
 use crate::wire::nvme::{CqeRepr, QueueKind, SqeRepr};
 use crate::wire::tcp::{self, TcpOption};
@@ -119,6 +120,23 @@ macro_rules! ipv4 {
 
 /// A header that is there or not.
 macro_rules! presence {
+    // Read from the frame and what the analysis said of it.
+    ($name:literal, $title:literal, ctx |$c:ident| $e:expr) => {
+        Field {
+            name: $name,
+            title: $title,
+            ty: Presence,
+            base: Base::None,
+            in_tshark: true,
+            names: None,
+            get: |c, o| {
+                let $c = c;
+                if $e {
+                    o.push(Value::Present);
+                }
+            },
+        }
+    };
     ($name:literal, $title:literal, |$p:ident| $e:expr) => {
         Field {
             name: $name,
@@ -131,6 +149,29 @@ macro_rules! presence {
                 let $p = c.pkt;
                 if $e {
                     o.push(Value::Present);
+                }
+            },
+        }
+    };
+}
+
+/// A text of an HTTP message's head (`$e` of the [`http_head`] `$h`).
+macro_rules! http_str {
+    ($name:literal, $title:literal, |$h:ident| $e:expr) => {
+        Field {
+            name: $name,
+            title: $title,
+            ty: Str,
+            base: Base::None,
+            in_tshark: true,
+            names: None,
+            get: |c, o| {
+                // (Owned: a head kept from an earlier frame lives no
+                // longer than the frame loop's step.)
+                if let Some($h) = http_head(c)
+                    && let Some(v) = $e
+                {
+                    o.push(Value::Str(String::from_utf8_lossy(v).into_owned().into()));
                 }
             },
         }
@@ -193,10 +234,30 @@ fn nbns_flags(p: &Packet<'_>) -> Vec<u16> {
 }
 
 /// An SSDP datagram's first line.
-fn ssdp_line<'a>(p: &Packet<'a>) -> Option<crate::wire::http::StartLine<'a>> {
+fn ssdp_line<'a>(p: &Packet<'a>) -> Option<StartLine<'a>> {
     p.udp_app()
         .filter(|u| u.app == crate::dissect::UdpApp::Ssdp)
-        .map(|u| crate::wire::http::StartLine::parse(u.bytes))
+        .map(|u| StartLine::parse(u.bytes))
+}
+
+/// The head of the HTTP message in the frame: an SSDP datagram's, or that
+/// of the message a TCP segment of an HTTP conversation holds whole or
+/// ends (the head its first segment had, as the frame loop kept it).
+fn http_head<'p>(c: &Ctx<'p, '_>) -> Option<crate::wire::http::Head<'p>> {
+    use crate::analysis::http::Reading;
+    use crate::wire::http::Head;
+    if let Some(u) = c
+        .pkt
+        .udp_app()
+        .filter(|u| u.app == crate::dissect::UdpApp::Ssdp)
+    {
+        return Some(Head::parse(u.bytes));
+    }
+    match c.tcp?.http.as_ref()? {
+        Reading::Whole { .. } => Some(Head::parse(c.pkt.tcp_payload()?.0)),
+        Reading::Ends(e) => Some(Head::parse(e.head.as_deref()?)),
+        _ => None,
+    }
 }
 
 /// An SSH segment and what its payload holds, read with what its
@@ -225,7 +286,7 @@ fn ssh_plain(c: &Ctx<'_, '_>) -> impl Iterator<Item = crate::wire::ssh::Plain> {
 /// it tries to decrypt instead and shows neither).
 fn ssh_encrypted_unknown<'a>(c: &Ctx<'_, 'a>) -> Option<&'a [u8]> {
     let (_, r) = ssh_reading(c)?;
-    let known = c.tcp.as_ref().and_then(|t| t.ssh_version).is_some() || r.version_line.is_some();
+    let known = c.tcp.and_then(|t| t.ssh_version).is_some() || r.version_line.is_some();
     (!known && !r.encrypted.is_empty()).then_some(r.encrypted)
 }
 
@@ -261,7 +322,7 @@ fn tls_opaque(r: &crate::wire::tls::Record<'_>) -> bool {
 /// The records of a TLS segment (not the bytes read as none), read with
 /// what its conversation said before it, when the frame loop followed it.
 fn tls_records<'a>(c: &Ctx<'_, 'a>) -> Vec<crate::wire::tls::Record<'a>> {
-    crate::output::packets::tls_reading(c.pkt, c.tcp.as_ref())
+    crate::output::packets::tls_reading(c.pkt, c.tcp)
         .map(|(_, r)| r.records.into_iter().filter(|x| x.is_record()).collect())
         .unwrap_or_default()
 }
@@ -635,7 +696,7 @@ fn protocols(c: &Ctx<'_, '_>) -> String {
                 }
                 // tshark lists TLS once for a record completed from earlier
                 // segments and once for the records that start here.
-                if let Some((t, r)) = crate::output::packets::tls_reading(p, c.tcp.as_ref()) {
+                if let Some((t, r)) = crate::output::packets::tls_reading(p, c.tcp) {
                     // IMAP's port: IMAP hands the conversation to TLS.
                     if p.other_l4
                         .and_then(|l| l.tcp())
@@ -645,8 +706,26 @@ fn protocols(c: &Ctx<'_, '_>) -> String {
                     }
                     parts.extend(std::iter::repeat_n(
                         "tls",
-                        tls_layers(&r, t.payload.len(), c.tcp.as_ref()),
+                        tls_layers(&r, t.payload.len(), c.tcp),
                     ));
+                }
+                // HTTP, and the dissector of its body's media.
+                let http = c.tcp.and_then(|t| t.http.as_ref());
+                if let Some(h) = http.filter(|h| h.is_http()) {
+                    parts.push("http");
+                    if let Some(media) = h.media().layer() {
+                        parts.push(media);
+                    }
+                }
+                // A payload on ports no protocol has that no heuristic
+                // took: tshark's `data`.
+                if http.is_none()
+                    && let Some(h) = p.http()
+                    && h.selection == crate::wire::tls::Selection::Heuristic
+                    && !crate::wire::http::has_version(h.payload)
+                    && crate::output::packets::tls_reading(p, c.tcp).is_none()
+                {
+                    parts.push("data");
                 }
             }
             Some(OtherL4::Icmp { .. }) => parts.push("icmp"),
@@ -766,7 +845,7 @@ pub static FIELDS: &[Field] = &[
     column!(
         "_ws.col.Protocol",
         "Protocol column (RoCEv1, RoCEv2, InfiniBand, PFC, ...)",
-        |c, s| s.push_str(out::protocol_in(c.pkt, c.tcp.as_ref())),
+        |c, s| s.push_str(out::protocol_in(c.pkt, c.tcp)),
     ),
     column!(
         "_ws.col.Length",
@@ -779,7 +858,7 @@ pub static FIELDS: &[Field] = &[
         "_ws.col.Info",
         "Info column, as the summary line has it (the analysis' tags included)",
         |c, s| {
-            out::write_info(s, c.pkt, c.link.bps(c.pkt.if_speed), c.tcp.as_ref());
+            out::write_info(s, c.pkt, c.link.bps(c.pkt.if_speed), c.tcp);
             if let Some(a) = c.analysis {
                 out::push_nvme(s, c.pkt, a.nvme);
                 out::push_marks(s, a.marks);
@@ -1489,7 +1568,7 @@ pub static FIELDS: &[Field] = &[
         in_tshark: true,
         names: None,
         get: |c, o| {
-            if let Some((_, r)) = crate::output::packets::tls_reading(c.pkt, c.tcp.as_ref())
+            if let Some((_, r)) = crate::output::packets::tls_reading(c.pkt, c.tcp)
                 && r.read_as_tls()
             {
                 o.push(Value::Present);
@@ -1655,43 +1734,108 @@ pub static FIELDS: &[Field] = &[
         p
     )
     .is_some()),
-    presence!("http.request", "Request", |p| matches!(
-        ssdp_line(p),
-        Some(crate::wire::http::StartLine::Request { method, .. })
-            if !crate::wire::http::is_notification(method)
-    )),
-    presence!("http.notification", "Notification", |p| matches!(
-        ssdp_line(p),
-        Some(crate::wire::http::StartLine::Request { method, .. })
-            if crate::wire::http::is_notification(method)
-    )),
-    presence!("http.response", "Response", |p| matches!(
-        ssdp_line(p),
-        Some(crate::wire::http::StartLine::Response { .. })
-    )),
-    Field {
-        name: "http.request.method",
-        title: "Request Method",
-        ty: Str,
-        base: Base::None,
-        in_tshark: true,
-        names: None,
-        get: |c, o| {
-            if let Some(crate::wire::http::StartLine::Request { method, .. }) = ssdp_line(c.pkt) {
-                o.push(Value::Str(String::from_utf8_lossy(method)));
-            }
-        },
-    },
-    uint!(
-        "http.response.code",
-        "Status Code",
-        16,
-        Dec,
-        |p| match ssdp_line(p) {
-            Some(crate::wire::http::StartLine::Response { code, .. }) => code,
+    // HTTP, over TCP, and SSDP's in HTTP's fields.
+    presence!(
+        "http",
+        "Hypertext Transfer Protocol",
+        ctx | c
+            | c.tcp
+                .and_then(|t| t.http.as_ref())
+                .is_some_and(crate::analysis::http::Reading::is_http)
+    ),
+    presence!(
+        "http.request",
+        "Request",
+        ctx | c
+            | matches!(
+                http_head(c).map(|h| h.start),
+                Some(StartLine::Request { method, .. }) if !crate::wire::http::is_notification(method)
+            )
+    ),
+    presence!(
+        "http.notification",
+        "Notification",
+        ctx | c
+            | matches!(
+                http_head(c).map(|h| h.start),
+                Some(StartLine::Request { method, .. }) if crate::wire::http::is_notification(method)
+            )
+    ),
+    presence!(
+        "http.response",
+        "Response",
+        ctx | c
+            | matches!(
+                http_head(c).map(|h| h.start),
+                Some(StartLine::Response { .. })
+            )
+    ),
+    http_str!("http.request.method", "Request Method", |h| match h.start {
+        StartLine::Request { method, .. } => Some(method),
+        _ => None,
+    }),
+    http_str!("http.request.uri", "Request URI", |h| match h.start {
+        StartLine::Request { line, .. } => line.split(|&b| b == b' ').nth(1),
+        _ => None,
+    }),
+    http_str!(
+        "http.request.version",
+        "Request Version",
+        |h| match h.start {
+            StartLine::Request { line, .. } => line.split(|&b| b == b' ').nth(2),
             _ => None,
         }
     ),
+    http_str!(
+        "http.response.version",
+        "Response Version",
+        |h| match h.start {
+            StartLine::Response { line, .. } => line.split(|&b| b == b' ').next(),
+            _ => None,
+        }
+    ),
+    Field {
+        name: "http.response.code",
+        title: "Status Code",
+        ty: Uint(16),
+        base: Dec,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some(StartLine::Response {
+                code: Some(code), ..
+            }) = http_head(c).map(|h| h.start)
+            {
+                o.push(Value::Uint(u64::from(code)));
+            }
+        },
+    },
+    http_str!(
+        "http.response.phrase",
+        "Response Phrase",
+        |h| match h.start {
+            StartLine::Response { line, .. } => line.splitn(3, |&b| b == b' ').nth(2),
+            _ => None,
+        }
+    ),
+    http_str!("http.host", "Host", |h| h.header("host")),
+    http_str!("http.user_agent", "User-Agent", |h| h.header("user-agent")),
+    http_str!("http.server", "Server", |h| h.header("server")),
+    http_str!("http.content_type", "Content-Type", |h| h
+        .header("content-type")),
+    Field {
+        name: "http.content_length",
+        title: "Content length",
+        ty: Uint(64),
+        base: Dec,
+        in_tshark: true,
+        names: None,
+        get: |c, o| {
+            if let Some(n) = http_head(c).and_then(|h| h.content_length()) {
+                o.push(Value::Uint(n));
+            }
+        },
+    },
     uint!("dns.id", "Transaction ID", 16, Hex, |p| dns_message(p)
         .map(|m| m.id())),
     uint!("dns.flags", "Flags", 16, Hex, |p| dns_message(p)
@@ -2971,7 +3115,7 @@ fn tcp_options(
 ) {
     if let Some(t) = c.pkt.tcp() {
         for op in t.options() {
-            o.extend(pick(op, c.tcp.as_ref()).into_iter().map(Value::Uint));
+            o.extend(pick(op, c.tcp).into_iter().map(Value::Uint));
         }
     }
 }

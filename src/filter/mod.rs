@@ -286,9 +286,12 @@ fn contextual(f: &Field) -> bool {
                 | "ssh.packet_length_encrypted"
                 | "ssh.encrypted_packet"
         )
-        // What the segments before it said of a TLS conversation.
+        // What the segments before it said of a TLS conversation, or of
+        // an HTTP one (a message's head is in the segment that began it).
         || f.name == "tls"
         || f.name.starts_with("tls.")
+        || f.name == "http"
+        || f.name.starts_with("http.")
 }
 
 fn operand_field(op: &Operand) -> &'static Field {

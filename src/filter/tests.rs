@@ -850,10 +850,11 @@ fn may_match_keeps_every_frame_that_can_match() {
         let (mut first, mut prev) = (None, 0);
         with_packets(&mut |p| {
             let found = an.packet(p);
+            let seen = tcp.see(p);
             let ctx = crate::fields::Ctx {
                 pkt: p,
                 analysis: Some(&found),
-                tcp: tcp.see(p),
+                tcp: seen.as_ref(),
                 flow_number: found.flow().map(|n| u64::from(n) + 1),
                 first_ts_ns: *first.get_or_insert(p.ts_ns),
                 prev_ts_ns: if total == 0 { p.ts_ns } else { prev },

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use super::json::{JsonWriter, mac_string};
+use crate::analysis::http::Reading;
 use crate::analysis::tcp::TcpSeen;
 use crate::dissect::{OtherL4, Packet};
 use crate::q;
@@ -26,6 +27,9 @@ pub fn protocol_in(p: &Packet<'_>, tcp: Option<&TcpSeen>) -> &'static str {
     if p.ssh().is_some() {
         return crate::wire::ssh::protocol(tcp.and_then(|t| t.ssh_version));
     }
+    if let Some(h) = tcp.and_then(|t| t.http.as_ref()) {
+        return h.protocol();
+    }
     if let Some((_, r)) = tls_reading(p, tcp) {
         return r.protocol;
     }
@@ -37,7 +41,10 @@ pub fn protocol_in(p: &Packet<'_>, tcp: Option<&TcpSeen>) -> &'static str {
 pub fn tls_reading<'a>(
     p: &Packet<'a>,
     tcp: Option<&TcpSeen>,
-) -> Option<(crate::dissect::Tls<'a>, crate::wire::tls::Reading<'a>)> {
+) -> Option<(
+    crate::dissect::AppPayload<'a>,
+    crate::wire::tls::Reading<'a>,
+)> {
     let seen = tcp?.tls?;
     let t = p.tls()?;
     Some((t, crate::wire::tls::read(t.payload, &seen)))
@@ -93,6 +100,74 @@ fn write_tls(
                 rec.says.write(s);
                 sep = ", ";
             }
+        }
+    }
+}
+
+/// An HTTP segment's Info column, as tshark's: the first line of the
+/// message it starts or ends (after the TCP analysis's notes), or the
+/// note that it is a segment of a message that goes on.
+fn write_http(s: &mut String, p: &Packet<'_>, h: &Reading, tcp: &TcpSeen) {
+    let payload = p.tcp_payload().map_or(&[][..], |(b, _)| b);
+    write_http_lines(s, p, h, tcp, payload);
+    // The body's dissector names itself after the first line (JSON,
+    // line-based text, media).
+    let head = match h {
+        Reading::Whole { .. } => Some(payload),
+        Reading::Ends(e) => e.head.as_deref(),
+        _ => None,
+    };
+    if let Some(ct) = head.and_then(|h| crate::wire::http::Head::parse(h).header("content-type"))
+        && let Some(info) = h.media().info(ct)
+    {
+        s.push_str(&info);
+    }
+}
+
+/// [`write_http`] but for what a body's media adds.
+fn write_http_lines(s: &mut String, p: &Packet<'_>, h: &Reading, tcp: &TcpSeen, payload: &[u8]) {
+    const PART: &str = "[TCP segment of a reassembled PDU]";
+    let first_line = |s: &mut String, bytes: &[u8]| {
+        let end = bytes
+            .iter()
+            .position(|&b| b == b'\r' || b == b'\n')
+            .unwrap_or(bytes.len());
+        crate::wire::push_text(s, bytes.get(..end).unwrap_or_default());
+        s.push(' ');
+    };
+    match h {
+        Reading::Whole { .. } => {
+            tcp.write_notes(s);
+            first_line(s, payload);
+        }
+        Reading::Begins => {
+            first_line(s, payload);
+            s.push(' ');
+            s.push_str(PART);
+        }
+        Reading::Ends(e) => {
+            tcp.write_notes(s);
+            match &e.head {
+                Some(head) => first_line(s, head),
+                None => {
+                    let _ = write!(s, "[HTTP message begun in frame {}] ", e.first_frame);
+                }
+            }
+        }
+        Reading::Continuation => {
+            tcp.write_notes(s);
+            s.push_str("Continuation");
+        }
+        Reading::Middle | Reading::Resent => {
+            tcp.write_notes(s);
+            if let Some(OtherL4::Tcp { sport, dport, .. }) = p.other_l4 {
+                let _ = write!(s, "{sport} → {dport}");
+            }
+            if let Some(t) = p.tcp() {
+                write_tcp(s, p, &t, Some(tcp));
+            }
+            s.push(' ');
+            s.push_str(PART);
         }
     }
 }
@@ -841,6 +916,10 @@ fn write_l4_info(s: &mut String, p: &Packet<'_>, l4: OtherL4, tcp: Option<&TcpSe
         OtherL4::Tcp { sport, dport, .. } => {
             if let Some((_, r)) = tls_reading(p, tcp) {
                 write_tls(s, p, &r, tcp);
+            } else if let Some(t) = tcp
+                && let Some(h) = t.http.as_ref().filter(|h| **h != Reading::Resent)
+            {
+                write_http(s, p, h, t);
             } else {
                 if let Some(t) = tcp {
                     t.write_notes(s);

@@ -327,7 +327,10 @@ impl Job<'_> {
                                 Some(slot) => *slot = facts,
                                 None => packets.push(facts),
                             }
-                            if filter.may_match(&pkt) {
+                            // (A frame that may begin an HTTP message is
+                            // read again too: the segment that ends it
+                            // shows its first line.)
+                            if filter.may_match(&pkt) || facts.may_begin_http_message() {
                                 let base = from as usize;
                                 candidates.push(Candidate {
                                     index: n,
@@ -956,6 +959,9 @@ fn visit_chunk(
         let data = job.map.get(c.data.clone()).unwrap_or_default();
         let frame = c.meta.frame(facts.number, data, c.offset as usize);
         let pkt = dissect(&frame, job.opts);
+        if Analyzer::frame_bytes_wanted(tcp.as_ref()) {
+            an.keep_frame_bytes(&pkt);
+        }
         visit(&Seen {
             pkt: &pkt,
             analysis: &found,

@@ -40,11 +40,11 @@ pub struct Seen<'s, 'a> {
 impl<'s, 'a> Seen<'s, 'a> {
     /// What the field registry reads of the frame, its flow numbered
     /// `flow_number`.
-    pub fn ctx(&self, flow_number: Option<u64>) -> Ctx<'s, 'a> {
+    pub fn ctx(&self, flow_number: Option<u64>) -> Ctx<'_, 'a> {
         Ctx {
             pkt: self.pkt,
             analysis: Some(self.analysis),
-            tcp: self.tcp,
+            tcp: self.tcp.as_ref(),
             flow_number,
             first_ts_ns: self.first_ts_ns,
             prev_ts_ns: self.prev_ts_ns,
@@ -133,6 +133,9 @@ pub fn visit_with(
         let pkt = crate::dissect::dissect(&frame, dissect_opts);
         let found = an.packet(&pkt);
         let tcp = an.tcp_seen(pkt.number);
+        if Analyzer::frame_bytes_wanted(tcp.as_ref()) {
+            an.keep_frame_bytes(&pkt);
+        }
         n += 1;
         let first_ts = *first.get_or_insert(pkt.ts_ns);
         let seen = Seen {
@@ -456,7 +459,11 @@ pub fn observe_source(
         Facts::put_from_frame(&mut one, 0, &frame, dissect_opts);
         if let Some(facts) = one.first() {
             let found = an.observe(facts);
-            each(&frame, facts, &found, an.tcp_seen(facts.number));
+            let tcp = an.tcp_seen(facts.number);
+            if Analyzer::frame_bytes_wanted(tcp.as_ref()) {
+                an.keep_frame_bytes(&crate::dissect::dissect(&frame, dissect_opts));
+            }
+            each(&frame, facts, &found, tcp);
         }
         n += 1;
         if progress_due(&progress, source, n)

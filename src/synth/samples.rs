@@ -377,6 +377,94 @@ pub fn tcp_conversations() -> Vec<Vec<u8>> {
     segments.iter().map(tcp_frame).collect()
 }
 
+/// HTTP over TCP as tshark reads it: on HTTP's port, a request whole in
+/// one segment, a response whose body (by `Content-Length`, in JSON) goes
+/// on over three segments with one of them sent again, a POST with its
+/// body, a 304 that says a length and has no body, a chunked response
+/// over two segments, bodies of plain text and of octets, bytes that
+/// start no message, and binary bytes (HTTP's continuation after a
+/// request, TCP's alone where no request was seen); on ports no protocol has, an HTTP/1.1 request and
+/// an XML response, and an HTTP/1.0 request, that its heuristic takes,
+/// and an HTTP/2 request line that it does not (tshark's `data`).
+pub fn http_conversations() -> Vec<Vec<u8>> {
+    use crate::wire::tcp::{ACK, PSH, SYN};
+    let seg = |from: (u8, u16), to: (u8, u16), seq: u32, ack: u32, flags: u16, payload| Segment {
+        from,
+        to,
+        seq,
+        ack,
+        flags,
+        window: 502,
+        urgent: 0,
+        options: &[],
+        payload,
+    };
+    let (c, s) = ((11, 50000), (12, 80));
+    let get: &[u8] =
+        b"GET /index.json HTTP/1.1\r\nHost: example.test\r\nUser-Agent: roce-dissect-test\r\n\r\n";
+    let head: &[u8] = b"HTTP/1.1 200 OK\r\nServer: test/1\r\nContent-Type: application/json\r\nContent-Length: 30\r\n\r\n{\"a\": 1, ";
+    let (b1, b2): (&[u8], &[u8]) = (b"\"b\": 2, \"c\"", b": [3, 4]}\n");
+    let post: &[u8] = b"POST /up HTTP/1.1\r\nHost: example.test\r\nContent-Length: 5\r\n\r\nhello";
+    let not_modified: &[u8] = b"HTTP/1.1 304 Not Modified\r\nContent-Length: 100\r\n\r\n";
+    let chunked: &[u8] = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n";
+    let last: &[u8] = b"0\r\n\r\n";
+    let text: &[u8] =
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nabc";
+    let octets: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: 2\r\n\r\n\x00\x01";
+    let other: &[u8] =
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/x-roce-test\r\nContent-Length: 2\r\n\r\nab";
+    let stray: &[u8] = b"stray bytes";
+    let (x, y) = ((13, 46000), (14, 40541));
+    let get2: &[u8] = b"GET /desc.xml HTTP/1.1\r\nHost: 10.0.0.14:40541\r\n\r\n";
+    let xml: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/xml; charset=\"utf-8\"\r\nContent-Length: 12\r\n\r\n<root></root>";
+    let (u, v) = ((15, 46001), (16, 40542));
+    let old: &[u8] = b"GET / HTTP/1.0\r\n\r\n";
+    let (w, z) = ((17, 46002), (18, 40543));
+    let two: &[u8] = b"GET / HTTP/2.0\r\n\r\n";
+    let mut frames = vec![
+        seg(c, s, 1000, 0, SYN, &[][..]),
+        seg(s, c, 5000, 1001, SYN | ACK, &[]),
+        seg(c, s, 1001, 5001, ACK, &[]),
+    ];
+    // (From the client, payload, sent again.)
+    let plan: [(bool, &[u8], bool); 14] = [
+        (true, get, false),
+        (false, head, false),
+        (false, b1, false),
+        (false, b1, true),
+        (false, b2, false),
+        (true, post, false),
+        (false, not_modified, false),
+        (false, chunked, false),
+        (false, last, false),
+        (false, text, false),
+        (false, octets, false),
+        (false, other, false),
+        (false, stray, false),
+        (true, b"\x01\x02binary", false),
+    ];
+    let (mut next_c, mut next_s) = (1001u32, 5001u32);
+    for (from_client, payload, again) in plan {
+        let len = payload.len() as u32;
+        let (from, to, next, ack) = if from_client {
+            (c, s, &mut next_c, next_s)
+        } else {
+            (s, c, &mut next_s, next_c)
+        };
+        let seq = if again { next.wrapping_sub(len) } else { *next };
+        *next = seq.wrapping_add(len);
+        frames.push(seg(from, to, seq, ack, PSH | ACK, payload));
+    }
+    frames.push(seg(x, y, 1, 1, PSH | ACK, get2));
+    frames.push(seg(y, x, 1, 1 + get2.len() as u32, PSH | ACK, xml));
+    frames.push(seg(u, v, 1, 1, PSH | ACK, old));
+    frames.push(seg(w, z, 1, 1, PSH | ACK, two));
+    // Binary bytes on HTTP's port with no request before them.
+    let (m, n) = ((19, 46003), (20, 80));
+    frames.push(seg(n, m, 1, 1, PSH | ACK, b"\r\n\x01\x02"));
+    frames.iter().map(tcp_frame).collect()
+}
+
 /// TCP segments that tshark's analysis notes, in a capture whose frames
 /// are a microsecond apart (as the tests write them): a fast
 /// retransmission after two duplicate ACKs, a spurious one, a segment after

@@ -607,7 +607,7 @@ impl App {
             let ctx = crate::fields::Ctx {
                 pkt: &p,
                 analysis: Some(&found),
-                tcp: self.index.tcp.get(&pos).copied(),
+                tcp: self.index.tcp.get(&pos),
                 flow_number: (flow != NO_FLOW).then_some(u64::from(flow) + 1),
                 first_ts_ns: first,
                 prev_ts_ns: prev,

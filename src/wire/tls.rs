@@ -151,6 +151,12 @@ impl Selection {
     }
 }
 
+/// A port TLS or another protocol of tshark's has, so that no
+/// heuristic (TLS's or HTTP's) is tried on it.
+pub fn port_claimed(port: u16) -> bool {
+    PORTS.binary_search(&port).is_ok() || OTHER_PORTS.binary_search(&port).is_ok()
+}
+
 /// A content type tshark takes as one (20 to 25).
 pub fn valid_content_type(t: u8) -> bool {
     (CHANGE_CIPHER_SPEC..=TLS12_CID).contains(&t)

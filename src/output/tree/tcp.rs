@@ -90,7 +90,7 @@ pub(super) fn ssh_tree(t: &mut Tree<'_>, ssh: &crate::dissect::Ssh<'_>, tcp: Opt
 pub(super) fn tls_tree(
     t: &mut Tree<'_>,
     p: &Packet<'_>,
-    tls: &crate::dissect::Tls<'_>,
+    tls: &crate::dissect::AppPayload<'_>,
     r: &crate::wire::tls::Reading<'_>,
 ) {
     use crate::wire::tls::{self, Says};
@@ -633,5 +633,43 @@ pub(super) fn tcp_nodes(t: &mut Tree<'_>, p: &Packet<'_>, offset: u16, tcp: Opti
     }
     if let Some((tls, r)) = crate::output::packets::tls_reading(p, tcp) {
         tls_tree(t, p, &tls, &r);
+    }
+    if let Some(h) = tcp.and_then(|c| c.http.as_ref())
+        && h.is_http()
+        && let Some((payload, offset)) = p.tcp_payload()
+    {
+        http_tree(t, h, payload, offset);
+    }
+}
+
+/// An HTTP segment: the head of the message it starts (or, for one that
+/// ends a message begun earlier, the head that segment had) and how many
+/// bytes of body follow it; or a continuation's bytes.
+fn http_tree(t: &mut Tree<'_>, h: &crate::analysis::http::Reading, payload: &[u8], offset: usize) {
+    use crate::analysis::http::Reading;
+    t.add(0, offset, payload.len(), "Hypertext Transfer Protocol");
+    let body = match h {
+        Reading::Whole { .. } => {
+            let head = super::udp_apps::http_head_nodes(t, payload, Some(offset));
+            payload.len().saturating_sub(head) as u64
+        }
+        Reading::Ends(e) => {
+            if let Some(head) = &e.head {
+                super::udp_apps::http_head_nodes(t, head, None);
+            }
+            let head = e.head.as_ref().map_or(0, |h| h.len() as u64);
+            t.text(
+                1,
+                format_args!(
+                    "[{} Reassembled TCP Segments ({} bytes), from frame {}]",
+                    e.segments, e.bytes, e.first_frame
+                ),
+            );
+            e.bytes.saturating_sub(head)
+        }
+        _ => payload.len() as u64,
+    };
+    if body > 0 {
+        t.text(1, format_args!("File Data: {body} bytes"));
     }
 }

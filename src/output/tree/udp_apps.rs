@@ -392,17 +392,30 @@ pub(super) fn dhcp_tree(t: &mut Tree<'_>, u: &crate::dissect::UdpPayload<'_>) {
     }
 }
 
-/// An SSDP message: its first line with what it says, then the header
-/// lines up to the blank one, each with its line end shown as tshark
-/// shows it.
+/// An SSDP message: its first line and header lines (see
+/// [`http_head_nodes`]).
 pub(super) fn ssdp_tree(t: &mut Tree<'_>, u: &crate::dissect::UdpPayload<'_>) {
+    t.add(
+        0,
+        u.offset,
+        u.bytes.len(),
+        "Simple Service Discovery Protocol",
+    );
+    http_head_nodes(t, u.bytes, Some(u.offset));
+}
+
+/// An HTTP message's head, under its protocol's node: its first line with
+/// what it says, then the header lines up to the blank one, each with its
+/// line end shown as tshark shows it. Returns the head's length. The
+/// lines' bytes are in the frame from `base` on, when it is given (an
+/// HTTP message that ends in a later segment is shown there with the head
+/// its first segment had).
+pub(super) fn http_head_nodes(t: &mut Tree<'_>, bytes: &[u8], base: Option<usize>) -> usize {
     use crate::wire::http::{StartLine, is_notification};
-    let base = u.offset;
-    t.add(0, base, u.bytes.len(), "Simple Service Discovery Protocol");
     let mut at = 0usize;
     let mut first = true;
-    while at < u.bytes.len() {
-        let rest = u.bytes.get(at..).unwrap_or_default();
+    while at < bytes.len() {
+        let rest = bytes.get(at..).unwrap_or_default();
         let Some(end) = rest.iter().position(|&b| b == b'\n') else {
             break;
         };
@@ -414,10 +427,13 @@ pub(super) fn ssdp_tree(t: &mut Tree<'_>, u: &crate::dissect::UdpPayload<'_>) {
         let mut text = String::with_capacity(line.len() + 4);
         crate::wire::push_text(&mut text, line);
         text.push_str(ending);
-        t.add(1, base + at, end + 1, text);
+        match base {
+            Some(base) => t.add(1, base + at, end + 1, text),
+            None => t.text(1, text),
+        }
         if first {
             first = false;
-            match StartLine::parse(u.bytes) {
+            match StartLine::parse(bytes) {
                 StartLine::Request { method, line } => {
                     let method = String::from_utf8_lossy(method);
                     let mut parts = line.split(|&b| b == b' ').skip(1);
@@ -464,4 +480,5 @@ pub(super) fn ssdp_tree(t: &mut Tree<'_>, u: &crate::dissect::UdpPayload<'_>) {
             break;
         }
     }
+    at
 }
