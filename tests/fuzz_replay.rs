@@ -107,3 +107,8 @@ fn discovery_message_inputs() {
 fn tls_records_inputs() {
     assert!(replay("tls_records", roce_dissect::fuzzing::tls_records) >= 20);
 }
+
+#[test]
+fn http_messages_inputs() {
+    assert!(replay("http_messages", roce_dissect::fuzzing::http_messages) >= 10);
+}
