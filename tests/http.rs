@@ -60,20 +60,22 @@ fn messages_are_shown_on_the_segment_that_ends_them() {
         "10\tHTTP\tHTTP/1.1 304 Not Modified ",
         // Chunks up to the last.
         "11\tTCP\tHTTP/1.1 200 OK  [TCP segment of a reassembled PDU]",
-        "12\tHTTP\tHTTP/1.1 200 OK ",
-        "13\tHTTP\tHTTP/1.1 200 OK  (text/plain)",
-        "14\tHTTP\tHTTP/1.1 200 OK ",
-        "15\tHTTP\tHTTP/1.1 200 OK  (application/x-roce-test)",
+        // HTTP reads the chunks so far again: the first line again.
+        "12\tTCP\tHTTP/1.1 200 OK  [TCP segment of a reassembled PDU]",
+        "13\tHTTP\tHTTP/1.1 200 OK ",
+        "14\tHTTP\tHTTP/1.1 200 OK  (text/plain)",
+        "15\tHTTP\tHTTP/1.1 200 OK ",
+        "16\tHTTP\tHTTP/1.1 200 OK  (application/x-roce-test)",
         // No line end yet: tshark waits for one.
-        "16\tTCP\t80 → 50000 [PSH, ACK] Seq=456 Ack=145 Win=502 Len=11 [TCP segment of a reassembled PDU]",
+        "17\tTCP\t80 → 50000 [PSH, ACK] Seq=464 Ack=145 Win=502 Len=11 [TCP segment of a reassembled PDU]",
         // Binary bytes after a request.
-        "17\tHTTP\tContinuation",
-        "18\tHTTP\tGET /desc.xml HTTP/1.1 ",
-        "19\tHTTP/XML\tHTTP/1.1 200 OK ",
-        "20\tHTTP\tGET / HTTP/1.0 ",
-        "21\tTCP\t46002 → 40543 [PSH, ACK] Seq=1 Ack=1 Win=502 Len=18",
+        "18\tHTTP\tContinuation",
+        "19\tHTTP\tGET /desc.xml HTTP/1.1 ",
+        "20\tHTTP/XML\tHTTP/1.1 200 OK ",
+        "21\tHTTP\tGET / HTTP/1.0 ",
+        "22\tTCP\t46002 → 40543 [PSH, ACK] Seq=1 Ack=1 Win=502 Len=18",
         // Binary bytes (after a line end) with no request before them.
-        "22\tTCP\t80 → 46003 [PSH, ACK] Seq=1 Ack=1 Win=502 Len=4",
+        "23\tTCP\t80 → 46003 [PSH, ACK] Seq=1 Ack=1 Win=502 Len=4",
     ];
     assert_eq!(out.lines().collect::<Vec<_>>(), want, "in\n{out}");
 }

@@ -37,6 +37,12 @@ pub enum Reading {
     /// without a line end that start no message): `TCP`, its TCP summary
     /// and `[TCP segment of a reassembled PDU]`.
     Middle,
+    /// Part of a message whose length tshark learns a segment at a time
+    /// (a chunked body, a head split over segments): HTTP reads what it
+    /// has so far again, so the line is the message's first line (from
+    /// the head the frame loop kept, else the TCP summary) and
+    /// `[TCP segment of a reassembled PDU]`.
+    Grows { head: Option<Arc<[u8]>> },
     /// The segment that ends a message begun earlier: named as a whole
     /// message is, with the head the frame loop kept (none in the
     /// report's loop, or past [`HEAD_BUDGET`]).
@@ -69,7 +75,7 @@ impl Reading {
             Reading::Whole { .. } | Reading::Ends(_) | Reading::Continuation => {
                 self.media().protocol().unwrap_or("HTTP")
             }
-            Reading::Begins | Reading::Middle | Reading::Resent => "TCP",
+            Reading::Begins | Reading::Middle | Reading::Grows { .. } | Reading::Resent => "TCP",
         }
     }
 
@@ -182,7 +188,12 @@ impl Conversation {
                 Rest::Fin => fin,
             };
             if !done {
-                return Some(Reading::Middle);
+                return Some(match p.rest {
+                    Rest::LastChunk | Rest::Head => Reading::Grows {
+                        head: p.head.clone(),
+                    },
+                    Rest::Bytes(_) | Rest::Fin => Reading::Middle,
+                });
             }
             return slot.take().map(Pending::ended);
         }
@@ -328,7 +339,10 @@ mod tests {
         let head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n";
         let mut c = Conversation::default();
         assert_eq!(seg(&mut c, 0, head, 1), Some(Reading::Begins));
-        assert_eq!(seg(&mut c, 0, b"3\r\nabc\r\n", 2), Some(Reading::Middle));
+        assert_eq!(
+            seg(&mut c, 0, b"3\r\nabc\r\n", 2),
+            Some(Reading::Grows { head: None })
+        );
         assert!(matches!(
             seg(&mut c, 0, b"0\r\n\r\n", 3),
             Some(Reading::Ends(Ended { head: None, .. }))
@@ -366,7 +380,10 @@ mod tests {
             seg(&mut c, 0, b"GET / HTTP/1.1\r\nHost: a\r\n", 1),
             Some(Reading::Begins)
         );
-        assert_eq!(seg(&mut c, 0, b"Accept: */*\r\n", 2), Some(Reading::Middle));
+        assert_eq!(
+            seg(&mut c, 0, b"Accept: */*\r\n", 2),
+            Some(Reading::Grows { head: None })
+        );
         assert!(matches!(seg(&mut c, 0, b"\r\n", 3), Some(Reading::Ends(_))));
     }
 

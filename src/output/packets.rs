@@ -158,7 +158,12 @@ fn write_http_lines(s: &mut String, p: &Packet<'_>, h: &Reading, tcp: &TcpSeen, 
             tcp.write_notes(s);
             s.push_str("Continuation");
         }
-        Reading::Middle | Reading::Resent => {
+        Reading::Grows { head: Some(head) } => {
+            first_line(s, head);
+            s.push(' ');
+            s.push_str(PART);
+        }
+        Reading::Middle | Reading::Grows { head: None } | Reading::Resent => {
             tcp.write_notes(s);
             if let Some(OtherL4::Tcp { sport, dport, .. }) = p.other_l4 {
                 let _ = write!(s, "{sport} → {dport}");

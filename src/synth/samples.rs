@@ -381,7 +381,7 @@ pub fn tcp_conversations() -> Vec<Vec<u8>> {
 /// one segment, a response whose body (by `Content-Length`, in JSON) goes
 /// on over three segments with one of them sent again, a POST with its
 /// body, a 304 that says a length and has no body, a chunked response
-/// over two segments, bodies of plain text and of octets, bytes that
+/// over three segments, bodies of plain text and of octets, bytes that
 /// start no message, and binary bytes (HTTP's continuation after a
 /// request, TCP's alone where no request was seen); on ports no protocol has, an HTTP/1.1 request and
 /// an XML response, and an HTTP/1.0 request, that its heuristic takes,
@@ -427,7 +427,7 @@ pub fn http_conversations() -> Vec<Vec<u8>> {
         seg(c, s, 1001, 5001, ACK, &[]),
     ];
     // (From the client, payload, sent again.)
-    let plan: [(bool, &[u8], bool); 14] = [
+    let plan: [(bool, &[u8], bool); 15] = [
         (true, get, false),
         (false, head, false),
         (false, b1, false),
@@ -436,6 +436,7 @@ pub fn http_conversations() -> Vec<Vec<u8>> {
         (true, post, false),
         (false, not_modified, false),
         (false, chunked, false),
+        (false, b"3\r\nabc\r\n", false),
         (false, last, false),
         (false, text, false),
         (false, octets, false),
