@@ -167,6 +167,11 @@ other_inputs() {
     # again.
     local hm=$out/tls-$n.pcap
     want 'HTTPS|Hello' && [ ! -f "$hm" ] && python3 bench/tls_mirror.py "$n" "$hm"
+    # A mirror's HTTP (bench/http_mirror.py): REST calls on 1 000
+    # keep-alive connections, JSON responses across segments, one in ten
+    # chunked, a quarter on a port only the heuristic finds.
+    local hp=$out/http-$n.pcap
+    want 'HTTP calls|answers' && [ ! -f "$hp" ] && python3 bench/http_mirror.py "$n" "$hp"
     # A mirror's name service (bench/dns_mirror.py): DNS lookups and their
     # answers, one in 20 failing, mDNS announcements, LLMNR questions.
     local dm=$out/dns-$n.pcap
@@ -214,6 +219,8 @@ other_inputs() {
         "packets: a mirror's SSH sessions (tcp_mirror.py N F 22)|$sm|$bin packets $sm|tshark -n -r $sm"
         "packets: a mirror's NBNS, DHCP, SSDP (discovery_mirror.py)|$dsc|$bin packets $dsc|tshark -n -r $dsc"
         "packets: a mirror's HTTPS downloads (tls_mirror.py)|$hm|$bin packets $hm|tshark -n -r $hm"
+        "packets: a mirror's HTTP calls (http_mirror.py)|$hp|$bin packets $hp|tshark -n -r $hp"
+        "packets -Y 'http.response.code == 200' (answers)|$hp|$bin packets $hp -Y 'http.response.code == 200'|tshark -n -r $hp -Y 'http.response.code == 200'"
         "packets -Y 'tls.handshake.type == 1' (Client Hellos)|$hm|$bin packets $hm -Y 'tls.handshake.type == 1'|tshark -n -r $hm -Y 'tls.handshake.type == 1'"
         "packets -Y 'dhcp.option.dhcp == 6' (refused leases)|$dsc|$bin packets $dsc -Y 'dhcp.option.dhcp == 6'|tshark -n -r $dsc -Y 'dhcp.option.dhcp == 6'"
         "report: a mirror's TCP conversations|$tm|$bin $tm --json|tshark -n -r $tm -q -z conv,tcp -z io,phs -z expert"
