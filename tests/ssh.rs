@@ -155,17 +155,7 @@ fn lines_and_fields_are_tsharks() {
 /// duplicate ACKs and the fast retransmission.
 fn troubled_session() -> Vec<Vec<u8>> {
     use roce_dissect::synth::samples::{Segment, tcp_frame};
-    let client = |seq: u32| Segment {
-        from: (1, 40000),
-        to: (2, 22),
-        seq,
-        ack: 501,
-        flags: 0x018,
-        window: 502,
-        urgent: 0,
-        options: &[],
-        payload: &[0xc7; 36],
-    };
+    let client = |seq: u32| Segment::new((1, 40000), (2, 22), (seq, 501), 0x018, &[0xc7; 36]);
     let dup = Segment {
         from: (2, 22),
         to: (1, 40000),

@@ -239,6 +239,29 @@ pub struct Segment<'a> {
     pub payload: &'a [u8],
 }
 
+impl<'a> Segment<'a> {
+    /// A segment without options or urgent data, its window 502.
+    pub fn new(
+        from: (u8, u16),
+        to: (u8, u16),
+        (seq, ack): (u32, u32),
+        flags: u16,
+        payload: &'a [u8],
+    ) -> Segment<'a> {
+        Segment {
+            from,
+            to,
+            seq,
+            ack,
+            flags,
+            window: 502,
+            urgent: 0,
+            options: &[],
+            payload,
+        }
+    }
+}
+
 /// `seg` over IPv4 (10.0.0.x) and Ethernet, its options padded with
 /// end-of-list bytes to a whole word and the checksum left 0.
 pub fn tcp_frame(seg: &Segment<'_>) -> Vec<u8> {
@@ -285,17 +308,7 @@ pub fn tcp_conversations() -> Vec<Vec<u8>> {
     ];
     let synack_opts: &[u8] = &[2, 4, 5, 0xb4, 1, 1, 4, 2, 1, 3, 3, 2];
     let ts: &[u8] = &[1, 1, 8, 10, 0, 0, 0, 9, 0, 0, 0, 8];
-    let seg = |from: (u8, u16), to: (u8, u16), seq: u32, ack: u32, flags: u16| Segment {
-        from,
-        to,
-        seq,
-        ack,
-        flags,
-        window: 502,
-        urgent: 0,
-        options: &[],
-        payload: &[],
-    };
+    let seg = |from, to, seq, ack, flags| Segment::new(from, to, (seq, ack), flags, &[]);
     let (a, b) = ((1, 40000), (2, 22));
     let (c, d) = ((3, 40001), (4, 9000));
     let (e, g) = ((5, 40002), (6, 80));
@@ -388,17 +401,8 @@ pub fn tcp_conversations() -> Vec<Vec<u8>> {
 /// and an HTTP/2 request line that it does not (tshark's `data`).
 pub fn http_conversations() -> Vec<Vec<u8>> {
     use crate::wire::tcp::{ACK, PSH, SYN};
-    let seg = |from: (u8, u16), to: (u8, u16), seq: u32, ack: u32, flags: u16, payload| Segment {
-        from,
-        to,
-        seq,
-        ack,
-        flags,
-        window: 502,
-        urgent: 0,
-        options: &[],
-        payload,
-    };
+    let seg =
+        |from, to, seq, ack, flags, payload| Segment::new(from, to, (seq, ack), flags, payload);
     let (c, s) = ((11, 50000), (12, 80));
     let get: &[u8] =
         b"GET /index.json HTTP/1.1\r\nHost: example.test\r\nUser-Agent: roce-dissect-test\r\n\r\n";
