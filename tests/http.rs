@@ -66,16 +66,31 @@ fn messages_are_shown_on_the_segment_that_ends_them() {
         "14\tHTTP\tHTTP/1.1 200 OK  (text/plain)",
         "15\tHTTP\tHTTP/1.1 200 OK ",
         "16\tHTTP\tHTTP/1.1 200 OK  (application/x-roce-test)",
+        // The last chunk over two segments.
+        "17\tTCP\tHTTP/1.1 200 OK  [TCP segment of a reassembled PDU]",
+        "18\tTCP\tHTTP/1.1 200 OK  [TCP segment of a reassembled PDU]",
+        "19\tHTTP\tHTTP/1.1 200 OK ",
+        // Cut after the \r of its last line end: tshark ends the message
+        // there, malformed, and the \n is a continuation.
+        "20\tTCP\tHTTP/1.1 200 OK  [TCP segment of a reassembled PDU]",
+        "21\tTCP\tHTTP/1.1 200 OK [Malformed Packet]",
+        "22\tHTTP\tContinuation",
+        // "1", "0\r\n\r\n": a chunk of 16 bytes, not the last.
+        "23\tTCP\tHTTP/1.1 200 OK  [TCP segment of a reassembled PDU]",
+        "24\tTCP\tHTTP/1.1 200 OK  [TCP segment of a reassembled PDU]",
+        "25\tTCP\tHTTP/1.1 200 OK  [TCP segment of a reassembled PDU]",
+        "26\tTCP\tHTTP/1.1 200 OK  [TCP segment of a reassembled PDU]",
+        "27\tHTTP\tHTTP/1.1 200 OK ",
         // No line end yet: tshark waits for one.
-        "17\tTCP\t80 → 50000 [PSH, ACK] Seq=464 Ack=145 Win=502 Len=11 [TCP segment of a reassembled PDU]",
+        "28\tTCP\t80 → 50000 [PSH, ACK] Seq=680 Ack=145 Win=502 Len=11 [TCP segment of a reassembled PDU]",
         // Binary bytes after a request.
-        "18\tHTTP\tContinuation",
-        "19\tHTTP\tGET /desc.xml HTTP/1.1 ",
-        "20\tHTTP/XML\tHTTP/1.1 200 OK ",
-        "21\tHTTP\tGET / HTTP/1.0 ",
-        "22\tTCP\t46002 → 40543 [PSH, ACK] Seq=1 Ack=1 Win=502 Len=18",
+        "29\tHTTP\tContinuation",
+        "30\tHTTP\tGET /desc.xml HTTP/1.1 ",
+        "31\tHTTP/XML\tHTTP/1.1 200 OK ",
+        "32\tHTTP\tGET / HTTP/1.0 ",
+        "33\tTCP\t46002 → 40543 [PSH, ACK] Seq=1 Ack=1 Win=502 Len=18",
         // Binary bytes (after a line end) with no request before them.
-        "23\tTCP\t80 → 46003 [PSH, ACK] Seq=1 Ack=1 Win=502 Len=4",
+        "34\tTCP\t80 → 46003 [PSH, ACK] Seq=1 Ack=1 Win=502 Len=4",
     ];
     assert_eq!(out.lines().collect::<Vec<_>>(), want, "in\n{out}");
 }

@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use crate::wire::http::{BodyLen, Digest, Media};
+use crate::wire::http::{BodyLen, Digest, Media, Tail};
 
 /// Bytes of a message's head kept at most (a longer head is kept cut).
 pub const MAX_HEAD: usize = 16 * 1024;
@@ -47,6 +47,13 @@ pub enum Reading {
     /// message is, with the head the frame loop kept (none in the
     /// report's loop, or past [`HEAD_BUDGET`]).
     Ends(Ended),
+    /// The segment that ends a chunked body begun earlier with the `\r`
+    /// of its last line end, the `\n` still to come: tshark 4.0 takes
+    /// the `\r` for the line end and ends the message, then finds it
+    /// malformed (`TCP`, the first line and `[Malformed Packet]`, HTTP
+    /// among the frame's protocols but none of its fields); the `\n` is
+    /// a `Continuation`.
+    Malformed { head: Option<Arc<[u8]>> },
     /// Neither a message's start nor part of one (tshark's
     /// `Continuation`).
     Continuation,
@@ -75,7 +82,11 @@ impl Reading {
             Reading::Whole { .. } | Reading::Ends(_) | Reading::Continuation => {
                 self.media().protocol().unwrap_or("HTTP")
             }
-            Reading::Begins | Reading::Middle | Reading::Grows { .. } | Reading::Resent => "TCP",
+            Reading::Begins
+            | Reading::Middle
+            | Reading::Grows { .. }
+            | Reading::Malformed { .. }
+            | Reading::Resent => "TCP",
         }
     }
 
@@ -94,8 +105,19 @@ impl Reading {
     pub fn is_http(&self) -> bool {
         matches!(
             self,
-            Reading::Whole { .. } | Reading::Ends(_) | Reading::Continuation
+            Reading::Whole { .. }
+                | Reading::Ends(_)
+                | Reading::Malformed { .. }
+                | Reading::Continuation
         )
+    }
+
+    /// Whether HTTP's protocol item is in the frame's tree (the `http`
+    /// field is present): as [`is_http`](Self::is_http), but for a
+    /// malformed message, which tshark lists among the frame's protocols
+    /// without the item.
+    pub fn has_item(&self) -> bool {
+        self.is_http() && !matches!(self, Reading::Malformed { .. })
     }
 }
 
@@ -125,6 +147,9 @@ struct Pending {
     head_len: u32,
     /// The body's media, were there a body.
     media: Media,
+    /// The last bytes of the message so far (a chunked body's last chunk
+    /// may come over two segments).
+    tail: Tail,
 }
 
 impl Pending {
@@ -178,15 +203,21 @@ impl Conversation {
             }
             p.segments = p.segments.saturating_add(1);
             p.bytes = p.bytes.saturating_add(u64::from(len));
+            // Unknown bytes (a segment without a digest) end no chunk.
+            p.tail = p.tail.then(d.map(|d| d.tail).unwrap_or_default(), len);
             let done = match &mut p.rest {
                 Rest::Bytes(rest) => {
                     *rest = rest.saturating_sub(u64::from(len));
                     *rest == 0
                 }
-                Rest::LastChunk => d.is_some_and(|d| d.last_chunk),
+                Rest::LastChunk => p.tail.ends_last_chunk(),
                 Rest::Head => d.is_some_and(|d| d.head_ends),
                 Rest::Fin => fin,
             };
+            if p.rest == Rest::LastChunk && p.tail.ends_last_chunk_but_lf() {
+                let head = slot.take().and_then(|p| p.head);
+                return Some(Reading::Malformed { head });
+            }
             if !done {
                 return Some(match p.rest {
                     Rest::LastChunk | Rest::Head => Reading::Grows {
@@ -240,6 +271,7 @@ impl Conversation {
             bytes: u64::from(len),
             head_len: d.head_len,
             media: d.media,
+            tail: d.tail,
         });
         Some(Reading::Begins)
     }
@@ -346,6 +378,41 @@ mod tests {
         assert!(matches!(
             seg(&mut c, 0, b"0\r\n\r\n", 3),
             Some(Reading::Ends(Ended { head: None, .. }))
+        ));
+        // The last chunk over two segments, and over three.
+        for parts in [
+            &[&b"3\r\nabc\r\n0\r\n"[..], b"\r\n"][..],
+            &[b"3\r\nabc\r\n0", b"\r\n\r\n"],
+            &[b"3\r\nabc\r\n", b"0\r", b"\n\r\n"],
+            &[b"3\r\nabc\r", b"\n0\r\n", b"\r\n"],
+        ] {
+            assert_eq!(seg(&mut c, 0, head, 1), Some(Reading::Begins));
+            let (last, before) = parts.split_last().unwrap();
+            for p in before {
+                assert_eq!(seg(&mut c, 0, p, 2), Some(Reading::Grows { head: None }));
+            }
+            assert!(matches!(seg(&mut c, 0, last, 3), Some(Reading::Ends(_))));
+        }
+        // Cut between the \r and \n of its last line end: malformed, as
+        // tshark finds it, and the \n is a continuation (of a
+        // conversation with a request).
+        assert!(seg(&mut c, 1, b"GET / HTTP/1.1\r\n\r\n", 1).is_some());
+        assert_eq!(seg(&mut c, 0, head, 1), Some(Reading::Begins));
+        let r = seg(&mut c, 0, b"3\r\nabc\r\n0\r\n\r", 2);
+        assert_eq!(r, Some(Reading::Malformed { head: None }));
+        assert_eq!(
+            r.map(|r| (r.protocol(), r.is_http(), r.has_item())),
+            Some(("TCP", true, false))
+        );
+        assert_eq!(seg(&mut c, 0, b"\n", 3), Some(Reading::Continuation));
+        // A chunk of 16 bytes ("10") cut before its "0" is no last chunk.
+        assert_eq!(seg(&mut c, 0, head, 1), Some(Reading::Begins));
+        for p in [&b"1"[..], b"0\r\n\r\n", b"0123456789abcd\r\n"] {
+            assert!(matches!(seg(&mut c, 0, p, 2), Some(Reading::Grows { .. })));
+        }
+        assert!(matches!(
+            seg(&mut c, 0, b"0\r\n\r\n", 3),
+            Some(Reading::Ends(_))
         ));
         // Whole in one segment.
         let whole = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n";

@@ -1741,7 +1741,7 @@ pub static FIELDS: &[Field] = &[
         ctx | c
             | c.tcp
                 .and_then(|t| t.http.as_ref())
-                .is_some_and(crate::analysis::http::Reading::is_http)
+                .is_some_and(crate::analysis::http::Reading::has_item)
     ),
     presence!(
         "http.request",

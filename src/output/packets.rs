@@ -163,7 +163,14 @@ fn write_http_lines(s: &mut String, p: &Packet<'_>, h: &Reading, tcp: &TcpSeen, 
             s.push(' ');
             s.push_str(PART);
         }
-        Reading::Middle | Reading::Grows { head: None } | Reading::Resent => {
+        Reading::Malformed { head: Some(head) } => {
+            first_line(s, head);
+            s.push_str("[Malformed Packet]");
+        }
+        Reading::Middle
+        | Reading::Grows { head: None }
+        | Reading::Malformed { head: None }
+        | Reading::Resent => {
             tcp.write_notes(s);
             if let Some(OtherL4::Tcp { sport, dport, .. }) = p.other_l4 {
                 let _ = write!(s, "{sport} → {dport}");
@@ -172,7 +179,10 @@ fn write_http_lines(s: &mut String, p: &Packet<'_>, h: &Reading, tcp: &TcpSeen, 
                 write_tcp(s, p, &t, Some(tcp));
             }
             s.push(' ');
-            s.push_str(PART);
+            s.push_str(match h {
+                Reading::Malformed { .. } => "[Malformed Packet]",
+                _ => PART,
+            });
         }
     }
 }

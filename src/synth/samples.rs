@@ -393,8 +393,9 @@ pub fn tcp_conversations() -> Vec<Vec<u8>> {
 /// HTTP over TCP as tshark reads it: on HTTP's port, a request whole in
 /// one segment, a response whose body (by `Content-Length`, in JSON) goes
 /// on over three segments with one of them sent again, a POST with its
-/// body, a 304 that says a length and has no body, a chunked response
-/// over three segments, bodies of plain text and of octets, bytes that
+/// body, a 304 that says a length and has no body, chunked responses
+/// (over three segments; the last chunk over two, and cut inside its
+/// last line end; a chunk's size cut before a 0), bodies of plain text and of octets, bytes that
 /// start no message, and binary bytes (HTTP's continuation after a
 /// request, TCP's alone where no request was seen); on ports no protocol has, an HTTP/1.1 request and
 /// an XML response, and an HTTP/1.0 request, that its heuristic takes,
@@ -431,7 +432,7 @@ pub fn http_conversations() -> Vec<Vec<u8>> {
         seg(c, s, 1001, 5001, ACK, &[]),
     ];
     // (From the client, payload, sent again.)
-    let plan: [(bool, &[u8], bool); 15] = [
+    let plan: [(bool, &[u8], bool); 26] = [
         (true, get, false),
         (false, head, false),
         (false, b1, false),
@@ -445,6 +446,21 @@ pub fn http_conversations() -> Vec<Vec<u8>> {
         (false, text, false),
         (false, octets, false),
         (false, other, false),
+        // A last chunk over two segments; cut between the \r and \n of
+        // its last line end (tshark's malformed message, then a
+        // continuation); a chunk of 16 bytes cut before the 0 of its
+        // size, then a segment like a last chunk that is not.
+        (false, chunked, false),
+        (false, b"3\r\nabc\r\n0\r\n", false),
+        (false, b"\r\n", false),
+        (false, chunked, false),
+        (false, b"0\r\n\r", false),
+        (false, b"\n", false),
+        (false, chunked, false),
+        (false, b"1", false),
+        (false, last, false),
+        (false, b"0123456789abcd\r\n", false),
+        (false, last, false),
         (false, stray, false),
         (true, b"\x01\x02binary", false),
     ];

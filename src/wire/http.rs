@@ -379,7 +379,72 @@ impl<'a> Head<'a> {
 /// Whether `payload` ends a chunked body: it ends with the last chunk
 /// (`0` and two line ends, no trailers).
 pub fn ends_last_chunk(payload: &[u8]) -> bool {
-    payload == b"0\r\n\r\n" || payload.ends_with(b"\n0\r\n\r\n")
+    payload == b"0\r\n\r\n" || payload.ends_with(LAST_CHUNK)
+}
+
+/// The end of a chunked body after the chunk before it: the line end of
+/// that chunk's data, `0` and two line ends.
+const LAST_CHUNK: &[u8; TAIL] = b"\n0\r\n\r\n";
+
+/// Bytes of a segment's end its digest keeps: enough to find a last
+/// chunk split over segments ([`Tail::then`]).
+pub const TAIL: usize = 6;
+
+/// The last [`TAIL`] bytes a side sent, right-aligned (zeros before the
+/// first byte of a shorter stream, or where they are not known).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tail(pub [u8; TAIL]);
+
+impl Tail {
+    /// The last bytes of `payload`.
+    pub fn of(payload: &[u8]) -> Tail {
+        let mut t = [0; TAIL];
+        let from = payload.len().saturating_sub(TAIL);
+        let bytes = payload.get(from..).unwrap_or_default();
+        if let Some(slot) = t.get_mut(TAIL.saturating_sub(bytes.len())..) {
+            slot.copy_from_slice(bytes);
+        }
+        Tail(t)
+    }
+
+    /// The last bytes of a segment of `len` bytes known by its first 4
+    /// and last 4 (a TLS digest's, whose arrays hold a shorter segment's
+    /// bytes from their start). Of a longer segment only the last 4 are
+    /// known: one that ends with two line ends is taken to end with a
+    /// last chunk.
+    pub fn of_ends(head: [u8; 4], tail: [u8; 4], len: u32) -> Tail {
+        match len {
+            0..=4 => Tail::of(tail.get(..len as usize).unwrap_or_default()),
+            5 => Tail::of(&[head[0], tail[0], tail[1], tail[2], tail[3]]),
+            _ if tail == *b"\r\n\r\n" => Tail(*LAST_CHUNK),
+            _ => Tail::of(&tail),
+        }
+    }
+
+    /// The last bytes after a segment of `len` bytes that ends with
+    /// `next` (a segment of [`TAIL`] bytes or more holds them all).
+    pub fn then(self, next: Tail, len: u32) -> Tail {
+        let len = (len as usize).min(TAIL);
+        let new = next.0.get(TAIL.saturating_sub(len)..).unwrap_or_default();
+        let mut t = [0; TAIL];
+        // The last `TAIL - len` bytes before, then the segment's `len`.
+        for (slot, b) in t.iter_mut().zip(self.0.iter().skip(len).chain(new)) {
+            *slot = *b;
+        }
+        Tail(t)
+    }
+
+    /// The bytes end with a last chunk whose final line end is cut after
+    /// its `\r` (tshark then takes the `\r` for the line end, ends the
+    /// message there and finds it malformed).
+    pub fn ends_last_chunk_but_lf(self) -> bool {
+        self.0.get(1..) == LAST_CHUNK.get(..TAIL - 1)
+    }
+
+    /// The bytes end a chunked body (see [`ends_last_chunk`]).
+    pub fn ends_last_chunk(self) -> bool {
+        self.0 == *LAST_CHUNK
+    }
 }
 
 /// What the analysis needs of a segment of a conversation that may be
@@ -415,6 +480,9 @@ pub struct Digest {
     pub media: Media,
     /// The segment ends with a chunked body's last chunk.
     pub last_chunk: bool,
+    /// Its last bytes: a last chunk may end in it that began in the
+    /// segment before.
+    pub tail: Tail,
 }
 
 impl Digest {
@@ -441,6 +509,7 @@ impl Digest {
             body_len: [0; 2],
             media: if starts { head.media() } else { Media::None },
             last_chunk: ends_last_chunk(payload),
+            tail: Tail::of(payload),
         }
         .with_body(if starts { head.body() } else { BodyLen::Empty })
     }
@@ -485,6 +554,7 @@ impl Digest {
             body_len: [0; 2],
             media: Media::None,
             last_chunk: tail == *b"\r\n\r\n",
+            tail: Tail::of_ends(head, tail, len),
         }
     }
 }
@@ -623,5 +693,35 @@ mod tests {
         assert!(ends_last_chunk(b"5\r\nhello\r\n0\r\n\r\n"));
         assert!(!ends_last_chunk(b"5\r\nhello\r\n10\r\n\r\n"));
         assert!(!ends_last_chunk(b"5\r\nhello\r\n"));
+    }
+
+    #[test]
+    fn a_last_chunk_is_found_across_segments() {
+        let body = b"5\r\nhello\r\n0\r\n\r\n";
+        // Cut anywhere, the segments' tails end as the whole body does.
+        for cut in 0..=body.len() {
+            for second in cut..=body.len() {
+                let parts = [&body[..cut], &body[cut..second], &body[second..]];
+                let t = parts
+                    .iter()
+                    .fold(Tail::default(), |t, p| t.then(Tail::of(p), p.len() as u32));
+                assert_eq!(t, Tail::of(body), "cut at {cut} and {second}");
+                assert!(t.ends_last_chunk());
+            }
+        }
+        assert_eq!(Tail::of(b"ab"), Tail(*b"\0\0\0\0ab"));
+        assert!(!Tail::of(b"5\r\nhello\r\n10\r\n\r\n").ends_last_chunk());
+        assert!(Tail::of(b"5\r\nhello\r\n0\r\n\r").ends_last_chunk_but_lf());
+        assert!(!Tail::of(b"5\r\nhello\r\n0\r\n\r\n").ends_last_chunk_but_lf());
+        assert!(!Tail::of(b"5\r\nhello\r\n10\r\n\r").ends_last_chunk_but_lf());
+        // What a TLS digest's 4 bytes say of a short segment.
+        let d = Digest::of_ends(*b"\r\n\0\0", *b"\r\n\0\0", 2);
+        assert_eq!(d.tail, Tail::of(b"\r\n"));
+        let d = Digest::of_ends(*b"0abc", *b"abc\n", 5);
+        assert_eq!(d.tail, Tail::of(b"0abc\n"));
+        let d = Digest::of_ends(*b"abcd", *b"\r\n\r\n", 9);
+        assert!(d.tail.ends_last_chunk());
+        let d = Digest::of_ends(*b"abcd", *b"x\r\n\r", 9);
+        assert_eq!(d.tail, Tail(*b"\0\0x\r\n\r"));
     }
 }

@@ -647,6 +647,10 @@ pub(super) fn tcp_nodes(t: &mut Tree<'_>, p: &Packet<'_>, offset: u16, tcp: Opti
 /// bytes of body follow it; or a continuation's bytes.
 fn http_tree(t: &mut Tree<'_>, h: &crate::analysis::http::Reading, payload: &[u8], offset: usize) {
     use crate::analysis::http::Reading;
+    if let Reading::Malformed { .. } = h {
+        t.text(0, "[Malformed Packet: HTTP]");
+        return;
+    }
     t.add(0, offset, payload.len(), "Hypertext Transfer Protocol");
     let body = match h {
         Reading::Whole { .. } => {
