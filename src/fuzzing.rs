@@ -345,12 +345,13 @@ fn segments(data: &[u8], port: u16, fields: &str) {
 }
 
 /// HTTP messages: `data` read as a message's head (its length, lines,
-/// headers, body and digest agree with the bytes), then cut into segments
+/// headers, body and digest agree with the bytes, and its last bytes rolled
+/// over any three segments are the whole's), then cut into segments
 /// (as [`tls_records`] cuts them, some with a FIN) sent on HTTP's port 80
 /// and on a port of its own (tshark's heuristic), followed as a
 /// conversation: each segment's line, tree and HTTP fields.
 pub fn http_messages(data: &[u8]) {
-    use crate::wire::http::{BodyLen, Digest, Head};
+    use crate::wire::http::{BodyLen, Digest, Head, Tail};
     use crate::wire::tls::Selection;
     let data = data.get(..data.len().min(4096)).unwrap_or_default();
     let head = Head::parse(data);
@@ -373,6 +374,16 @@ pub fn http_messages(data: &[u8]) {
             d.starts || head.body() == BodyLen::Empty
         );
     }
+    // The last bytes, rolled over any cut into three segments, are the
+    // whole's (how a last chunk is found across segments).
+    let cut = |i: usize| usize::from(data.get(i).copied().unwrap_or(0)) % (data.len() + 1);
+    let (a, b) = (cut(0).min(cut(1)), cut(0).max(cut(1)));
+    let parts = [data.get(..a), data.get(a..b), data.get(b..)];
+    let rolled = parts
+        .iter()
+        .flatten()
+        .fold(Tail::default(), |t, p| t.then(Tail::of(p), p.len() as u32));
+    assert_eq!(rolled, Tail::of(data));
     segments(data, 80, "http");
     segments(data, 40541, "http");
 }
