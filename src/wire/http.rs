@@ -60,6 +60,14 @@ const METHODS: &[&[u8]] = &[
     b"M-POST",
 ];
 
+/// The longest of [`METHODS`].
+const MAX_METHOD: usize = 16;
+
+/// Where the first line of `payload` ends (its first `\r` or `\n`).
+fn line_end(payload: &[u8]) -> Option<usize> {
+    memchr::memchr2(b'\r', b'\n', payload)
+}
+
 /// The methods tshark files as notifications (GENA's, for UPnP events)
 /// rather than requests.
 pub fn is_notification(method: &[u8]) -> bool {
@@ -84,13 +92,27 @@ impl<'a> StartLine<'a> {
     /// The first line of `payload`: it ends at the first CR or LF, and a
     /// payload with neither has no whole line.
     pub fn parse(payload: &'a [u8]) -> Self {
-        let Some(end) = payload.iter().position(|&b| b == b'\r' || b == b'\n') else {
+        // The first word (up to a space or a line end) says whether the
+        // line may be one, before the line's end is looked for: a body's
+        // segment is not scanned to its first line end.
+        let response = payload.starts_with(b"HTTP/") || payload.starts_with(b"ICY ");
+        if !response {
+            let word_end = payload
+                .iter()
+                .take(MAX_METHOD.saturating_add(1))
+                .position(|&b| b == b' ' || b == b'\r' || b == b'\n');
+            let word = word_end.and_then(|n| payload.get(..n));
+            if !word.is_some_and(|w| METHODS.contains(&w)) {
+                return Self::Continuation;
+            }
+        }
+        let Some(end) = line_end(payload) else {
             return Self::Continuation;
         };
         let line = payload.get(..end).unwrap_or_default();
         let word_end = line.iter().position(|&b| b == b' ').unwrap_or(line.len());
         let word = line.get(..word_end).unwrap_or_default();
-        if line.starts_with(b"HTTP/") || line.starts_with(b"ICY ") {
+        if response {
             let code = line
                 .get(word_end.saturating_add(1)..word_end.saturating_add(4))
                 .map(|d| {
@@ -152,7 +174,7 @@ pub fn looks_like_http(payload: &[u8]) -> bool {
 pub fn has_version(payload: &[u8]) -> bool {
     const TOKEN: &[u8] = b"HTTP/1.";
     const VERSION_LEN: usize = 8;
-    let Some(end) = payload.iter().position(|&b| b == b'\r' || b == b'\n') else {
+    let Some(end) = line_end(payload) else {
         return false;
     };
     if end == VERSION_LEN {
@@ -488,30 +510,31 @@ pub struct Digest {
 impl Digest {
     /// The digest of a segment's `payload`.
     pub fn of(payload: &[u8], selection: Selection) -> Digest {
-        let head = Head::parse(payload);
-        let starts = head.start.line().is_some();
+        // A message's head is read only where one starts: most segments
+        // of a conversation are its bodies'.
+        let head = (StartLine::parse(payload).line().is_some()).then(|| Head::parse(payload));
+        let starts = head.is_some();
         Digest {
             by_port: selection == Selection::Port,
-            looks: looks_like_http(payload),
+            looks: starts && has_version(payload),
             starts,
-            request: matches!(head.start, StartLine::Request { .. }),
+            request: head.is_some_and(|h| matches!(h.start, StartLine::Request { .. })),
             printable: checked_first(payload, payload.len()).is_some_and(is_printable),
-            line_end: payload.iter().any(|&b| b == b'\r' || b == b'\n'),
+            line_end: line_end(payload).is_some(),
             head_ends: payload.starts_with(b"\r\n")
                 || payload.starts_with(b"\n")
-                || payload.windows(4).any(|w| w == b"\r\n\r\n")
-                || payload.windows(2).any(|w| w == b"\n\n"),
+                || memchr::memmem::find(payload, b"\r\n\r\n").is_some()
+                || memchr::memmem::find(payload, b"\n\n").is_some(),
             head_len: head
-                .len
-                .filter(|_| starts)
+                .and_then(|h| h.len)
                 .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX)),
             body_kind: 0,
             body_len: [0; 2],
-            media: if starts { head.media() } else { Media::None },
+            media: head.map_or(Media::None, |h| h.media()),
             last_chunk: ends_last_chunk(payload),
             tail: Tail::of(payload),
         }
-        .with_body(if starts { head.body() } else { BodyLen::Empty })
+        .with_body(head.map_or(BodyLen::Empty, |h| h.body()))
     }
 
     fn with_body(mut self, body: BodyLen) -> Digest {
@@ -693,6 +716,32 @@ mod tests {
         assert!(ends_last_chunk(b"5\r\nhello\r\n0\r\n\r\n"));
         assert!(!ends_last_chunk(b"5\r\nhello\r\n10\r\n\r\n"));
         assert!(!ends_last_chunk(b"5\r\nhello\r\n"));
+    }
+
+    #[test]
+    fn a_method_is_no_longer_than_the_longest() {
+        assert_eq!(METHODS.iter().map(|m| m.len()).max(), Some(MAX_METHOD));
+        // A method's word ends at a space or at the line's end.
+        assert!(matches!(
+            StartLine::parse(b"BASELINE-CONTROL\r\n"),
+            StartLine::Request { .. }
+        ));
+        assert_eq!(
+            StartLine::parse(b"BASELINE-CONTROLS / HTTP/1.1\r\n"),
+            StartLine::Continuation
+        );
+        assert_eq!(StartLine::parse(b"GET / HTTP/1.1"), StartLine::Continuation);
+        assert_eq!(
+            StartLine::parse(b"HTTP/1.1 200 OK"),
+            StartLine::Continuation
+        );
+        assert!(matches!(
+            StartLine::parse(b"HTTP/1.1 200 OK\n"),
+            StartLine::Response {
+                code: Some(200),
+                ..
+            }
+        ));
     }
 
     #[test]
