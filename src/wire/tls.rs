@@ -699,12 +699,8 @@ impl Digest {
         // first of any (encrypted bytes look like one about once in 7
         // million bytes, like one of TLS 1.2's application data once in
         // 60 million).
-        let mut candidates = payload
-            .iter()
-            .enumerate()
-            .skip(2)
-            .filter(|&(_, &b)| b == 3 || b == 1)
-            .map(|(i, _)| i.saturating_sub(1))
+        let mut candidates = memchr::memchr2_iter(3, 1, payload.get(2..).unwrap_or_default())
+            .map(|i| i.saturating_add(1))
             .filter(|&i| plausible(payload, i));
         let first = candidates.next();
         let next = first
