@@ -868,3 +868,27 @@ fn a_capture_without_roce_says_why_in_place_of_the_flows() {
     assert!(s.contains("No RoCE frame in this capture"), "{s}");
     assert!(s.contains("tcpdump -i mlx5_0"), "{s}");
 }
+
+/// On a large terminal the addresses take no more than the widest flow's
+/// (`└ ::ffff:10.0.1.2 → ::ffff:10.0.0.6`), so each flow's figures stay
+/// beside them, and the room left is at the end of the rows.
+#[test]
+fn a_large_terminal_keeps_the_figures_beside_the_addresses() {
+    let mut a = app("mixed.pcapng");
+    let s = screen_of(&mut a, 250, 40);
+    let row = s
+        .lines()
+        .find(|l| l.contains("└ ::ffff:10.0.1.2 → ::ffff:10.0.0.6"))
+        .unwrap();
+    // The widest flow: one space between its addresses and its QP.
+    assert!(row.contains("::ffff:10.0.0.6 0x00010a v1 RC"), "{row}");
+    // The row ends in blanks, past the paused column.
+    assert!(row.contains("-    "), "{row}");
+    assert!(
+        row.trim_end_matches(['│', '"']).ends_with(&" ".repeat(100)),
+        "{row}"
+    );
+    // At 80 columns the addresses are cut to what is left, as before.
+    let s = screen_of(&mut a, 80, 24);
+    assert!(s.contains("fd00::2 → fd00:0:0:1… 0x004003"), "{s}");
+}

@@ -284,6 +284,9 @@ pub struct App {
     pub paused_ns: Vec<u64>,
     /// Each flow's other direction (an index into the report's flows).
     pub peers: Vec<Option<usize>>,
+    /// Characters of the widest flow's addresses (`└ src → dst`): the
+    /// flows table's address column is no wider on a large terminal.
+    pub name_width: usize,
     /// Frame positions (0-based) of the current packet list.
     pub packet_list: Vec<u32>,
     /// The frames of the list's scope before the display filter took
@@ -329,6 +332,12 @@ impl App {
             }
         }
         let peers = report.peer_indexes();
+        let name_width = report
+            .flows
+            .iter()
+            .map(|fl| format!("└ {} → {}", fl.src, fl.dst).chars().count())
+            .max()
+            .unwrap_or(0);
         let mut app = App {
             title,
             report,
@@ -351,6 +360,7 @@ impl App {
             flow_sel: 0,
             paused_ns,
             peers,
+            name_width,
             packet_list: Vec::new(),
             packet_scope_len: 0,
             packet_sel: 0,

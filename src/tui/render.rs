@@ -511,11 +511,16 @@ fn flows(app: &App, f: &mut Frame, area: Rect) {
         });
         Row::new(cells.collect::<Vec<_>>())
     });
+    // The addresses take what the other columns leave, up to the widest
+    // flow's: on a large terminal the figures stay beside them.
     let widths: Vec<Constraint> = cols
         .iter()
         .map(|&i| {
             if i == 1 {
-                Constraint::Min(column_width(i))
+                let w = name_w
+                    .min(app.name_width)
+                    .max(usize::from(COLUMNS[1].width));
+                Constraint::Length(u16::try_from(w).unwrap_or(u16::MAX))
             } else {
                 Constraint::Length(column_width(i))
             }
