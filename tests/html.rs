@@ -131,6 +131,61 @@ fn every_sample_page_names_its_flows_and_draws_its_charts_offline() {
     assert!(!clean.contains("aria-label=\"PSN sequence"));
 }
 
+/// The SVG whose label is `label` in `html`.
+fn svg_labelled<'h>(html: &'h str, label: &str) -> &'h str {
+    let at = html
+        .find(&format!("aria-label=\"{label}\""))
+        .unwrap_or_else(|| panic!("no chart {label:?}"));
+    let end = at + html[at..].find("</svg>").unwrap();
+    &html[at..end]
+}
+
+/// The tick labels of a chart's axis: `end` for the y axis (right-aligned
+/// beside it), `middle` for the x axis.
+fn ticks<'h>(svg: &'h str, anchor: &str) -> Vec<&'h str> {
+    let open = format!("text-anchor=\"{anchor}\">");
+    svg.split("<text class=\"tick\"")
+        .skip(1)
+        .filter_map(|t| {
+            let rest = &t[t.find(&open)? + open.len()..];
+            Some(&rest[..rest.find("</text>")?])
+        })
+        .collect()
+}
+
+/// The incast sample: each sender gets one CNP, whose own PSN (0, in the
+/// receiver's CNP sequence) meant nothing on the sender's PSN axis. It
+/// was drawn there anyway, 16.7 million PSNs up (0 counted from the
+/// sender's first), so the axis ran to 1.5e7 and the 12 packets sent
+/// lay flat on it. Now the CNP sits at the PSN the sender had reached
+/// when it came, and the axis is the flow's. Its samples of 2.0-2.4 µs
+/// fall in one histogram bin (1.78-3.16 µs), whose axis had no label.
+#[test]
+fn a_cnp_sits_on_its_flows_psns_and_a_one_bin_histogram_has_its_decades() {
+    let d = tempfile::tempdir().unwrap();
+    let (_, html) = page("incast.pcapng", d.path());
+    let psn = svg_labelled(&html, "PSN sequence of flow 1");
+    let y: Vec<f64> = ticks(psn, "end")
+        .iter()
+        .map(|t| t.parse().unwrap_or_else(|_| panic!("tick {t:?}")))
+        .collect();
+    assert!(
+        !y.is_empty() && y.iter().all(|&v| v <= 12.0),
+        "y ticks {y:?}"
+    );
+    let cnp = psn.find("<title>CNP · frame").expect("the CNP's mark");
+    let title = &psn[cnp..cnp + psn[cnp..].find("</title>").unwrap()];
+    assert!(!title.contains("PSN"), "{title}");
+    let hist = svg_labelled(&html, "Round trip histogram of flow 1");
+    // The last decade's label is right-aligned at the axis' end.
+    let x: Vec<&str> = [ticks(hist, "middle"), ticks(hist, "end")]
+        .concat()
+        .into_iter()
+        .filter(|t| t.ends_with('s'))
+        .collect();
+    assert_eq!(x, ["1.0 µs", "10.0 µs"], "{hist}");
+}
+
 #[test]
 fn several_captures_make_one_page_and_a_bad_path_is_one_line() {
     let d = tempfile::tempdir().unwrap();

@@ -287,6 +287,14 @@ fn flow_section(
         count(f.cnps, "CNP", "CNPs")
     );
     let tp = f.timing.as_ref().and_then(|t| t.throughput.as_ref());
+    let reached = psn_reached(tp.and_then(|t| t.series.as_deref()).unwrap_or_default());
+    // By `ts`: the bins that start by then; 0 before the first.
+    let reached_by = |ts: u64| {
+        let n = reached.partition_point(|&(t, _)| t <= ts);
+        n.checked_sub(1)
+            .and_then(|i| reached.get(i))
+            .map_or(0, |&(_, psn)| psn)
+    };
     // The flow's anomalies and what its peer said back (NAKs, CNPs).
     let first_psn = tp
         .and_then(|t| t.psn_first)
@@ -316,15 +324,22 @@ fn flow_section(
             (EventKind::Cnp, false) => Anomaly::Cnp,
             _ => continue,
         };
-        let Some(psn) = e.psn else { continue };
+        // A CNP's own PSN counts in its sender's sequence, not this
+        // flow's: it goes where this flow's PSNs were when it came (the
+        // highest sent by then), so that it neither stretches the axis
+        // nor lands away from the packets it slowed.
+        let (y, psn_text) = match (kind, e.psn) {
+            (Anomaly::Cnp, _) => (reached_by(e.ts_ns), String::new()),
+            (_, Some(psn)) => (rel(psn), format!(" · PSN {psn}")),
+            (_, None) => continue,
+        };
         let tip = format!(
-            "{} · frame {} · {} · PSN {}",
+            "{} · frame {} · {}{psn_text}",
             e.kind.label(),
             e.frame,
             human_ns(e.ts_ns.saturating_sub(t0)),
-            psn
         );
-        anomalies.push((kind, e.ts_ns, rel(psn), tip));
+        anomalies.push((kind, e.ts_ns, y, tip));
     }
     if let Some(series) = tp.and_then(|t| t.series.as_ref()) {
         // Past the report's event budget the replays still show, a mark a
@@ -461,6 +476,20 @@ fn flow_section(
         }
     }
     s.push_str("</section>\n");
+}
+
+/// The highest PSN (counted from the flow's first) that a flow's series
+/// shows sent by each bin's end, bin by bin: where a CNP that came
+/// during a bin goes on the flow's PSN chart.
+fn psn_reached(series: &[crate::analysis::throughput::Point]) -> Vec<(u64, u32)> {
+    let mut high = 0;
+    series
+        .iter()
+        .map(|p| {
+            high = high.max(p.psn_max.unwrap_or(0));
+            (p.t_ns, high)
+        })
+        .collect()
 }
 
 fn pfc_section(s: &mut String, r: &Report, t0: u64, span: (u64, u64)) {

@@ -334,7 +334,14 @@ pub fn psn_chart(
         if let Some((lo, hi)) = v {
             let px = svg.x.r0 + (c as f64 + 0.5) / COLUMNS as f64 * (svg.x.r1 - svg.x.r0);
             let (a, b) = (svg.y.at(f64::from(*lo)), svg.y.at(f64::from(*hi)));
-            let _ = write!(d, "M{px:.1} {:.1}V{:.1}", a + 0.8, b - 0.8);
+            // At least 4 pixels tall: a column of one PSN was a dot.
+            let mid = (a + b) / 2.0;
+            let _ = write!(
+                d,
+                "M{px:.1} {:.1}V{:.1}",
+                (a + 0.8).max(mid + 2.0),
+                (b - 0.8).min(mid - 2.0)
+            );
         }
     }
     let _ = write!(
@@ -537,7 +544,10 @@ pub fn histogram_chart(
 ) -> String {
     let lo = edges_ns.first().copied().unwrap_or(1).max(1) as f64;
     let hi = edges_ns.last().copied().unwrap_or(10).max(2) as f64;
-    let (l0, l1) = (lo.log10(), hi.log10().max(lo.log10() + 0.25));
+    // Whole decades, so that the axis has at least two labelled ticks
+    // (samples within one bin, 1.8 to 3.2 µs say, had none).
+    let l0 = lo.log10().floor();
+    let l1 = hi.log10().ceil().max(l0 + 1.0);
     let top = counts.iter().copied().max().unwrap_or(1).max(1) as f64;
     let height = 170.0;
     let x = Scale::new(l0, l1, LEFT, WIDTH - RIGHT);
