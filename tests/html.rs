@@ -158,7 +158,8 @@ fn ticks<'h>(svg: &'h str, anchor: &str) -> Vec<&'h str> {
 /// was drawn there anyway, 16.7 million PSNs up (0 counted from the
 /// sender's first), so the axis ran to 1.5e7 and the 12 packets sent
 /// lay flat on it. Now the CNP sits at the PSN the sender had reached
-/// when it came, and the axis is the flow's. Its samples of 2.0-2.4 µs
+/// when it came (by its payload and its events), and the axis is the
+/// flow's. Its samples of 2.0-2.4 µs
 /// fall in one histogram bin (1.78-3.16 µs), whose axis had no label.
 #[test]
 fn a_cnp_sits_on_its_flows_psns_and_a_one_bin_histogram_has_its_decades() {
@@ -176,6 +177,26 @@ fn a_cnp_sits_on_its_flows_psns_and_a_one_bin_histogram_has_its_decades() {
     let cnp = psn.find("<title>CNP · frame").expect("the CNP's mark");
     let title = &psn[cnp..cnp + psn[cnp..].find("</title>").unwrap()];
     assert!(!title.contains("PSN"), "{title}");
+    // Flow 4 sends READ requests (no payload, so no throughput bins) up to
+    // PSN 9 before its CNP comes at 28.5 µs: the mark goes above PSN 5,
+    // as its CE mark at PSN 7 places the flow, not at its last payload
+    // bin's PSN 0.
+    let psn4 = svg_labelled(&html, "PSN sequence of flow 4");
+    let five = psn4
+        .split("<text class=\"tick\" x=\"60\" y=\"")
+        .skip(1)
+        .find_map(|t| {
+            let (y, rest) = t.split_once('"')?;
+            rest.contains(">5</text>")
+                .then(|| y.parse::<f64>().unwrap() - 4.0)
+        })
+        .expect("a y tick 5");
+    let cnp4 = psn4
+        .split("<path d=\"M")
+        .find(|p| p.contains("<title>CNP"))
+        .expect("flow 4's CNP");
+    let y4: f64 = cnp4.split([' ', 'l']).nth(1).unwrap().parse().unwrap();
+    assert!(y4 < five, "CNP at y {y4}, PSN 5 at {five}");
     let hist = svg_labelled(&html, "Round trip histogram of flow 1");
     // The last decade's label is right-aligned at the axis' end.
     let x: Vec<&str> = [ticks(hist, "middle"), ticks(hist, "end")]

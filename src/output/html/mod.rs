@@ -287,14 +287,6 @@ fn flow_section(
         count(f.cnps, "CNP", "CNPs")
     );
     let tp = f.timing.as_ref().and_then(|t| t.throughput.as_ref());
-    let reached = psn_reached(tp.and_then(|t| t.series.as_deref()).unwrap_or_default());
-    // By `ts`: the bins that start by then; 0 before the first.
-    let reached_by = |ts: u64| {
-        let n = reached.partition_point(|&(t, _)| t <= ts);
-        n.checked_sub(1)
-            .and_then(|i| reached.get(i))
-            .map_or(0, |&(_, psn)| psn)
-    };
     // The flow's anomalies and what its peer said back (NAKs, CNPs).
     let first_psn = tp
         .and_then(|t| t.psn_first)
@@ -303,6 +295,17 @@ fn flow_section(
         first_psn.map_or(psn, |p0| {
             crate::wire::Psn::new(psn).forward_from(crate::wire::Psn::new(p0))
         })
+    };
+    let reached = psn_reached(
+        tp.and_then(|t| t.series.as_deref()).unwrap_or_default(),
+        f.events.iter().filter_map(|e| Some((e.ts_ns, rel(e.psn?)))),
+    );
+    // By `ts`; 0 before anything is known.
+    let reached_by = |ts: u64| {
+        let n = reached.partition_point(|&(t, _)| t <= ts);
+        n.checked_sub(1)
+            .and_then(|i| reached.get(i))
+            .map_or(0, |&(_, psn)| psn)
     };
     let mut anomalies = Vec::new();
     let peer = r
@@ -478,18 +481,27 @@ fn flow_section(
     s.push_str("</section>\n");
 }
 
-/// The highest PSN (counted from the flow's first) that a flow's series
-/// shows sent by each bin's end, bin by bin: where a CNP that came
-/// during a bin goes on the flow's PSN chart.
-fn psn_reached(series: &[crate::analysis::throughput::Point]) -> Vec<(u64, u32)> {
-    let mut high = 0;
-    series
+/// The highest PSN (counted from the flow's first) a flow is known to
+/// have reached by each time: the PSNs its series shows sent in each
+/// bin, and those of its own events (READ requests carry no payload, so
+/// only their events place them). Where a CNP that came then goes on the
+/// flow's PSN chart.
+fn psn_reached(
+    series: &[crate::analysis::throughput::Point],
+    events: impl Iterator<Item = (u64, u32)>,
+) -> Vec<(u64, u32)> {
+    let mut at: Vec<(u64, u32)> = series
         .iter()
-        .map(|p| {
-            high = high.max(p.psn_max.unwrap_or(0));
-            (p.t_ns, high)
-        })
-        .collect()
+        .filter_map(|p| Some((p.t_ns, p.psn_max?)))
+        .chain(events)
+        .collect();
+    at.sort_unstable();
+    let mut high = 0;
+    for p in &mut at {
+        high = high.max(p.1);
+        p.1 = high;
+    }
+    at
 }
 
 fn pfc_section(s: &mut String, r: &Report, t0: u64, span: (u64, u64)) {
