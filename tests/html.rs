@@ -207,6 +207,40 @@ fn a_cnp_sits_on_its_flows_psns_and_a_one_bin_histogram_has_its_decades() {
     assert_eq!(x, ["1.0 µs", "10.0 µs"], "{hist}");
 }
 
+/// The pfc-storm sample: flow 1's payload (4 434 bytes) all falls in one
+/// 1.05 ms bin, whose line (from the bin's value to itself) had no
+/// length: the chart said "peak 31.2 Mb/s" and showed nothing. And the
+/// pause it sent through was drawn, then painted over.
+#[test]
+fn a_flow_whose_payload_fits_one_bin_still_draws_its_rate() {
+    let d = tempfile::tempdir().unwrap();
+    let (_, html) = page("pfc-storm.pcapng", d.path());
+    let chart = svg_labelled(&html, "Throughput of flow 1");
+    let path = chart
+        .split("<path class=\"series\" d=\"")
+        .nth(1)
+        .and_then(|p| p.split('"').next())
+        .expect("the rate's line");
+    let points: Vec<(f64, f64)> = path
+        .split(['M', 'L'])
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (x, y) = p.split_once(' ').unwrap();
+            (x.parse().unwrap(), y.parse().unwrap())
+        })
+        .collect();
+    let first = points[0];
+    assert!(
+        points.iter().any(|&p| p != first),
+        "a line of no length: {path}"
+    );
+    // The storm it sent through (150 ms paused) shades the plot: drawn
+    // over its background, not under it, where it was never seen.
+    let plot = chart.find("class=\"plot\"").expect("the plot");
+    let band = chart.find("class=\"paused\"").expect("the pause's band");
+    assert!(band > plot, "the band is under the plot's background");
+}
+
 #[test]
 fn several_captures_make_one_page_and_a_bad_path_is_one_line() {
     let d = tempfile::tempdir().unwrap();

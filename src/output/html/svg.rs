@@ -392,10 +392,11 @@ pub fn throughput_chart(
         (span.0 as f64, span.1.max(span.0.saturating_add(1)) as f64),
         (0.0, top),
     );
+    svg.axes(t0 as f64, "payload", &bps_label);
+    // Over the plot's background (under it, they were never seen).
     for (a, b, tip) in paused {
         svg.band(*a as f64, *b as f64, "paused", tip);
     }
-    svg.axes(t0 as f64, "payload", &bps_label);
     // Bins finer than a pixel: each column keeps its lowest and highest.
     let mut cols: Vec<Option<(f64, f64, f64)>> = vec![None; COLUMNS + 1];
     let col = |svg: &Svg, t: f64| {
@@ -433,6 +434,18 @@ pub fn throughput_chart(
                 (svg.y.r0 - y).max(1.0)
             );
         }
+    }
+    // A flow whose payload all fell in one bin is one column: a line of
+    // no length, which draws nothing. It is drawn 6 pixels wide instead.
+    if let [(c, (_, hi, _))] = cols
+        .iter()
+        .enumerate()
+        .filter_map(|(c, v)| Some((c, (*v)?)))
+        .collect::<Vec<_>>()[..]
+    {
+        let px = svg.x.r0 + (c as f64 + 0.5) * w;
+        let y = svg.y.at(hi);
+        line = format!("M{:.1} {y:.1}L{:.1} {y:.1}", px - 3.0, px + 3.0);
     }
     svg.out.push_str(&bars);
     let _ = write!(
