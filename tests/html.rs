@@ -239,6 +239,16 @@ fn a_flow_whose_payload_fits_one_bin_still_draws_its_rate() {
     let plot = chart.find("class=\"plot\"").expect("the plot");
     let band = chart.find("class=\"paused\"").expect("the pause's band");
     assert!(band > plot, "the band is under the plot's background");
+    // Its one READ's latency: a histogram of one sample counts 0 and 1,
+    // not 0.5.
+    let hist = svg_labelled(&html, "READ latency histogram of flow 1");
+    // (The y axis' labels, right-aligned; the last time label is too.)
+    let y: Vec<&str> = ticks(hist, "end")
+        .into_iter()
+        .filter(|t| !t.ends_with('s'))
+        .collect();
+    assert!(y.contains(&"1"), "{y:?}");
+    assert!(y.iter().all(|t| !t.contains('.')), "{y:?}");
 }
 
 #[test]

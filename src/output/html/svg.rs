@@ -586,7 +586,8 @@ pub fn histogram_chart(
         );
         e += 1.0;
     }
-    for v in ticks(0.0, top, 3) {
+    // Counts: whole numbers only (one sample gave 0, 0.5 and 1).
+    for v in ticks(0.0, top, 3).into_iter().filter(|v| v.fract() == 0.0) {
         let py = y.at(v);
         let _ = write!(
             out,
