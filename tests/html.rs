@@ -204,7 +204,7 @@ fn a_cnp_sits_on_its_flows_psns_and_a_one_bin_histogram_has_its_decades() {
         .into_iter()
         .filter(|t| t.ends_with('s'))
         .collect();
-    assert_eq!(x, ["1.0 µs", "10.0 µs"], "{hist}");
+    assert_eq!(x, ["1 µs", "10 µs"], "{hist}");
 }
 
 /// The pfc-storm sample: flow 1's payload (4 434 bytes) all falls in one

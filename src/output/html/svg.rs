@@ -68,6 +68,16 @@ pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
 }
 
 /// A number for a tick: no trailing zeros.
+/// The label of the decade 10^`e` ns on a log time axis, a round
+/// number in its unit: `1 µs`, `10 µs`, `100 µs`, `1 ms` (not `1.0 µs`,
+/// `100.0 µs`, `1.00 ms`).
+fn decade(e: f64) -> String {
+    let e = e.round().clamp(0.0, 12.0) as u32;
+    let unit = ["ns", "µs", "ms", "s"][(e / 3).min(3) as usize];
+    let digits = if e >= 9 { e - 9 } else { e % 3 };
+    format!("{} {unit}", 10u64.pow(digits))
+}
+
 fn num(v: f64) -> String {
     if v.abs() >= 1e6 || (v != 0.0 && v.abs() < 1e-3) {
         return format!("{v:.2e}");
@@ -582,7 +592,7 @@ pub fn histogram_chart(
             out,
             r#"<line class="grid" x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{yb}"/><text class="tick" x="{px:.1}" y="{}" text-anchor="{anchor}">{}</text>"#,
             yb + 14.0,
-            esc(&human_ns(10f64.powf(e).round() as u64))
+            decade(e)
         );
         e += 1.0;
     }
@@ -672,7 +682,7 @@ pub fn percentiles_chart(label: &str, rows: &[(String, [u64; 5])]) -> String {
             out,
             r#"<line class="grid" x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{yb}"/><text class="tick" x="{px:.1}" y="{}" text-anchor="{anchor}">{}</text>"#,
             yb + 14.0,
-            esc(&human_ns(10f64.powf(e) as u64))
+            decade(e)
         );
         e += 1.0;
     }
@@ -725,6 +735,18 @@ mod tests {
         assert_eq!(ticks(3.0, 3.9, 3), [3.0, 3.5]);
         assert_eq!(num(1.2300), "1.23");
         assert_eq!(bps_label(2.5e9), "2.5 Gb/s");
+    }
+
+    #[test]
+    fn decades_are_round_numbers_in_their_units() {
+        let got: Vec<String> = (0..=11).map(|e| decade(f64::from(e))).collect();
+        assert_eq!(
+            got,
+            [
+                "1 ns", "10 ns", "100 ns", "1 µs", "10 µs", "100 µs", "1 ms", "10 ms", "100 ms",
+                "1 s", "10 s", "100 s"
+            ]
+        );
     }
 
     #[test]
