@@ -251,6 +251,26 @@ fn a_flow_whose_payload_fits_one_bin_still_draws_its_rate() {
     assert!(y.iter().all(|t| !t.contains('.')), "{y:?}");
 }
 
+/// The mixed sample's congestion lanes: a CE mark and a CNP, whose
+/// legend said "paused" and "storm" (the PFC timeline's).
+#[test]
+fn the_congestion_lanes_name_ce_marks_and_cnps() {
+    let d = tempfile::tempdir().unwrap();
+    let (_, html) = page("mixed.pcapng", d.path());
+    let legend = |chart: &str| -> Vec<String> {
+        svg_labelled(&html, chart)
+            .split("<text class=\"legend\"")
+            .skip(1)
+            .filter_map(|t| {
+                let t = &t[t.find('>')? + 1..];
+                Some(t[..t.find("</text>")?].to_string())
+            })
+            .collect()
+    };
+    assert_eq!(legend("CE marks and CNPs"), ["CE mark", "CNP"]);
+    assert_eq!(legend("PFC pause intervals"), ["paused"]);
+}
+
 #[test]
 fn several_captures_make_one_page_and_a_bad_path_is_one_line() {
     let d = tempfile::tempdir().unwrap();
@@ -356,7 +376,7 @@ fn each_chart_kind_as_svg() {
             ],
         },
     ];
-    let l = svg::lanes_chart("PFC", 0, (0, 20_000), &lanes);
+    let l = svg::lanes_chart("PFC", 0, (0, 20_000), &lanes, ["paused", "storm"]);
     assert!(l.contains("2 intervals closer than a pixel"));
     insta::assert_snapshot!("svg_lanes", l);
     insta::assert_snapshot!(

@@ -560,7 +560,13 @@ fn pfc_section(s: &mut String, r: &Report, t0: u64, span: (u64, u64)) {
         ),
         count(lanes.len() as u64, "sender of pauses", "senders of pauses")
     );
-    s.push_str(&svg::lanes_chart("PFC pause intervals", t0, span, &lanes));
+    s.push_str(&svg::lanes_chart(
+        "PFC pause intervals",
+        t0,
+        span,
+        &lanes,
+        ["paused", "storm"],
+    ));
     s.push_str("</section>\n");
 }
 
@@ -600,7 +606,13 @@ fn cc_section(s: &mut String, r: &Report, t0: u64, span: (u64, u64)) {
         })
         .collect();
     s.push_str("<section><h2>Congestion: CE marks and CNPs</h2><p class=\"muted\">Per flow, each CE mark (orange) and CNP (red) the report lists.</p>");
-    s.push_str(&svg::lanes_chart("CE marks and CNPs", t0, span, &lanes));
+    s.push_str(&svg::lanes_chart(
+        "CE marks and CNPs",
+        t0,
+        span,
+        &lanes,
+        ["CE mark", "CNP"],
+    ));
     let rows: Vec<&(usize, &FlowReport)> = flows.iter().filter(|(_, f)| f.cc.is_some()).collect();
     if !rows.is_empty() {
         s.push_str("<table><thead><tr><th>#</th><th>CNPs</th><th>cut</th><th>not cut</th><th>unjudged</th><th>after/before</th><th>back in</th></tr></thead><tbody>");

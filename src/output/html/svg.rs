@@ -481,8 +481,16 @@ pub struct Lane {
     pub bars: Vec<(u64, u64, bool, String)>,
 }
 
-/// Lanes of intervals (PFC pauses per MAC and priority) over the capture.
-pub fn lanes_chart(label: &str, t0: u64, span: (u64, u64), lanes: &[Lane]) -> String {
+/// Lanes of intervals (PFC pauses per MAC and priority, CE marks and
+/// CNPs per flow) over the capture; `names` says in the legend what a
+/// bar is, plain and marked (a pause and a storm, a CE mark and a CNP).
+pub fn lanes_chart(
+    label: &str,
+    t0: u64,
+    span: (u64, u64),
+    lanes: &[Lane],
+    names: [&str; 2],
+) -> String {
     let lane_h = 22.0;
     let height = TOP + BOTTOM + lane_h * lanes.len().max(1) as f64;
     let mut svg = Svg::new(
@@ -516,11 +524,14 @@ pub fn lanes_chart(label: &str, t0: u64, span: (u64, u64), lanes: &[Lane]) -> St
             esc(&lane.name)
         );
     }
-    let storms = lanes.iter().any(|l| l.bars.iter().any(|b| b.2));
-    let mut legend = vec![(Shape::Square, ORANGE, "paused")];
-    if storms {
-        legend.push((Shape::Square, VERMILLION, "storm"));
-    }
+    // Each kind of bar the lanes have, named as the caller says.
+    let has = |marked: bool| lanes.iter().any(|l| l.bars.iter().any(|b| b.2 == marked));
+    let legend: Vec<_> = [(false, ORANGE), (true, VERMILLION)]
+        .into_iter()
+        .zip(names)
+        .filter(|((marked, _), _)| has(*marked))
+        .map(|((_, color), name)| (Shape::Square, color, name))
+        .collect();
     svg.legend(&legend);
     svg.finish()
 }
