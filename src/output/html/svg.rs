@@ -67,7 +67,6 @@ pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     out
 }
 
-/// A number for a tick: no trailing zeros.
 /// The label of the decade 10^`e` ns on a log time axis, a round
 /// number in its unit: `1 µs`, `10 µs`, `100 µs`, `1 ms` (not `1.0 µs`,
 /// `100.0 µs`, `1.00 ms`).
@@ -78,6 +77,7 @@ fn decade(e: f64) -> String {
     format!("{} {unit}", 10u64.pow(digits))
 }
 
+/// A number for a tick: no trailing zeros.
 fn num(v: f64) -> String {
     if v.abs() >= 1e6 || (v != 0.0 && v.abs() < 1e-3) {
         return format!("{v:.2e}");
