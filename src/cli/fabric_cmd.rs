@@ -10,8 +10,8 @@ use super::args::FabricArgs;
 use crate::analysis::{Analyzer, Facts};
 use crate::capture::{FrameSource, LinkType};
 use crate::fabric::{self, Link, Pause, Topology};
-use crate::output::packets::human_ns;
 use crate::output::text::terminal_safe;
+use crate::units::human_ns;
 
 /// Source MACs kept per capture.
 const MAX_MACS: usize = 4096;

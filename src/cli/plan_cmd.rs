@@ -8,9 +8,9 @@ use super::RunError;
 use super::args::{HeadroomArgs, PlanArgs, PlanCommand, PlanDcqcnArgs};
 use super::progress::Progress;
 use crate::analysis::{AnalysisOptions, Analyzer, Body, FlowKey};
-use crate::output::packets::human_ns;
 use crate::output::report::human_bytes;
 use crate::plan::{self, DcqcnParams, Headroom, HeadroomInput};
+use crate::units::human_ns;
 
 pub fn run(args: &PlanArgs) -> Result<(), RunError> {
     let (json, layout) = match &args.command {

@@ -3,10 +3,10 @@
 
 use std::fmt::Write as _;
 
-use super::packets::human_ns;
 use super::text::{count, shell_quote, terminal_safe};
 use crate::analysis::report::{FlowReport, Report, Trigger};
 pub use crate::units::grouped;
+use crate::units::human_ns;
 
 /// ANSI styling, off when not on a terminal or when `NO_COLOR` is set.
 #[derive(Debug, Clone, Copy)]
@@ -81,7 +81,7 @@ fn top_rows<K: Ord + Copy, T>(rows: &mut [(K, T)], shown: usize) {
 /// The flows with timing, slowest first (by message completion p99, then
 /// round trip p99), numbered as in the flows table.
 fn timing_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
-    use crate::output::packets::human_ns;
+    use crate::units::human_ns;
     let p99 = |x: &Option<crate::analysis::timing::Stats>| x.map_or(0, |s| s.p99_ns);
     let mut rows: Vec<(_, &crate::analysis::timing::TimingReport)> = r
         .flows
@@ -251,7 +251,7 @@ fn throughput_section(s: &mut String, r: &Report, o: &TextOptions, st: &Style) {
         "\n{}",
         st.bold(&format!(
             "Throughput (payload, busiest first; bins of {})",
-            crate::output::packets::human_ns(bin)
+            crate::units::human_ns(bin)
         ))
     );
     let _ = writeln!(s, "  flow      payload        mean        peak    replayed");

@@ -16,7 +16,7 @@ use ratatui::widgets::canvas::{Canvas, Context, Line as Segment};
 use ratatui::widgets::{Block, Borders, List, ListItem, ListState, Paragraph, Wrap};
 
 use crate::fabric::FabricReport;
-use crate::output::packets::human_ns;
+use crate::units::human_ns;
 
 /// Edge labels drawn on the graph for every edge up to this many (else
 /// the selected edge's only).

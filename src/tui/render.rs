@@ -12,9 +12,9 @@ use ratatui::widgets::{
 
 use super::app::{App, Scope, View};
 use crate::analysis::{Mark, Marks};
-use crate::output::packets::human_ns;
 use crate::output::report::grouped;
 use crate::output::text::terminal_safe;
+use crate::units::human_ns;
 
 const SELECTED: Style = Style::new()
     .bg(Color::DarkGray)
@@ -857,7 +857,7 @@ fn chart(app: &App, f: &mut Frame, area: Rect, flow: usize) {
 
 /// A histogram of durations as horizontal bars, one row per bucket.
 fn duration_bars(f: &mut Frame, area: Rect, title: &str, samples: &[u64], color: Color) {
-    use crate::output::packets::human_ns;
+    use crate::units::human_ns;
     let block = Block::default().borders(Borders::ALL).title(format!(
         " {title} ({}) ",
         crate::output::text::count(samples.len() as u64, "sample", "samples")
@@ -916,7 +916,7 @@ fn timing(app: &App, f: &mut Frame, area: Rect, flow: usize) {
         fl.src,
         fl.dst,
         fl.destqp,
-        crate::output::packets::human_ns(t.bin_ns)
+        crate::units::human_ns(t.bin_ns)
     );
     if t.first_sends.is_empty() {
         f.render_widget(

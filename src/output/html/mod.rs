@@ -15,9 +15,9 @@ use std::fmt::Write;
 
 use crate::analysis::Report;
 use crate::analysis::report::{EventKind, FlowReport};
-use crate::output::packets::human_ns;
 use crate::output::report::{grouped, human_bps, human_bytes};
 use crate::output::text::count;
+use crate::units::human_ns;
 use svg::{Anomaly, Lane};
 
 /// Flows given their own section (charts) at most, most trouble first.

@@ -7,7 +7,7 @@
 use std::fmt::Write;
 
 use super::esc;
-use crate::output::packets::human_ns;
+use crate::units::human_ns;
 
 pub const WIDTH: f64 = 1000.0;
 const LEFT: f64 = 64.0;

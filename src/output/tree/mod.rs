@@ -6,9 +6,9 @@ use std::ops::Range;
 
 use super::json::MacText;
 use super::names;
-use super::packets::human_ns;
 use crate::analysis::tcp::{NOTE_FIELDS, Notes, TcpSeen};
 use crate::dissect::{Ip6Ext, OtherL4, Packet, RoceVersion};
+use crate::units::human_ns;
 use crate::wire::aeth::{AckKind, nak, rnr_timer_us};
 use crate::wire::mad::CmMessage;
 use crate::wire::pause::{PauseRepr, quanta_to_ns};
