@@ -439,6 +439,49 @@ fn the_filter_bar_takes_display_filters() {
 }
 
 #[test]
+fn a_filter_in_a_flows_list_counts_the_list_and_the_capture() {
+    let mut a = app("mixed.pcapng");
+    press(&mut a, "⏎");
+    assert!(matches!(a.view(), View::Packets(Scope::Flow(0))));
+    // Flow #1 sends requests: none of its frames is an ACK, 76 of the
+    // capture's are. The bar says both, so an empty list does not read as
+    // a list that failed to show the 76.
+    press(&mut a, "/bth.opcode == 0x11⏎");
+    assert!(a.packet_list.is_empty());
+    assert_eq!(
+        a.status,
+        "0 of 39 frames here (76 of 438 in the capture) match display filter bth.opcode == 0x11"
+    );
+    // At 80 columns the filter's middle gives way, not the counts.
+    let s = screen_of(&mut a, 80, 24);
+    let bar = s.lines().last().unwrap();
+    assert!(
+        bar.starts_with("\" 0 of 39 frames here (76 of 438 in the capture) match"),
+        "{s}"
+    );
+    assert!(bar.ends_with("bth.opcode == 0x11\""), "{s}");
+    press(&mut a, "/roce.analysis.retransmission⏎");
+    assert_eq!(a.packet_list.len(), 7);
+    assert!(
+        a.status.starts_with("7 of 39 frames here (")
+            && a.status
+                .ends_with(" in the capture) match display filter roce.analysis.retransmission"),
+        "{}",
+        a.status
+    );
+    // The list of every frame says the capture's count alone.
+    press(&mut a, "⎋");
+    assert_eq!(a.view(), View::Flows);
+    press(&mut a, "a");
+    assert!(matches!(a.view(), View::Packets(Scope::All)));
+    press(&mut a, "/bth.opcode == 0x11⏎");
+    assert_eq!(
+        a.status,
+        "76 of 438 frames match display filter bth.opcode == 0x11"
+    );
+}
+
+#[test]
 fn a_frame_list_takes_a_display_filter_and_keeps_its_place() {
     let mut a = app("mixed.pcapng");
     // Flow #1's frames, the eleventh selected.
