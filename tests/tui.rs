@@ -482,6 +482,35 @@ fn a_filter_in_a_flows_list_counts_the_list_and_the_capture() {
 }
 
 #[test]
+fn a_filter_selects_the_first_flow_it_matches_and_its_list_says_so() {
+    // loss.pcap's one NAK is the responder's (#4), listed under the
+    // requester (#1) as a connection is: the selection goes to #4.
+    let mut a = app("loss.pcap");
+    a.start_with_filter("roce.analysis.nak");
+    assert_eq!(
+        a.status,
+        "1 of 326 frames match display filter roce.analysis.nak"
+    );
+    assert_eq!(a.flow_rows, vec![0, 3]);
+    assert_eq!(a.selected_flow(), Some(3));
+    press(&mut a, "⏎");
+    assert!(matches!(a.view(), View::Packets(Scope::Flow(3))));
+    assert_eq!(a.packet_list.len(), 1);
+    assert_eq!(
+        a.status,
+        "1 of 32 frames here (1 of 326 in the capture) match display filter roce.analysis.nak"
+    );
+    // The requester's list is empty, and says why.
+    press(&mut a, "⎋↑⏎");
+    assert!(matches!(a.view(), View::Packets(Scope::Flow(0))));
+    assert!(a.packet_list.is_empty());
+    assert_eq!(
+        a.status,
+        "0 of 52 frames here (1 of 326 in the capture) match display filter roce.analysis.nak"
+    );
+}
+
+#[test]
 fn a_frame_list_takes_a_display_filter_and_keeps_its_place() {
     let mut a = app("mixed.pcapng");
     // Flow #1's frames, the eleventh selected.

@@ -110,22 +110,42 @@ impl App {
             matched,
         });
         self.rebuild_flow_rows();
-        self.relist_packets();
-        // In a list of some frames (a flow's, a pause's), the count that
-        // matters is the list's: "76 of 438 match" over a list that shows
-        // none of them read as a list that failed to show them.
-        if in_list && !matches!(self.view(), View::Packets(Scope::All)) {
-            let text = self.display.as_ref().map(|d| d.filter.text().to_string());
-            // The counts first, as above.
-            self.status = format!(
-                "{} of {} frames here ({} of {} in the capture) match display filter {}",
-                crate::output::report::grouped(self.packet_list.len() as u64),
-                crate::output::report::grouped(self.packet_scope_len as u64),
-                crate::output::report::grouped(matched),
-                crate::output::report::grouped(n as u64),
-                text.unwrap_or_default(),
-            );
+        // The selection on the first flow with a matching frame: a
+        // connection is listed whole, and its first direction may have
+        // none (the NAK is the responder's).
+        if let Some(d) = &self.display
+            && let Some(row) = self
+                .flow_rows
+                .iter()
+                .position(|&f| d.flows.get(f).copied().unwrap_or(false))
+        {
+            self.flow_sel = row;
         }
+        self.relist_packets();
+        if in_list {
+            self.say_list_matches();
+        }
+    }
+
+    /// In a list of some frames (a flow's, a pause's) under a display
+    /// filter, the bar counts the list's matches, then the capture's:
+    /// "76 of 438 frames match" over a list that shows none of them read
+    /// as a list that failed to show them. The counts first, as above.
+    pub(super) fn say_list_matches(&mut self) {
+        let (View::Packets(scope), Some(d)) = (self.view(), &self.display) else {
+            return;
+        };
+        if scope == Scope::All {
+            return;
+        }
+        self.status = format!(
+            "{} of {} frames here ({} of {} in the capture) match display filter {}",
+            crate::output::report::grouped(self.packet_list.len() as u64),
+            crate::output::report::grouped(self.packet_scope_len as u64),
+            crate::output::report::grouped(d.matched),
+            crate::output::report::grouped(d.frames.len() as u64),
+            d.filter.text(),
+        );
     }
 }
 

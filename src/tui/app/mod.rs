@@ -440,6 +440,7 @@ impl App {
         self.packet_top = 0;
         self.packet_rows.clear();
         self.stack.push(View::Packets(scope));
+        self.say_list_matches();
     }
 
     /// The frames a packet list of `scope` shows (positions, 0-based):
