@@ -443,18 +443,22 @@ impl App {
         self.say_list_matches();
     }
 
+    /// The positions (0-based) of flow `flow`'s frames, in capture order.
+    fn flow_positions(&self, flow: usize) -> Vec<u32> {
+        self.index
+            .flows
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| **x == flow as u32)
+            .map(|(i, _)| i as u32)
+            .collect()
+    }
+
     /// The frames a packet list of `scope` shows (positions, 0-based):
     /// those the display filter matches, when one is applied.
     fn scope_positions(&mut self, scope: Scope) -> Vec<u32> {
         let mut list: Vec<u32> = match scope {
-            Scope::Flow(f) => self
-                .index
-                .flows
-                .iter()
-                .enumerate()
-                .filter(|(_, x)| **x == f as u32)
-                .map(|(i, _)| i as u32)
-                .collect(),
+            Scope::Flow(f) => self.flow_positions(f),
             Scope::All => (0..self.index.len() as u32).collect(),
             Scope::Io(i) => match &self.ios {
                 Some(l) if i < l.rows.len() => {

@@ -173,14 +173,7 @@ impl App {
 
     pub(super) fn open_chart(&mut self, flow: usize) {
         const MAX_POINTS: usize = 20_000;
-        let positions: Vec<u32> = self
-            .index
-            .flows
-            .iter()
-            .enumerate()
-            .filter(|(_, x)| **x == flow as u32)
-            .map(|(i, _)| i as u32)
-            .collect();
+        let positions = self.flow_positions(flow);
         let stride = positions.len().div_ceil(MAX_POINTS).max(1);
         let mut data = ChartData {
             flow,
